@@ -1,0 +1,127 @@
+"""Read benchmark rows from files in the HF repo layout and validate them.
+
+A local copy of the benchmark is ``<dir>/<config>/test-00000-of-00001.parquet``
+(or ``.jsonl``). Every row is validated; the first bad row stops the run with one
+line that names the file, the row and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from prb_tasks.data.schema import PRBRow
+from prb_tasks.data.subsets import HF_SPLIT, Subset
+
+
+class DataError(ValueError):
+    """A benchmark file or row that cannot be used; the message is one actionable line."""
+
+
+def split_files(data_dir: Path, subset: Subset) -> list[Path]:
+    """The files holding ``subset``'s test split under ``data_dir``, in shard order.
+
+    Args:
+        data_dir: root of a local copy in the HF repo layout.
+        subset: which config to look for.
+    """
+    folder = data_dir / subset.config
+    if not folder.is_dir():
+        raise DataError(
+            f"prb: no folder '{folder}' for subset {subset.config}; expected the HF layout "
+            f"<dir>/{subset.config}/{HF_SPLIT}-00000-of-00001.parquet "
+            "(run `prb data download DIR` on a machine with internet access)"
+        )
+    parquet = sorted(folder.glob(f"{HF_SPLIT}-*.parquet"))
+    jsonl = sorted(folder.glob(f"{HF_SPLIT}-*.jsonl"))
+    if parquet and jsonl:
+        raise DataError(
+            f"prb: {folder} holds both .parquet and .jsonl files for the {HF_SPLIT} split; keep one format"
+        )
+    files = parquet or jsonl
+    if not files:
+        raise DataError(
+            f"prb: no {HF_SPLIT}-*.parquet or {HF_SPLIT}-*.jsonl file in {folder}"
+        )
+    return files
+
+
+def _raw_rows(path: Path) -> Iterator[dict[str, Any]]:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow raises several unrelated types
+            raise DataError(f"prb: cannot read parquet file {path}: {exc}") from exc
+        yield from table.to_pylist()
+        return
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"prb: {path} line {lineno}: not valid JSON ({exc.msg}); fix or remove the line"
+                ) from exc
+            if not isinstance(value, dict):
+                raise DataError(
+                    f"prb: {path} line {lineno}: expected a JSON object, got {type(value).__name__}"
+                )
+            yield value
+
+
+def describe_error(exc: ValidationError) -> str:
+    """The first problem of a pydantic error, as 'field a.b.0: message'."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "row"
+    return f"field '{where}': {first['msg']}"
+
+
+def validate_rows(raw: Iterable[dict[str, Any]], origin: str) -> list[PRBRow]:
+    """Validate raw dict rows; raise DataError naming ``origin``, row index and id.
+
+    Args:
+        raw: rows as dicts, in dataset order.
+        origin: file path or dataset name used in error messages.
+    """
+    rows: list[PRBRow] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(raw):
+        try:
+            row = PRBRow.model_validate(item)
+        except ValidationError as exc:
+            row_id = item.get("id") if isinstance(item, dict) else None
+            raise DataError(
+                f"prb: bad row in {origin}, row {index} (id {row_id!r}): {describe_error(exc)}; "
+                "fix the row or re-download the data"
+            ) from None
+        if row.id in seen:
+            raise DataError(
+                f"prb: bad row in {origin}, row {index} (id {row.id!r}): duplicate id "
+                f"(first seen at row {seen[row.id]})"
+            )
+        seen[row.id] = index
+        rows.append(row)
+    if not rows:
+        raise DataError(f"prb: {origin} holds no rows")
+    return rows
+
+
+def read_subset(data_dir: Path, subset: Subset) -> list[PRBRow]:
+    """Read and validate one subset from a local folder in the HF layout."""
+    rows: list[PRBRow] = []
+    seen: set[str] = set()
+    for path in split_files(data_dir, subset):
+        for row in validate_rows(_raw_rows(path), str(path)):
+            if row.id in seen:
+                raise DataError(f"prb: bad row in {path} (id {row.id!r}): id repeated across shards")
+            seen.add(row.id)
+            rows.append(row)
+    return rows

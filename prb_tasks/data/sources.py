@@ -1,0 +1,81 @@
+"""Where rows come from: the bundled sample, a local folder, or the HF hub.
+
+Precedence: an explicit ``data_dir`` (``--metadata '{"data_dir": ...}'``; the value
+``sample`` means the bundled sample), then ``PRB_DATA_DIR``, then the HF hub.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from prb_tasks.data.reader import DataError, read_subset, validate_rows
+from prb_tasks.data.schema import PRBRow
+from prb_tasks.data.subsets import HF_REPO, HF_SPLIT, Subset
+from prb_tasks.resources import sample_dir
+
+ENV_VAR = "PRB_DATA_DIR"
+SAMPLE = "sample"
+
+
+def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
+    """The local folder to read, or None to use the HF hub.
+
+    Args:
+        data_dir: value from ``--metadata``; ``"sample"`` selects the bundled sample.
+    """
+    chosen = data_dir if data_dir not in (None, "") else os.environ.get(ENV_VAR) or None
+    if chosen is None:
+        return None
+    if str(chosen) == SAMPLE:
+        return sample_dir()
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        where = "data_dir" if data_dir not in (None, "") else ENV_VAR
+        raise DataError(f"prb: {where} points to '{path}', which is not a folder")
+    return path.resolve()
+
+
+def load_rows(subset: Subset, data_dir: str | os.PathLike[str] | None = None) -> list[PRBRow]:
+    """Validated rows of one subset, in dataset order.
+
+    Args:
+        subset: which HF config to load.
+        data_dir: local copy (see :func:`resolve_data_dir`); None falls back to
+            ``PRB_DATA_DIR`` and then to the HF hub.
+    """
+    folder = resolve_data_dir(data_dir)
+    if folder is None:
+        return _from_hub(subset)
+    return _from_folder(folder, subset, _mtime_key(folder, subset))
+
+
+def _mtime_key(folder: Path, subset: Subset) -> tuple[float, ...]:
+    sub = folder / subset.config
+    if not sub.is_dir():
+        return ()
+    return tuple(p.stat().st_mtime for p in sorted(sub.iterdir()))
+
+
+@lru_cache(maxsize=16)
+def _from_folder(folder: Path, subset: Subset, _stamp: tuple[float, ...]) -> list[PRBRow]:
+    # Several variants in one run read the same files; the mtime stamp keeps the
+    # cache honest if a file is rewritten in between.
+    return read_subset(folder, subset)
+
+
+@lru_cache(maxsize=4)
+def _from_hub(subset: Subset) -> list[PRBRow]:
+    try:
+        import datasets
+
+        ds = datasets.load_dataset(HF_REPO, subset.config, split=HF_SPLIT)
+    except Exception as exc:  # offline, auth, missing config: all end the same way
+        raise DataError(
+            f"prb: could not load {HF_REPO} ({subset.config}) from the HF hub: "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}; "
+            f"on an offline machine run `prb data download DIR` elsewhere and pass "
+            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
+        ) from exc
+    return validate_rows(ds, f"{HF_REPO}:{subset.config}")

@@ -1,0 +1,98 @@
+"""Hook the plugin into lm-eval: register our models and our task folder.
+
+lm-eval has no plugin discovery, so ``prb eval`` calls :func:`activate` before handing
+over to lm-eval's own CLI. Models are registered as lazy ``module:Class`` targets, so
+nothing heavy is imported until a model is actually used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+from prb_tasks.resources import tasks_dir
+
+MODELS = {
+    "prb-judge": "prb_tasks.judge.model:JudgeLM",
+    "prb-rm": "prb_tasks.rm.model:RewardModelLM",
+}
+
+_NAME_LINE = re.compile(r"^(?:task|group):\s*([A-Za-z0-9_\-]+)\s*$", re.MULTILINE)
+
+
+def register_models() -> None:
+    """Add ``prb-judge`` and ``prb-rm`` to lm-eval's model registry."""
+    # The registry fills itself with the built-in models only while it is empty, so
+    # the built-ins must be loaded before ours or they would all disappear.
+    import lm_eval.models  # noqa: F401
+    from lm_eval.api.registry import model_registry
+
+    for name, target in MODELS.items():
+        if name not in model_registry:
+            model_registry.register(name, target=target)
+
+
+@lru_cache(maxsize=1)
+def plugin_task_names() -> frozenset[str]:
+    """Every task and group name our YAML folder defines (read without importing code)."""
+    names: set[str] = set()
+    for path in tasks_dir().rglob("*.yaml"):
+        names.update(_NAME_LINE.findall(path.read_text(encoding="utf-8")))
+    return frozenset(names)
+
+
+def only_plugin_tasks(requested: Iterable[str]) -> bool:
+    """True if every requested task is ours, so lm-eval's own index can be skipped."""
+    ours = plugin_task_names()
+    root = tasks_dir().resolve()
+    items = [t.strip() for spec in requested for t in spec.split(",") if t.strip()]
+    if not items:
+        return False
+    for item in items:
+        if item in ours:
+            continue
+        if item.endswith(".yaml") and root in Path(item).resolve().parents:
+            continue
+        return False
+    return True
+
+
+def include_task_folder(skip_builtin: bool) -> None:
+    """Make every TaskManager that lm-eval creates see our tasks.
+
+    Args:
+        skip_builtin: also stop it from indexing lm-eval's ~14,700 built-in tasks
+            (about 5 s), for runs that only use ours.
+    """
+    import lm_eval.tasks as harness_tasks
+
+    base = harness_tasks.TaskManager
+    if getattr(base, "_prb_patched", False):
+        return
+    ours = str(tasks_dir())
+
+    class PluginTaskManager(base):  # type: ignore[misc, valid-type]
+        _prb_patched = True
+
+        def __init__(self, *args, include_path=None, include_defaults=True, **kwargs):
+            paths = [] if include_path is None else (
+                [include_path] if isinstance(include_path, (str, Path)) else list(include_path)
+            )
+            if ours not in map(str, paths):
+                paths.append(ours)
+            super().__init__(
+                *args,
+                include_path=paths,
+                include_defaults=include_defaults and not skip_builtin,
+                **kwargs,
+            )
+
+    harness_tasks.TaskManager = PluginTaskManager
+
+
+def activate(requested_tasks: Iterable[str] = ()) -> None:
+    """Register models and tasks for an lm-eval run in this process."""
+    register_models()
+    include_task_folder(skip_builtin=only_plugin_tasks(requested_tasks))

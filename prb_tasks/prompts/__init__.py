@@ -1,0 +1,1 @@
+"""Building what the judge or RM sees: retrieved posts and rendered templates."""

@@ -1,0 +1,107 @@
+"""Find and render the Jinja prompt templates, in a sandbox.
+
+Templates are looked up by name (e.g. ``judge/user.jinja``). A user can replace them
+with ``--metadata``: ``templates`` = a folder holding files of the same names
+(missing ones fall back to ours), or ``system_template`` / ``user_template`` = one file
+each. User files are rendered in a sandboxed environment so a template cannot reach
+Python internals, and an undefined variable is an error rather than silent blank text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from prb_tasks.resources import templates_dir
+
+
+class TemplateProblem(ValueError):
+    """A template that cannot be found or rendered; the message is one actionable line."""
+
+
+@dataclass(frozen=True)
+class TemplateRef:
+    """A resolved template file.
+
+    Attributes:
+        path: the file.
+        source: its text, read once.
+    """
+
+    path: Path
+    source: str
+
+    @property
+    def digest(self) -> str:
+        """Short hash of the text, recorded so results say which wording was used."""
+        return hashlib.sha256(self.source.encode()).hexdigest()[:12]
+
+
+def resolve(name: str, folder: str | None = None, override: str | None = None) -> TemplateRef:
+    """Locate template ``name``.
+
+    Args:
+        name: path relative to the templates folder, e.g. ``judge/system.jinja``.
+        folder: a user folder searched before ours.
+        override: a specific file that replaces this template.
+    """
+    candidates: list[Path] = []
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_file():
+            raise TemplateProblem(f"prb: template file '{path}' does not exist (given for {name})")
+        candidates.append(path)
+    if folder:
+        root = Path(folder).expanduser()
+        if not root.is_dir():
+            raise TemplateProblem(f"prb: templates folder '{root}' does not exist")
+        candidates.append(root / name)
+    candidates.append(templates_dir() / name)
+    for path in candidates:
+        if path.is_file():
+            return TemplateRef(path.resolve(), path.read_text(encoding="utf-8"))
+    raise TemplateProblem(f"prb: no template '{name}' found in {', '.join(map(str, candidates))}")
+
+
+@lru_cache(maxsize=1)
+def _environment() -> SandboxedEnvironment:
+    return SandboxedEnvironment(
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
+
+
+@lru_cache(maxsize=64)
+def _compile(ref: TemplateRef):  # noqa: ANN202 - jinja's Template type
+    try:
+        return _environment().from_string(ref.source)
+    except TemplateError as exc:
+        line = getattr(exc, "lineno", None)
+        where = f"{ref.path}:{line}" if line else str(ref.path)
+        raise TemplateProblem(f"prb: template {where} does not parse: {exc}") from None
+
+
+def render(ref: TemplateRef, **variables: Any) -> str:
+    """Render ``ref`` with ``variables``; errors name the file and the problem.
+
+    Args:
+        ref: the template.
+        **variables: values the template may use.
+    """
+    template = _compile(ref)
+    try:
+        return template.render(**variables).strip()
+    except TemplateError as exc:
+        available = ", ".join(sorted(variables))
+        raise TemplateProblem(
+            f"prb: template {ref.path} failed to render: {exc} (available variables: {available})"
+        ) from None

@@ -1,0 +1,1 @@
+"""Scalar reward models and baselines behind the ``prb-rm`` lm-eval model."""

@@ -1,0 +1,41 @@
+"""What a scalar scorer sees for one response."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RMInput:
+    """One response to score, in the benchmark's two-turn form.
+
+    Attributes:
+        prompt: the user turn (the question, plus selected posts in profile variants).
+        response: the assistant turn being scored.
+        profile_key: where the user's full profile can be looked up (None if unknown).
+    """
+
+    prompt: str
+    response: str
+    profile_key: str | None = None
+
+
+def from_request(doc: dict[str, Any] | None, context: str, continuation: str, idx: int) -> RMInput:
+    """Build the input for one lm-eval loglikelihood request.
+
+    Prefers the raw fields of our own documents (so a chat template applied by lm-eval
+    does not leak into the RM input); falls back to the request's own strings for
+    other tasks.
+
+    Args:
+        doc: the request's document.
+        context: the request's context string.
+        continuation: the request's continuation string.
+        idx: which choice this request scores.
+    """
+    if isinstance(doc, dict) and "choices" in doc and "prompt" in doc:
+        choices = doc["choices"]
+        if 0 <= idx < len(choices):
+            return RMInput(doc["prompt"], choices[idx], doc.get("profile_key"))
+    return RMInput(context, continuation.strip(), None)

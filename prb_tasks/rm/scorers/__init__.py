@@ -1,0 +1,1 @@
+"""Scorers: each maps a batch of :class:`~prb_tasks.rm.inputs.RMInput` to rewards."""

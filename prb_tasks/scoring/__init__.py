@@ -1,0 +1,1 @@
+"""Turning model outputs into per-pair outcomes and metrics."""

@@ -1,0 +1,12 @@
+"""Functions the task YAMLs reference; the code lives in the installed ``prb_tasks``
+package so every task shares one copy of its state."""
+
+from prb_tasks.scoring.metrics import (  # noqa: F401
+    pair_all_correct,
+    pair_consistency,
+    process_judge_both,
+    process_judge_single,
+    process_scalar,
+    share_of_a,
+)
+from prb_tasks.taskdocs import load_dataset  # noqa: F401

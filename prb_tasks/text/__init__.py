@@ -1,0 +1,1 @@
+"""Small text utilities shared by retrieval and the lexical baselines."""
