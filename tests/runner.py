@@ -1,0 +1,48 @@
+"""Helpers for end-to-end tests: run the real command line and read its results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None,
+            program: list[str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``python -m prb_tasks ARGS`` (or ``program``) and return the finished process.
+
+    Args:
+        args: command-line arguments.
+        cwd: working directory (tests use one outside the checkout).
+        env: extra environment variables.
+        program: command to run instead of ``python -m prb_tasks``.
+        timeout: seconds before the test fails.
+    """
+    full_env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_DATASETS_OFFLINE": "1",
+                "HF_HUB_OFFLINE": "1", **(env or {})}
+    command = (program or [sys.executable, "-m", "prb_tasks"]) + args
+    return subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def read_results(output_path: Path) -> dict[str, Any]:
+    """The newest ``results_*.json`` lm-eval wrote under ``output_path``."""
+    files = sorted(output_path.rglob("results_*.json"), key=lambda p: p.stat().st_mtime)
+    assert files, f"no results file under {output_path}"
+    return json.loads(files[-1].read_text(encoding="utf-8"))
+
+
+def read_samples(output_path: Path, task: str) -> list[dict[str, Any]]:
+    """Every logged sample of ``task`` (needs ``--log_samples``)."""
+    files = sorted(output_path.rglob(f"samples_{task}_*.jsonl"))
+    assert files, f"no samples file for {task} under {output_path}"
+    return [json.loads(line) for line in files[-1].read_text(encoding="utf-8").splitlines() if line]
+
+
+def metric(results: dict[str, Any], task: str, name: str) -> float:
+    """One metric value (filter ``none``) of a task or group."""
+    return results["results"][task][f"{name},none"]

@@ -1,0 +1,166 @@
+"""The loader on HF-layout folders (parquet and jsonl) and every kind of bad row."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from prb_tasks.data.reader import DataError
+from prb_tasks.data.sources import ENV_VAR, load_rows
+from prb_tasks.data.subsets import SUBSETS, subset_by_name
+from prb_tasks.datatools import validate
+from prb_tasks.taskdocs import build_docs
+from tests.conftest import FILE, write_layout
+
+ART = subset_by_name("art")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_loads_every_subset_in_dataset_order(tmp_path, all_sample_rows, fmt):
+    write_layout(tmp_path, all_sample_rows, fmt)
+    for subset in SUBSETS:
+        rows = load_rows(subset, str(tmp_path))
+        assert [r.id for r in rows] == [r["id"] for r in all_sample_rows[subset.config]]
+        first = all_sample_rows[subset.config][0]
+        assert rows[0].profile[0].text == first["profile"][0]["text"]
+        assert rows[0].rubric_aspects[0].aspect == first["rubric_aspects"][0]["aspect"]
+
+
+def test_env_var_selects_folder(tmp_path, all_sample_rows, monkeypatch):
+    rows = {ART.config: all_sample_rows[ART.config][:3]}
+    write_layout(tmp_path, rows, "jsonl")
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    assert len(load_rows(ART)) == 3
+    # An explicit data_dir wins over the environment variable.
+    assert len(load_rows(ART, "sample")) == 12
+
+
+def test_sample_keyword_and_counts():
+    for subset in SUBSETS:
+        assert len(load_rows(subset, "sample")) >= 12
+
+
+def _mutations():
+    def drop(field):
+        return lambda r: r.pop(field)
+
+    def set_(field, value):
+        return lambda r: r.__setitem__(field, value)
+
+    return {
+        "missing question": (drop("question"), "question"),
+        "missing chosen": (drop("chosen"), "chosen"),
+        "profile not a list": (set_("profile", "posts"), "profile"),
+        "aspect missing reason": (lambda r: r["rubric_aspects"][0].pop("reason"), "rubric_aspects.0.reason"),
+        "post text not a string": (lambda r: r["profile"][1].__setitem__("text", 7), "profile.1.text"),
+        "blank rejected": (set_("rejected", "   "), "rejected"),
+        "id wrong type": (set_("id", 12), "id"),
+    }
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+@pytest.mark.parametrize("kind", list(_mutations()))
+def test_bad_row_names_file_row_id_and_field(tmp_path, all_sample_rows, fmt, kind):
+    mutate, field = _mutations()[kind]
+    rows = copy.deepcopy(all_sample_rows[ART.config])
+    if fmt == "parquet" and kind in ("profile not a list", "post text not a string", "id wrong type"):
+        pytest.skip("parquet columns are typed; this mistake cannot be written to parquet")
+    mutate(rows[4])
+    write_layout(tmp_path, {ART.config: rows}, fmt)
+    with pytest.raises(DataError) as info:
+        load_rows(ART, str(tmp_path))
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"{FILE}.{fmt}" in message
+    assert "row 4" in message
+    if kind != "id wrong type":
+        assert rows[4]["id"] in message
+    assert f"'{field}'" in message
+
+
+def test_same_answers_and_duplicate_ids_are_rejected(tmp_path, all_sample_rows):
+    rows = copy.deepcopy(all_sample_rows[ART.config])
+    rows[2]["rejected"] = rows[2]["chosen"]
+    write_layout(tmp_path, {ART.config: rows}, "jsonl")
+    with pytest.raises(DataError, match=r"row 2 .*same text"):
+        load_rows(ART, str(tmp_path))
+    rows = copy.deepcopy(all_sample_rows[ART.config])
+    rows[5]["id"] = rows[1]["id"]
+    write_layout(tmp_path, {ART.config: rows}, "jsonl")
+    with pytest.raises(DataError, match=r"row 5 .*duplicate id .*row 1"):
+        load_rows(ART, str(tmp_path))
+
+
+def test_broken_files(tmp_path, all_sample_rows):
+    folder = tmp_path / ART.config
+    folder.mkdir()
+    path = folder / f"{FILE}.jsonl"
+    good = json.dumps(all_sample_rows[ART.config][0])
+    path.write_text(good + "\n{not json\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 2: not valid JSON"):
+        load_rows(ART, str(tmp_path))
+    path.write_text(good + "\n[1, 2]\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 2: expected a JSON object"):
+        load_rows(ART, str(tmp_path))
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(DataError, match="holds no rows"):
+        load_rows(ART, str(tmp_path))
+    (folder / f"{FILE}.parquet").write_bytes(b"not parquet")
+    with pytest.raises(DataError, match="both .parquet and .jsonl"):
+        load_rows(ART, str(tmp_path))
+    path.unlink()
+    with pytest.raises(DataError, match="cannot read parquet"):
+        load_rows(ART, str(tmp_path))
+
+
+def test_missing_folder_and_bad_data_dir(tmp_path):
+    with pytest.raises(DataError, match=r"no folder .*Art_and_Entertainment.*prb data download"):
+        load_rows(ART, str(tmp_path))
+    with pytest.raises(DataError, match="not a folder"):
+        load_rows(ART, str(tmp_path / "nope"))
+
+
+def test_validate_command_counts(tmp_path, all_sample_rows, capsys):
+    write_layout(tmp_path, all_sample_rows, "parquet")
+    assert validate(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "Art_and_Entertainment" in out and " 12 " in out and "total" in out
+    bad = copy.deepcopy(all_sample_rows)
+    bad["Society_and_Culture"][3].pop("narrative")
+    write_layout(tmp_path, bad, "parquet")
+    assert validate(tmp_path) == 1
+    assert "narrative" in capsys.readouterr().out
+
+
+def test_docs_stay_small_and_profiles_are_not_copied(all_sample_rows):
+    rows = all_sample_rows[ART.config]
+    for variant in ("both", "official", "profile", "oracle", "scalar", "scalar_profile"):
+        docs = build_docs("art", variant, data_dir="sample")
+        assert docs
+        for doc in docs:
+            assert "profile" not in doc and "rubric_aspects" not in doc and "narrative" not in doc
+            text = json.dumps(doc)
+            # No doc carries a post that was not selected for it.
+            unselected = [p["text"] for r in rows if r["id"] == doc["id"] for p in r["profile"]
+                          if p["id"] not in doc["post_ids"]]
+            assert not any(t in text for t in unselected)
+    assert len(build_docs("art", "both", data_dir="sample")) == 2 * len(rows)
+    assert len(build_docs("art", "official", data_dir="sample")) == len(rows)
+
+
+def test_profile_variant_uses_top_k_bounded_posts():
+    docs = build_docs("lifestyle", "profile", data_dir="sample", k=2, max_post_chars=80)
+    for doc in docs:
+        assert len(doc["post_ids"]) == 2
+        assert "Post 1 (Category:" in doc["prompt"] and "Post 3" not in doc["prompt"]
+    with pytest.raises(DataError, match="'k' must be an integer"):
+        build_docs("lifestyle", "profile", data_dir="sample", k="many")
+
+
+def test_oracle_shows_aspects_and_question_only_does_not(all_sample_rows):
+    aspect = all_sample_rows[ART.config][0]["rubric_aspects"][0]["aspect"]
+    oracle = build_docs("art", "oracle", data_dir="sample")[0]["prompt"]
+    plain = build_docs("art", "both", data_dir="sample")[0]["prompt"]
+    assert aspect in oracle and aspect not in plain

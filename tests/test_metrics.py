@@ -1,0 +1,73 @@
+"""Per-document scoring and the pair-level aggregations."""
+
+from __future__ import annotations
+
+import math
+
+from prb_tasks.scoring.metrics import (
+    pair_all_correct,
+    pair_consistency,
+    process_judge_both,
+    process_judge_single,
+    process_scalar,
+    share_of_a,
+)
+
+
+def _both(answer_ab: str, answer_ba: str, key: str = "art/x"):
+    return [
+        process_judge_both({"pair_key": key, "chosen_position": "A"}, [answer_ab]),
+        process_judge_both({"pair_key": key, "chosen_position": "B"}, [answer_ba]),
+    ]
+
+
+def _agg(docs):
+    return {
+        "acc": sum(d["acc"] for d in docs) / len(docs),
+        "acc_pair": pair_all_correct([d["acc_pair"] for d in docs]),
+        "consistency": pair_consistency([d["consistency"] for d in docs]),
+        "pos_a_rate": share_of_a([d["pos_a_rate"] for d in docs]),
+        "parse_fail": sum(d["parse_fail"] for d in docs) / len(docs),
+    }
+
+
+def test_always_a_is_half_right_and_never_consistent():
+    m = _agg(_both("Result: A", "Result: A") + _both("Result: A", "Result: A", "art/y"))
+    assert m == {"acc": 0.5, "acc_pair": 0.0, "consistency": 0.0, "pos_a_rate": 1.0, "parse_fail": 0.0}
+
+
+def test_perfect_judge():
+    m = _agg(_both("Result: A", "Result: B"))
+    assert m == {"acc": 1.0, "acc_pair": 1.0, "consistency": 1.0, "pos_a_rate": 0.5, "parse_fail": 0.0}
+
+
+def test_consistently_wrong_and_unparsed():
+    m = _agg(_both("Result: B", "Result: A"))
+    assert m["acc"] == 0 and m["consistency"] == 1.0
+    m = _agg(_both("no idea", "Result: B"))
+    assert m["acc"] == 0.5 and m["consistency"] == 0.0 and m["parse_fail"] == 0.5
+    assert m["pos_a_rate"] == 0.0
+
+
+def test_incomplete_pairs_are_ignored_and_empty_is_nan():
+    docs = _both("Result: A", "Result: B") + _both("Result: A", "Result: B", "art/z")[:1]
+    assert pair_all_correct([d["acc_pair"] for d in docs]) == 1.0
+    assert math.isnan(pair_consistency([]))
+    assert math.isnan(share_of_a([None, None]))
+
+
+def test_official_reading_gives_unparsed_to_a():
+    doc_a = {"pair_key": "k", "chosen_position": "A"}
+    doc_b = {"pair_key": "k", "chosen_position": "B"}
+    assert process_judge_single(doc_a, ["garbage"]) | {} == {
+        "acc": 0, "acc_macro": 0, "acc_official": 1, "pos_a_rate": None,
+        "parse_fail": 1, "error_rate": 0, "skip_rate": 0,
+    }
+    assert process_judge_single(doc_b, ["garbage"])["acc_official"] == 0
+    assert process_judge_single(doc_a, ["[prb:error] Timeout"])["acc_official"] == 0
+
+
+def test_scalar_ties_are_wrong():
+    assert process_scalar({}, [(2.0, False), (1.0, False)]) == {"acc": 1, "acc_macro": 1, "tie_rate": 0}
+    assert process_scalar({}, [(1.0, False), (1.0, False)]) == {"acc": 0, "acc_macro": 0, "tie_rate": 1}
+    assert process_scalar({}, [(0.5, False), (1.0, False)])["acc"] == 0

@@ -1,0 +1,148 @@
+"""Our judge and scalar tasks run end to end through lm-eval's real code paths.
+
+Judges here are lm-eval's own built-in chat backends pointed at a local fake
+OpenAI-compatible server, so these tests cover the plain-``lm_eval`` route users take.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from prb_tasks.data.subsets import SUBSETS
+from prb_tasks.testing.fake_server import FakeLLMServer, always, garbage, prefer_texts
+from tests.conftest import sample_rows
+from tests.runner import metric, read_results, read_samples, run_cli
+
+FAKE_KEY = "sk-prb-test-0000"
+
+
+def _chosen_texts() -> list[str]:
+    return [r["chosen"] for s in SUBSETS for r in sample_rows(s.config)]
+
+
+def _judge(server: FakeLLMServer, tmp_path, task: str = "personalized_rb_sample",
+           backend: str = "local-chat-completions", extra: list[str] | None = None):
+    out = tmp_path / "runs"
+    if backend == "local-chat-completions":
+        model_args = f"model=fake-judge,base_url={server.openai_base}/chat/completions,num_concurrent=8,max_retries=1"
+    else:
+        model_args = f"model=openai/fake-judge,base_url={server.openai_base}"
+    proc = run_cli(
+        ["eval", "--model", backend, "--model_args", model_args, "--apply_chat_template",
+         "--tasks", task, "--output_path", str(out), "--log_samples", *(extra or [])],
+        cwd=tmp_path, env={"OPENAI_API_KEY": FAKE_KEY},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return read_results(out), out, proc
+
+
+def test_judge_that_always_picks_chosen_scores_one(tmp_path):
+    with FakeLLMServer(policy=prefer_texts(_chosen_texts())) as server:
+        results, out, _ = _judge(server, tmp_path)
+        assert server.stats()["policy_misses"] == 0
+    for name in ("acc", "acc_macro", "acc_pair", "consistency"):
+        assert metric(results, "personalized_rb_sample", name) == 1.0
+    assert metric(results, "personalized_rb_sample", "pos_a_rate") == 0.5
+    for s in SUBSETS:
+        assert metric(results, f"personalized_rb_sample_{s.short}", "acc") == 1.0
+    samples = read_samples(out, "personalized_rb_sample_art")
+    assert len(samples) == 24
+    # The system prompt and the rendered user prompt reach the API as chat messages.
+    sent = samples[0]["arguments"]["gen_args_0"]["arg_0"]
+    sent = sent[0] if isinstance(sent, list) and len(sent) == 1 else sent
+    sent = json.loads(sent) if isinstance(sent, str) else sent
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert "Response A:" in sent[1]["content"]
+
+
+def test_judge_that_always_answers_a(tmp_path):
+    with FakeLLMServer(policy=always("A")) as server:
+        results, _, _ = _judge(server, tmp_path)
+        assert server.stats()["total_requests"] >= 72
+    assert metric(results, "personalized_rb_sample", "acc") == 0.5
+    assert metric(results, "personalized_rb_sample", "consistency") == 0.0
+    assert metric(results, "personalized_rb_sample", "acc_pair") == 0.0
+    assert metric(results, "personalized_rb_sample", "pos_a_rate") == 1.0
+
+
+def test_garbage_is_parse_failure_not_a_letter(tmp_path):
+    with FakeLLMServer(policy=garbage()) as server:
+        results, _, _ = _judge(server, tmp_path)
+    assert metric(results, "personalized_rb_sample", "parse_fail") == 1.0
+    assert metric(results, "personalized_rb_sample", "acc") == 0.0
+
+
+def test_official_variant_on_sample_through_plain_lm_eval_with_litellm(tmp_path):
+    # Plain lm_eval with --include_path and lm-eval's built-in litellm backend.
+    import shutil
+    import sys
+    from pathlib import Path
+
+    beside = Path(sys.executable).parent / "lm_eval"
+    lm_eval = str(beside) if beside.exists() else shutil.which("lm_eval")
+    assert lm_eval, "lm_eval console script not found next to python or on PATH"
+    tasks_dir = run_cli(["tasks-dir"], cwd=tmp_path).stdout.strip()
+    out = tmp_path / "runs"
+    with FakeLLMServer(policy=always("A")) as server:
+        proc = run_cli(
+            ["--include_path", tasks_dir, "--model", "litellm",
+             # lm-eval's litellm backend does not pass base_url on to litellm; litellm
+             # reads the OpenAI base URL from the environment instead.
+             "--model_args", "model=openai/fake-judge",
+             "--apply_chat_template", "--tasks", "personalized_rb_official",
+             "--metadata", json.dumps({"data_dir": "sample"}),
+             "--output_path", str(out)],
+            cwd=tmp_path, program=[lm_eval],
+            env={"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.openai_base,
+                 "OPENAI_API_BASE": server.openai_base},
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert server.stats()["total_requests"] == 36
+    results = read_results(out)
+    # With "always A", accuracy is the share of pairs where the seeded draw put chosen in A.
+    from prb_tasks.scoring.order import official_positions
+
+    expected = [official_positions(12) for _ in SUBSETS]
+    share = sum(sum(p) for p in expected) / 36
+    assert metric(results, "personalized_rb_official", "acc") == pytest.approx(share)
+    assert metric(results, "personalized_rb_official", "acc_official") == pytest.approx(share)
+
+
+@pytest.mark.parametrize("scorer", ["length", "bm25"])
+def test_scalar_sample_with_offline_scorers(tmp_path, scorer):
+    out = tmp_path / "runs"
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", f"scorer={scorer}",
+                    "--tasks", "personalized_rb_sample_scalar", "--output_path", str(out)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = read_results(out)
+    acc = metric(results, "personalized_rb_sample_scalar", "acc")
+    assert 0.0 <= acc <= 1.0
+    assert metric(results, "personalized_rb_sample_scalar", "tie_rate") == 0.0
+    if scorer == "length":
+        # The sample is built so that length alone cannot solve it.
+        assert 0.35 <= acc <= 0.65
+        for s in SUBSETS:
+            assert 0.35 <= metric(results, f"personalized_rb_sample_scalar_{s.short}", "acc") <= 0.65
+    # Per-subset table and the group's micro/macro numbers are both there.
+    sizes = [12, 12, 12]
+    per = [metric(results, f"personalized_rb_sample_scalar_{s.short}", "acc") for s in SUBSETS]
+    assert acc == pytest.approx(sum(p * n for p, n in zip(per, sizes)) / sum(sizes))
+    assert metric(results, "personalized_rb_sample_scalar", "acc_macro") == pytest.approx(sum(per) / 3)
+    assert "Groups" in proc.stdout
+
+
+def test_plugin_only_runs_skip_the_builtin_task_index(tmp_path):
+    probe = (
+        "import time, prb_tasks.plugin as p; p.activate(['personalized_rb_sample_scalar']);"
+        "import lm_eval.tasks as t; s=time.perf_counter(); tm=t.TaskManager();"
+        "print(len(tm.all_tasks), round(time.perf_counter()-s, 3))"
+    )
+    import sys
+
+    proc = run_cli(["-c", probe], cwd=tmp_path, program=[sys.executable])
+    assert proc.returncode == 0, proc.stderr
+    count, seconds = proc.stdout.split()
+    assert int(count) < 100  # only ours, not the ~14,700 built-in names
+    assert float(seconds) < 2.0
