@@ -43,9 +43,9 @@ import pytest
 # Must be set before litellm is imported, otherwise it tries to fetch the cost map.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import litellm  # noqa: E402
+import litellm
 
-from prb_tasks.testing.fake_server import (  # noqa: E402
+from prb_tasks.testing.fake_server import (
     REFUSAL_TEXT,
     FakeLLMServer,
     Message,
@@ -107,6 +107,12 @@ def raw_request(srv: FakeLLMServer, method: str, path: str, body: Any = None) ->
 
 
 def judge_prompt(first: str, second: str) -> str:
+    """Render a judge prompt shaped like the project's templates.
+
+    Args:
+        first: Text shown as Response A.
+        second: Text shown as Response B.
+    """
     return (
         "Compare Response A and Response B and pick the better one.\n\n"
         "Question: Is the sky blue?\n\n"
@@ -248,9 +254,8 @@ def test_fault_maps_to_litellm_exception(server: FakeLLMServer, provider: str, f
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rate_limit_exposes_retry_after(provider: str) -> None:
-    with FakeLLMServer(fault_script=["429"], retry_after=0.25) as srv:
-        with pytest.raises(litellm.RateLimitError) as info:
-            call(srv, provider)
+    with FakeLLMServer(fault_script=["429"], retry_after=0.25) as srv, pytest.raises(litellm.RateLimitError) as info:
+        call(srv, provider)
     headers = info.value.litellm_response_headers
     assert headers is not None
     assert headers.get("retry-after") == "0.25"
@@ -343,6 +348,12 @@ REJECTED = "No, it is green."
 
 
 def ask(policy: Any, prompt: str) -> str:
+    """Call ``policy`` directly with a system turn and ``prompt`` as the user turn.
+
+    Args:
+        policy: The policy under test.
+        prompt: Content of the user message.
+    """
     return policy([{"role": "system", "content": "judge"}, {"role": "user", "content": prompt}], "m")
 
 
@@ -434,7 +445,15 @@ def test_latency_overlaps_across_64_concurrent_requests() -> None:
 
 def test_close_releases_hung_handlers_quickly() -> None:
     srv = FakeLLMServer(fault_script=["timeout"], hang_seconds=30)
-    thread = threading.Thread(target=lambda: raw_request(srv, "POST", "/api/chat", {"model": "m", "messages": USER}))
+    outcome: list[BaseException] = []
+
+    def hang() -> None:
+        try:
+            raw_request(srv, "POST", "/api/chat", {"model": "m", "messages": USER})
+        except (http.client.HTTPException, OSError) as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=hang)
     thread.start()
     time.sleep(0.2)
     start = time.monotonic()
@@ -442,6 +461,8 @@ def test_close_releases_hung_handlers_quickly() -> None:
     assert time.monotonic() - start < 2.0
     thread.join(timeout=5)
     assert not thread.is_alive()
+    # The hung request is abandoned without a reply rather than answered late.
+    assert len(outcome) == 1
 
 
 def test_cli_prints_ready_and_serves(tmp_path: Path) -> None:

@@ -1,0 +1,123 @@
+"""Tiny, randomly initialised sequence-classification reward models for tests and benchmarks.
+
+They are built in a second from a config and a tokenizer trained on the bundled
+sample's own texts, so the whole ``scorer=hf`` path (loading from a folder, chat
+templates, padding, truncation, batching) runs offline without downloading a model.
+Their rewards are meaningless; only the plumbing is real. Needs the ``rm`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from prb_tasks.resources import sample_dir
+
+Arch = Literal["gpt2", "llama"]
+
+#: A small chat template in the usual Jinja form (for the tokenizer's ``chat_template``).
+TINY_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "<|{{ message['role'] }}|>\n{{ message['content'] }}{{ eos_token }}\n"
+    "{% endfor %}"
+)
+
+
+def sample_texts() -> Iterator[str]:
+    """Every question, response and profile post of the bundled sample."""
+    for path in sorted(sample_dir().rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            yield row["question"]
+            yield row["chosen"]
+            yield row["rejected"]
+            for post in row.get("profile", []):
+                yield post["text"]
+
+
+def train_tokenizer(arch: Arch, vocab_size: int = 600):  # noqa: ANN201 - transformers tokenizer, imported lazily
+    """A byte-level BPE tokenizer trained on :func:`sample_texts`.
+
+    GPT-2 style: one ``<|endoftext|>`` token used as BOS and EOS, no pad token.
+    Llama style: ``<s>``/``</s>``/``<unk>``, BOS added to every input, no pad token.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<|endoftext|>"] if arch == "gpt2" else ["<unk>", "<s>", "</s>"]
+    core = Tokenizer(models.BPE(unk_token="<unk>" if arch == "llama" else None))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    core.train_from_iterator(sample_texts(), trainer)
+    if arch == "gpt2":
+        return PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<|endoftext|>",
+                                       eos_token="<|endoftext|>", model_max_length=512)
+    bos = core.token_to_id("<s>")
+    core.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", bos)]
+    )
+    return PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>", model_max_length=512)
+
+
+def build_tiny_rm(
+    folder: Path,
+    arch: Arch = "gpt2",
+    num_labels: int = 1,
+    chat_template: str | None = None,
+    hidden: int = 32,
+    layers: int = 2,
+    max_positions: int = 512,
+    seed: int = 0,
+) -> Path:
+    """Write a tiny random ``*ForSequenceClassification`` model and its tokenizer.
+
+    Args:
+        folder: where to save (created).
+        arch: ``gpt2`` (absolute positions) or ``llama`` (rotary positions).
+        num_labels: outputs of the classification head.
+        chat_template: Jinja chat template to store with the tokenizer (None: none).
+        hidden: hidden size.
+        layers: transformer blocks.
+        max_positions: longest input the model accepts.
+        seed: torch seed for the random weights.
+
+    Returns:
+        ``folder``, loadable with ``pretrained=<folder>``.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, GPT2Config, LlamaConfig
+
+    tokenizer = train_tokenizer(arch)
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
+    if arch == "gpt2":
+        eos = tokenizer.eos_token_id
+        config = GPT2Config(vocab_size=len(tokenizer), n_embd=hidden, n_layer=layers, n_head=2,
+                            n_positions=max_positions, num_labels=num_labels,
+                            bos_token_id=eos, eos_token_id=eos)
+    else:
+        config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2,
+                             num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                             max_position_embeddings=max_positions, num_labels=num_labels,
+                             bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    # Neither tokenizer has a pad token and the config names none: the scorer must cope.
+    config.pad_token_id = None
+    torch.manual_seed(seed)
+    model = AutoModelForSequenceClassification.from_config(config)
+    # Random init puts the head's outputs near zero; larger weights make scores of
+    # different responses clearly different (ties would hide bugs).
+    with torch.no_grad():
+        head = model.score if hasattr(model, "score") else model.classifier
+        head.weight.normal_(0.0, 1.0)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
