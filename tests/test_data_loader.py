@@ -164,3 +164,13 @@ def test_oracle_shows_aspects_and_question_only_does_not(all_sample_rows):
     oracle = build_docs("art", "oracle", data_dir="sample")[0]["prompt"]
     plain = build_docs("art", "both", data_dir="sample")[0]["prompt"]
     assert aspect in oracle and aspect not in plain
+
+
+def test_download_offline_fails_with_one_clear_message(tmp_path, capsys, monkeypatch):
+    from prb_tasks.datatools import download
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert download(tmp_path / "copy") == 1
+    out = capsys.readouterr().out
+    assert "download of QiyaoMa/Personalized-RewardBench failed" in out
+    assert "connected machine" in out

@@ -146,3 +146,27 @@ def test_plugin_only_runs_skip_the_builtin_task_index(tmp_path):
     count, seconds = proc.stdout.split()
     assert int(count) < 100  # only ours, not the ~14,700 built-in names
     assert float(seconds) < 2.0
+
+
+@pytest.mark.parametrize(
+    "backend, args, env",
+    [
+        ("openai-chat-completions", "model=gpt-fake,base_url={openai}/chat/completions", {"OPENAI_API_KEY": FAKE_KEY}),
+        ("anthropic-chat-completions", "model=claude-fake,base_url={root}/v1/messages", {"ANTHROPIC_API_KEY": FAKE_KEY}),
+        ("litellm", "model=openai/fake-judge", {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": "{openai}"}),
+    ],
+)
+def test_builtin_chat_backends_run_the_judge_tasks(tmp_path, backend, args, env):
+    out = tmp_path / "runs"
+    with FakeLLMServer(policy=prefer_texts(_chosen_texts())) as server:
+        fill = {"openai": server.openai_base, "root": server.url}
+        proc = run_cli(
+            ["eval", "--model", backend, "--model_args", args.format(**fill), "--apply_chat_template",
+             "--tasks", "personalized_rb_sample", "--limit", "4", "--output_path", str(out)],
+            cwd=tmp_path, env={k: v.format(**fill) for k, v in env.items()},
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert server.stats()["total_requests"] == 12
+    results = read_results(out)
+    assert metric(results, "personalized_rb_sample", "acc") == 1.0
+    assert metric(results, "personalized_rb_sample", "consistency") == 1.0

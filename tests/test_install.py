@@ -1,0 +1,67 @@
+"""A non-editable install into a fresh venv carries everything and runs from anywhere."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.runner import REPO, metric, read_results, run_cli
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (built,) = out.glob("prb_tasks-*.whl")
+    return built
+
+
+def test_wheel_carries_tasks_templates_configs_and_sample(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for required in (
+        "prb_tasks/tasks/personalized_rb/personalized_rb.yaml",
+        "prb_tasks/tasks/personalized_rb/utils.py",
+        "prb_tasks/templates/judge/system.jinja",
+        "prb_tasks/templates/judge/user_profile.jinja",
+        "prb_tasks/data/sample/Art_and_Entertainment/test-00000-of-00001.jsonl",
+        "prb_tasks/data/sample/Society_and_Culture/test-00000-of-00001.jsonl",
+    ):
+        assert required in names, required
+    assert any(n.startswith("prb_tasks/configs/") and n.endswith(".yaml") for n in names)
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "prb = prb_tasks.cli:main" in text
+    assert "[lm_eval.models]" in text and "prb-judge" in text and "[lm_eval.tasks]" in text
+
+
+def test_fresh_venv_install_runs_readme_main_command(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)],
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    out = outside / "runs"
+    # The README's main command, run from a directory outside the checkout.
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=bm25",
+                    "--tasks", "personalized_rb_sample_scalar", "--output_path", str(out)],
+                   cwd=outside, program=[str(env_dir / "bin" / "prb")])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = read_results(out)
+    assert 0.0 <= metric(results, "personalized_rb_sample_scalar", "acc") <= 1.0
+    where = subprocess.run([str(python), "-c", "import prb_tasks; print(prb_tasks.__file__)"],
+                           cwd=outside, capture_output=True, text=True).stdout
+    assert str(env_dir) in where and str(REPO) not in where
