@@ -49,12 +49,17 @@ def run_eval(argv: list[str]) -> int:
 
     from lm_eval.__main__ import cli_evaluate
 
+    from prb_tasks.errors import PRBError
+
     saved = sys.argv
     sys.argv = ["prb eval", "run", *argv]
     try:
         cli_evaluate()
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    except PRBError as exc:
+        print(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, file=sys.stderr)
+        return 2
     finally:
         sys.argv = saved
     return 0

@@ -170,3 +170,40 @@ def test_builtin_chat_backends_run_the_judge_tasks(tmp_path, backend, args, env)
     results = read_results(out)
     assert metric(results, "personalized_rb_sample", "acc") == 1.0
     assert metric(results, "personalized_rb_sample", "consistency") == 1.0
+
+
+def test_bad_data_stops_the_run_with_one_line(tmp_path, all_sample_rows):
+    from tests.conftest import write_layout
+
+    rows = {k: [dict(r) for r in v] for k, v in all_sample_rows.items()}
+    rows["Lifestyle_and_Personal_Development"][7].pop("rejected")
+    write_layout(tmp_path / "data", rows, "parquet")
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length",
+                    "--tasks", "personalized_rb_scalar", "--metadata",
+                    json.dumps({"data_dir": str(tmp_path / "data")})], cwd=tmp_path)
+    assert proc.returncode == 2
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("prb: bad row in ") and "row 7" in last and "'rejected'" in last
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("task", ["personalized_rb_profile", "personalized_rb_oracle"])
+def test_profile_and_oracle_variants_on_the_sample(tmp_path, task):
+    out = tmp_path / "runs"
+    with FakeLLMServer(policy=prefer_texts(_chosen_texts())) as server:
+        proc = run_cli(
+            ["eval", "--model", "local-chat-completions", "--model_args",
+             f"model=fake,base_url={server.openai_base}/chat/completions,num_concurrent=4",
+             "--apply_chat_template", "--tasks", task, "--limit", "4",
+             "--metadata", json.dumps({"data_dir": "sample", "k": 3}), "--output_path", str(out),
+             "--log_samples"],
+            cwd=tmp_path, env={"OPENAI_API_KEY": FAKE_KEY},
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert server.stats()["policy_misses"] == 0
+    assert metric(read_results(out), task, "acc") == 1.0
+    sample = read_samples(out, f"{task}_art")[0]["doc"]
+    if task.endswith("profile"):
+        assert len(sample["post_ids"]) == 3 and "Post 3 (Category:" in sample["prompt"]
+    else:
+        assert "normally hidden from the judge" in sample["prompt"]

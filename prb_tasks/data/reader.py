@@ -15,10 +15,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from prb_tasks.data.schema import PRBRow
+from prb_tasks.errors import PRBError
 from prb_tasks.data.subsets import HF_SPLIT, Subset
 
 
-class DataError(ValueError):
+class DataError(PRBError):
     """A benchmark file or row that cannot be used; the message is one actionable line."""
 
 

@@ -18,10 +18,11 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
+from prb_tasks.errors import PRBError
 from prb_tasks.resources import templates_dir
 
 
-class TemplateProblem(ValueError):
+class TemplateProblem(PRBError):
     """A template that cannot be found or rendered; the message is one actionable line."""
 
 
