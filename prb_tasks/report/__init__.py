@@ -1,0 +1,1 @@
+"""Reading finished runs back and comparing them (``prb compare``)."""
