@@ -1,23 +1,43 @@
-"""Choose and build a scorer from ``--model_args``."""
+"""Choose and build a scorer from validated ``--model_args``."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from prb_tasks.rm.options import RMOptions
 from prb_tasks.rm.scorers.base import Scorer
 from prb_tasks.rm.scorers.lexical import BM25ProfileScorer, LengthScorer
 
-BASELINES = {"length": LengthScorer, "bm25": BM25ProfileScorer}
+SCORERS = ("length", "bm25", "embedding", "hf", "served")
 
 
-def build_scorer(options: dict[str, Any]) -> Scorer:
-    """The scorer described by ``options`` (already validated model_args).
+def build_scorer(options: RMOptions, device_from_harness: bool = False) -> Scorer:
+    """The scorer described by ``options``.
+
+    Heavy modules (torch, transformers, sentence-transformers) are imported here only
+    for the scorer that needs them.
 
     Args:
-        options: ``scorer`` names a baseline.
+        options: validated model arguments.
+        device_from_harness: ``options.device`` is lm-eval's ``--device`` default.
     """
-    name = options.get("scorer")
-    if name in BASELINES:
-        return BASELINES[name]()
-    known = ", ".join(sorted(BASELINES))
-    raise ValueError(f"prb-rm: unknown scorer '{name}'; choose one of: {known}")
+    kind = options.kind
+    if kind == "length":
+        return LengthScorer()
+    if kind == "bm25":
+        return BM25ProfileScorer()
+    if kind == "embedding":
+        from prb_tasks.rm.scorers.embedding import EmbeddingScorer
+
+        return EmbeddingScorer(top_k=options.embed_top_k, question_weight=options.embed_question_weight,
+                               device=options.device, batch_size=max(options.effective_batch_size, 32),
+                               device_from_harness=device_from_harness)
+    if kind == "hf":
+        from prb_tasks.rm.scorers.hf import HFScorer
+
+        return HFScorer(options, device_from_harness=device_from_harness)
+    from prb_tasks.rm.scorers.served import ServedScorer
+
+    assert options.endpoint is not None  # checked by RMOptions
+    return ServedScorer(options.endpoint, api=options.api, api_path=options.effective_api_path,
+                        served_model=options.served_model, head=options.head,
+                        num_concurrent=options.num_concurrent, max_retries=options.max_retries,
+                        timeout=options.timeout)

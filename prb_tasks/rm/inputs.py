@@ -14,11 +14,18 @@ class RMInput:
         prompt: the user turn (the question, plus selected posts in profile variants).
         response: the assistant turn being scored.
         profile_key: where the user's full profile can be looked up (None if unknown).
+        question: the bare question (defaults to ``prompt`` when unknown).
     """
 
     prompt: str
     response: str
     profile_key: str | None = None
+    question: str | None = None
+
+    @property
+    def bare_question(self) -> str:
+        """The question without any profile posts."""
+        return self.question if self.question is not None else self.prompt
 
 
 def from_request(doc: dict[str, Any] | None, context: str, continuation: str, idx: int) -> RMInput:
@@ -37,5 +44,5 @@ def from_request(doc: dict[str, Any] | None, context: str, continuation: str, id
     if isinstance(doc, dict) and "choices" in doc and "prompt" in doc:
         choices = doc["choices"]
         if 0 <= idx < len(choices):
-            return RMInput(doc["prompt"], choices[idx], doc.get("profile_key"))
+            return RMInput(doc["prompt"], choices[idx], doc.get("profile_key"), doc.get("question"))
     return RMInput(context, continuation.strip(), None)

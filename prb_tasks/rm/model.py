@@ -3,62 +3,169 @@
 The scalar tasks are ``multiple_choice`` over ``[chosen, rejected]``; lm-eval asks for
 a "log-likelihood" of each choice, and we answer with the reward instead, so the
 task's ``process_results`` compares the two rewards.
+
+This class does what every scorer shares: validating arguments, the score cache
+(look up first, score only what is missing, store each score as soon as it exists),
+the progress bar and the closing throughput line.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
 from lm_eval.api.model import LM
 from tqdm import tqdm
 
+from prb_tasks.rm.errors import ServedRMError
 from prb_tasks.rm.factory import build_scorer
 from prb_tasks.rm.inputs import RMInput, from_request
+from prb_tasks.rm.options import HARNESS_KEYS, RMOptions, parse_options
+from prb_tasks.rm.score_cache import ScoreCache, score_key
 
-# Keys lm-eval itself adds to every model's arguments; accepted and ignored here
-# unless a scorer uses them.
-_HARNESS_KEYS = {"batch_size", "max_batch_size", "device"}
-_OWN_KEYS = {"scorer"}
+
+def _merge_harness(args: dict[str, Any], harness: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
+    # lm-eval passes --batch_size/--device (with defaults "1" and "cuda:0") next to
+    # --model_args; a key in both would be a duplicate keyword. What the user wrote
+    # in --model_args wins; a harness device is marked so that its default can fall
+    # back to the CPU on machines without CUDA.
+    merged = dict(args)
+    device_from_harness = False
+    for key, value in (harness or {}).items():
+        if value is None or key in merged:
+            continue
+        if key == "batch_size" and str(value) == "1":
+            # lm-eval's default when --batch_size is not given; it cannot be told
+            # apart from an explicit 1, and batching never changes scores here, so
+            # our own default applies (batch_size=1 in --model_args forces 1).
+            continue
+        merged[key] = value
+        device_from_harness = device_from_harness or key == "device"
+    return merged, device_from_harness
 
 
 class RewardModelLM(LM):
     """Scores each response with a scalar reward.
 
     Args:
-        scorer: ``length`` (longer wins) or ``bm25`` (overlap with the user's posts).
-        **kwargs: lm-eval's ``batch_size`` / ``device`` and scorer-specific options.
+        _device_from_harness: internal; set when ``device`` is lm-eval's default.
+        **kwargs: model arguments, see :class:`~prb_tasks.rm.options.RMOptions`.
     """
 
-    def __init__(self, scorer: str = "length", **kwargs: Any) -> None:
+    def __init__(self, _device_from_harness: bool = False, **kwargs: Any) -> None:
         super().__init__()
-        unknown = set(kwargs) - _HARNESS_KEYS - _OWN_KEYS
-        if unknown:
-            raise ValueError(
-                f"prb-rm: unknown model_args {sorted(unknown)}; accepted: scorer "
-                "(length, bm25)"
-            )
-        self.options: dict[str, Any] = {"scorer": scorer, **kwargs}
-        self.scorer = build_scorer(self.options)
+        self.options: RMOptions = parse_options(kwargs)
+        self.scorer = build_scorer(self.options, device_from_harness=_device_from_harness)
+        self.cache: ScoreCache | None = None
+        if self.options.cache and self.scorer.identity is not None:
+            self.cache = ScoreCache(self.options.resolved_cache_dir())
+
+    @classmethod
+    def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None) -> RewardModelLM:
+        from lm_eval.utils import simple_parse_args_string
+
+        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict | None = None) -> RewardModelLM:
+        merged, device_from_harness = _merge_harness(
+            arg_dict, {k: v for k, v in (additional_config or {}).items() if k in HARNESS_KEYS}
+        )
+        return cls(_device_from_harness=device_from_harness, **merged)
+
+    def rewards(self, items: list[RMInput], disable_tqdm: bool = False) -> list[float]:
+        """Rewards for ``items`` in order, from the cache where possible.
+
+        Args:
+            items: responses to score.
+            disable_tqdm: hide the progress bar and the closing summary.
+        """
+        started = time.perf_counter()
+        scorer = self.scorer
+        results: list[float | None] = [None] * len(items)
+        keys: list[str] | None = None
+        if scorer.identity is not None:
+            keys = [score_key(scorer.identity, scorer.formatted(item)) for item in items]
+        if self.cache is not None and keys is not None:
+            for n, value in enumerate(self.cache.get_many(keys)):
+                results[n] = value
+        hits = sum(r is not None for r in results)
+
+        # Identical inputs (the same pair in two tasks) are scored once.
+        todo: list[int] = []
+        twins: dict[str, list[int]] = {}
+        for n, value in enumerate(results):
+            if value is not None:
+                continue
+            if keys is None:
+                todo.append(n)
+                continue
+            if keys[n] not in twins:
+                twins[keys[n]] = []
+                todo.append(n)
+            twins[keys[n]].append(n)
+
+        bar = tqdm(total=len(items), initial=hits, desc=f"prb-rm ({scorer.name})", unit="resp",
+                   disable=disable_tqdm, file=sys.stderr)
+        fresh = 0
+
+        def report(positions, scores) -> None:  # noqa: ANN001 - see scorers.base.Report
+            nonlocal fresh
+            stored: list[tuple[str, float]] = []
+            done = 0
+            for position, score in zip(positions, scores):
+                n = todo[position]
+                targets = twins[keys[n]] if keys is not None else [n]
+                for target in targets:
+                    results[target] = float(score)
+                done += len(targets)
+                if keys is not None:
+                    stored.append((keys[n], float(score)))
+            fresh += len(stored) if keys is not None else done
+            if self.cache is not None and stored:
+                self.cache.put_many(stored)
+            bar.update(done)
+
+        scoring_started = time.perf_counter()
+        try:
+            if todo:
+                returned = scorer.score([items[n] for n in todo], report)
+                for position, score in enumerate(returned):
+                    if results[todo[position]] is None:  # a scorer that did not report
+                        report([position], [score])
+        except ServedRMError as exc:
+            if self.cache is not None:
+                raise ServedRMError(f"{exc} ({fresh} scores from this run are cached in "
+                                    f"{self.cache.directory}; re-run to resume)") from None
+            raise
+        finally:
+            bar.close()
+        if items and not disable_tqdm:
+            self._summary(len(items), hits, fresh, time.perf_counter() - started,
+                          time.perf_counter() - scoring_started)
+        return [float(r) for r in results]  # type: ignore[arg-type]
+
+    def _summary(self, total: int, hits: int, fresh: int, elapsed: float, scoring: float) -> None:
+        line = (f"prb-rm ({self.scorer.name}): {total} responses ({total / 2:g} pairs) in {elapsed:.2f} s, "
+                f"{total / 2 / max(elapsed, 1e-9):.1f} pairs/s")
+        if hits:
+            line += f"; {hits} from the score cache"
+        if fresh and hits:
+            line += f", {fresh} scored at {fresh / 2 / max(scoring, 1e-9):.1f} pairs/s"
+        print(line, file=sys.stderr)
+        for note in self.scorer.notes():
+            print(f"prb-rm: {note}", file=sys.stderr)
+        if self.cache is not None and self.cache.refused:
+            print(f"prb-rm: ignored {self.cache.refused} score-cache entries that were not plain JSON numbers",
+                  file=sys.stderr)
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         items: list[RMInput] = [
             from_request(getattr(r, "doc", None), r.args[0], r.args[1], getattr(r, "idx", 0))
             for r in requests
         ]
-        started = time.perf_counter()
-        rewards: list[float] = []
-        step = 64
-        with tqdm(total=len(items), desc=f"prb-rm ({self.scorer.name})", disable=disable_tqdm) as bar:
-            for start in range(0, len(items), step):
-                batch = items[start:start + step]
-                rewards.extend(self.scorer.score(batch))
-                bar.update(len(batch))
-        elapsed = time.perf_counter() - started
-        if items and not disable_tqdm:
-            print(f"prb-rm: scored {len(items)} responses in {elapsed:.2f}s "
-                  f"({len(items) / 2 / max(elapsed, 1e-9):.1f} pairs/s)")
-        return [(float(r), False) for r in rewards]
+        return [(reward, False) for reward in self.rewards(items, disable_tqdm=disable_tqdm)]
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from prb_tasks.resources import sample_dir
 
@@ -97,16 +97,17 @@ def build_tiny_rm(
     tokenizer = train_tokenizer(arch)
     if chat_template is not None:
         tokenizer.chat_template = chat_template
+    config: Any
     if arch == "gpt2":
         eos = tokenizer.eos_token_id
         config = GPT2Config(vocab_size=len(tokenizer), n_embd=hidden, n_layer=layers, n_head=2,
-                            n_positions=max_positions, num_labels=num_labels,
-                            bos_token_id=eos, eos_token_id=eos)
+                            n_positions=max_positions, bos_token_id=eos, eos_token_id=eos)
     else:
         config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2,
                              num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                             max_position_embeddings=max_positions, num_labels=num_labels,
+                             max_position_embeddings=max_positions,
                              bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    config.num_labels = num_labels
     # Neither tokenizer has a pad token and the config names none: the scorer must cope.
     config.pad_token_id = None
     torch.manual_seed(seed)

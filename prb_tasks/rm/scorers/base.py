@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
 
 from prb_tasks.rm.inputs import RMInput
+from prb_tasks.rm.score_cache import ScorerIdentity
+
+#: Called with (positions in the ``items`` passed to ``score``, their rewards) as
+#: soon as some are done, so they can be cached and counted before the rest finish.
+Report = Callable[[Sequence[int], Sequence[float]], None]
 
 
-class Scorer(Protocol):
-    """Maps inputs to one reward each; higher means preferred."""
+class Scorer:
+    """Maps inputs to one reward each; higher means preferred.
 
-    name: str
+    Attributes:
+        name: short label for progress output.
+        identity: what the score depends on besides the input; ``None`` means the
+            scorer is too cheap to be worth caching.
+    """
 
-    def score(self, items: Sequence[RMInput]) -> list[float]:
-        """Rewards for ``items``, in order."""
-        ...
+    name: str = "scorer"
+    identity: ScorerIdentity | None = None
+
+    def formatted(self, item: RMInput) -> str:
+        """The exact input the scorer reads for ``item`` (part of the cache key)."""
+        raise NotImplementedError
+
+    def score(self, items: Sequence[RMInput], report: Report | None = None) -> list[float]:
+        """Rewards for ``items``, in order.
+
+        Args:
+            items: the responses to score.
+            report: progress callback, see :data:`Report`.
+        """
+        raise NotImplementedError
+
+    def notes(self) -> list[str]:
+        """Lines to print at the end of a run (e.g. how many inputs were truncated)."""
+        return []

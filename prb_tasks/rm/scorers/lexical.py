@@ -5,11 +5,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prb_tasks.data import profile_store
+from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.inputs import RMInput
+from prb_tasks.rm.scorers.base import Report, Scorer
 from prb_tasks.text.bm25 import BM25Index
 
 
-class LengthScorer:
+def profile_posts(key: str | None, scorer: str) -> tuple[str, ...]:
+    """The user's posts behind a document's ``profile_key``.
+
+    Args:
+        key: the document's profile key (None outside prb's scalar tasks).
+        scorer: scorer name, for the error message.
+    """
+    if key is None:
+        raise RMError(
+            f"prb-rm: scorer={scorer} needs the user's profile, which only prb's scalar tasks "
+            "provide (e.g. personalized_rb_scalar, personalized_rb_sample_scalar)"
+        )
+    return profile_store.lookup(key)
+
+
+class LengthScorer(Scorer):
     """Reward = the response's length in characters (the longer answer wins).
 
     A floor every RM should beat: the benchmark pairs are built so length alone does
@@ -18,11 +35,14 @@ class LengthScorer:
 
     name = "length"
 
-    def score(self, items: Sequence[RMInput]) -> list[float]:
-        return [float(len(item.response.strip())) for item in items]
+    def score(self, items: Sequence[RMInput], report: Report | None = None) -> list[float]:
+        rewards = [float(len(item.response.strip())) for item in items]
+        if report:
+            report(range(len(items)), rewards)
+        return rewards
 
 
-class BM25ProfileScorer:
+class BM25ProfileScorer(Scorer):
     """Reward = BM25 similarity between the response and the user's past posts.
 
     The posts form the BM25 collection (so idf reflects this user's vocabulary) and
@@ -36,14 +56,14 @@ class BM25ProfileScorer:
         self._indexes: dict[str, BM25Index] = {}
 
     def _index(self, key: str | None) -> BM25Index:
-        if key is None:
-            raise ValueError(
-                "prb: scorer=bm25 needs the user's profile, which only prb's scalar tasks "
-                "provide (e.g. personalized_rb_scalar, personalized_rb_sample_scalar)"
-            )
+        posts = profile_posts(key, self.name)
+        assert key is not None
         if key not in self._indexes:
-            self._indexes[key] = BM25Index(profile_store.lookup(key))
+            self._indexes[key] = BM25Index(posts)
         return self._indexes[key]
 
-    def score(self, items: Sequence[RMInput]) -> list[float]:
-        return [float(sum(self._index(item.profile_key).scores(item.response))) for item in items]
+    def score(self, items: Sequence[RMInput], report: Report | None = None) -> list[float]:
+        rewards = [float(sum(self._index(item.profile_key).scores(item.response))) for item in items]
+        if report:
+            report(range(len(items)), rewards)
+        return rewards

@@ -1,0 +1,51 @@
+"""Pick the torch device and dtype for local models (torch is imported lazily)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prb_tasks.rm.errors import RMError
+
+
+def resolve_device(requested: str, from_harness: bool = False) -> str:
+    """A concrete torch device name.
+
+    Args:
+        requested: ``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
+        from_harness: the value came from lm-eval's ``--device``, whose default is
+            ``cuda:0`` even on machines without a GPU; an unavailable device then
+            falls back to ``auto`` with a warning instead of failing.
+    """
+    import torch
+
+    if requested == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if requested.startswith("cuda") and not torch.cuda.is_available():
+        if from_harness:
+            # lm-eval's --device defaults to cuda:0 on every machine: not an error.
+            return resolve_device("auto")
+        raise RMError(f"prb-rm: device={requested} was requested but CUDA is not available")
+    if requested == "mps" and not torch.backends.mps.is_available():
+        raise RMError("prb-rm: device=mps was requested but MPS is not available")
+    return requested
+
+
+def resolve_dtype(requested: str, device: str) -> Any:
+    """The torch dtype for ``requested`` on ``device``.
+
+    ``auto`` is float32 on CPU (half precision is slow and inexact there), bfloat16 on
+    CUDA with bf16 support, float16 otherwise.
+    """
+    import torch
+
+    if requested != "auto":
+        return getattr(torch, requested)
+    if device.startswith("cuda"):
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device == "mps":
+        return torch.float16
+    return torch.float32

@@ -1,0 +1,224 @@
+"""Validated ``--model_args`` of ``prb-rm``.
+
+lm-eval hands every ``key=value`` of ``--model_args`` to the model constructor (values
+already turned into int/float/bool where they look like one). This module is the one
+place that checks them: an unknown key or a bad value stops the run with one line
+naming the key and what is accepted, before anything heavy is loaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from prb_tasks.rm.errors import RMError
+
+ScorerName = Literal["auto", "length", "bm25", "embedding", "hf", "served"]
+
+# lm-eval passes these from its own flags (--batch_size, --max_batch_size, --device) to
+# every model, whether the user set them or not.
+HARNESS_KEYS = ("batch_size", "max_batch_size", "device")
+
+_SWITCH_WORDS = {"on": True, "true": True, "1": True, "yes": True,
+                 "off": False, "false": False, "0": False, "no": False}
+
+
+class RMOptions(BaseModel):
+    """Everything ``prb-rm`` accepts in ``--model_args``.
+
+    Attributes:
+        scorer: ``length``, ``bm25``, ``embedding``, ``hf`` or ``served``; ``auto``
+            (default) means ``hf`` when ``pretrained`` is set, ``served`` when
+            ``endpoint`` is set, otherwise ``length``.
+        pretrained: hub id or local folder of an ``AutoModelForSequenceClassification``.
+        revision: hub branch, tag or commit of ``pretrained``.
+        dtype: weights and compute precision; ``auto`` is float32 on CPU and
+            bfloat16 (float16 without bf16 support) on CUDA.
+        device: ``auto`` (CUDA if available, else CPU), ``cpu``, ``cuda``, ``cuda:N``
+            or ``mps``; lm-eval's ``--device`` is used when this is not given.
+        trust_remote_code: allow the checkpoint's own Python code (off unless asked).
+        head: how the classifier output becomes one reward: ``logit`` (the single
+            logit; the last class's logit for multi-class heads), ``last_softmax``
+            (softmax over classes, probability of the last class) or ``auto``
+            (``logit`` for one label, ``last_softmax`` for more).
+        input_format: ``chat`` (the tokenizer's chat template over
+            ``[user: prompt, assistant: response]``), ``plain`` (``"User: ...\\n\\n
+            Assistant: ..."``), ``pair`` (tokenizer text pair, for cross-encoder
+            style RMs) or ``auto`` (``chat`` if the tokenizer has a template, else
+            ``plain``).
+        max_length: longest input in tokens; longer ones are truncated and counted
+            (default: the model's limit, at most 4096).
+        truncation_side: which end of an over-long input is cut: ``left`` (default:
+            keeps the response and the end of the conversation, where decoder RMs
+            read their score) or ``right``.
+        padding_side: side batches are padded on (scores do not depend on it).
+        batch_size: responses per forward pass (default 16; ``auto`` = 16). lm-eval's
+            ``--batch_size N`` is used when this is not given, except its default
+            of 1 (it cannot be told apart from an explicit 1, and batching never
+            changes scores); ``batch_size=1`` here forces one at a time.
+        max_batch_size: accepted for lm-eval compatibility and ignored.
+        endpoint: base URL of a server hosting the RM (vLLM ``--runner pooling``).
+        api: request format at the endpoint: ``classify`` (vLLM ``/classify`` with
+            chat ``messages``) or ``pooling`` (vLLM ``/pooling`` with ``messages``).
+        api_path: path appended to ``endpoint`` (default ``/classify`` or ``/pooling``).
+        served_model: ``model`` field sent to the server (omitted when not set).
+        num_concurrent: requests in flight at once.
+        max_retries: retries of a request after a 429, a 5xx, a timeout or a
+            connection error (exponential backoff with jitter, ``Retry-After`` honoured).
+        timeout: seconds to wait for one response.
+        embed_top_k: the embedding baseline averages the k best post similarities.
+        embed_question_weight: weight of the response-question similarity added to
+            the embedding baseline's score (0 = profile only).
+        cache: ``on`` (default) or ``off``: reuse scores stored on disk.
+        cache_dir: folder of the score cache (default: the user cache dir,
+            ``prb/rm-scores``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scorer: ScorerName = "auto"
+    pretrained: str | None = None
+    revision: str | None = None
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
+    device: str = "auto"
+    trust_remote_code: bool = False
+    head: Literal["auto", "logit", "last_softmax"] = "auto"
+    input_format: Literal["auto", "chat", "plain", "pair"] = "auto"
+    max_length: int | None = Field(default=None, ge=8)
+    truncation_side: Literal["left", "right"] = "left"
+    padding_side: Literal["left", "right"] = "right"
+    batch_size: int | Literal["auto"] = 16
+    max_batch_size: int | None = None
+    endpoint: str | None = None
+    api: Literal["classify", "pooling"] = "classify"
+    api_path: str | None = None
+    served_model: str | None = None
+    num_concurrent: int = Field(default=8, ge=1, le=512)
+    max_retries: int = Field(default=5, ge=0, le=100)
+    timeout: float = Field(default=120.0, gt=0)
+    embed_top_k: int = Field(default=3, ge=1)
+    embed_question_weight: float = Field(default=0.0, ge=0)
+    cache: bool = True
+    cache_dir: str | None = None
+
+    @field_validator("batch_size", mode="before")
+    @classmethod
+    def _batch_size(cls, value: Any) -> Any:
+        # lm-eval's --batch_size also allows "auto:N" (re-tune N times); we pick once.
+        if isinstance(value, str) and value.strip().lower().startswith("auto"):
+            return "auto"
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value)
+        return value
+
+    @field_validator("batch_size")
+    @classmethod
+    def _positive_batch(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _switch(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in _SWITCH_WORDS:
+            return _SWITCH_WORDS[value.strip().lower()]
+        return value
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, value: str) -> str:
+        name = value.strip().lower()
+        base = name.split(":", 1)[0]
+        if base not in ("auto", "cpu", "cuda", "mps") or (":" in name and base != "cuda"):
+            raise ValueError("expected auto, cpu, cuda, cuda:N or mps")
+        if base == "cuda" and ":" in name and not name.split(":", 1)[1].isdigit():
+            raise ValueError("expected auto, cpu, cuda, cuda:N or mps")
+        return name
+
+    @field_validator("api_path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return value if value.startswith("/") else "/" + value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RMOptions:
+        if self.pretrained and self.endpoint:
+            raise ValueError("give either pretrained= (a local HF model) or endpoint= (a served one), not both")
+        chosen = self.kind
+        if chosen == "hf" and not self.pretrained:
+            raise ValueError("scorer=hf needs pretrained=<hub id or folder>")
+        if chosen == "served" and not self.endpoint:
+            raise ValueError("scorer=served needs endpoint=<http(s)://host:port>")
+        if chosen not in ("hf",) and self.pretrained:
+            raise ValueError(f"pretrained= is only used by scorer=hf, not scorer={chosen}")
+        if chosen != "served" and self.endpoint:
+            raise ValueError(f"endpoint= is only used by scorer=served, not scorer={chosen}")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """The scorer actually used (``auto`` resolved)."""
+        if self.scorer != "auto":
+            return self.scorer
+        if self.pretrained:
+            return "hf"
+        if self.endpoint:
+            return "served"
+        return "length"
+
+    @property
+    def effective_batch_size(self) -> int:
+        """``batch_size`` with ``auto`` resolved."""
+        return 16 if self.batch_size == "auto" else int(self.batch_size)
+
+    @property
+    def effective_api_path(self) -> str:
+        """``api_path``, or the default path of ``api``."""
+        return self.api_path or f"/{self.api}"
+
+    def resolved_cache_dir(self) -> Path:
+        """Folder of the score cache."""
+        if self.cache_dir:
+            return Path(self.cache_dir).expanduser()
+        from platformdirs import user_cache_dir
+
+        return Path(user_cache_dir("prb")) / "rm-scores"
+
+
+def accepted_keys() -> list[str]:
+    """Every key ``--model_args`` may use, sorted."""
+    return sorted(RMOptions.model_fields)
+
+
+def _first_problem(error: ValidationError, raw: dict[str, Any]) -> str:
+    problem = error.errors()[0]
+    location = [str(part) for part in problem.get("loc", ()) if part not in ("", None)]
+    message = problem.get("msg", "invalid value").removeprefix("Value error, ")
+    if problem.get("type") == "extra_forbidden" and location:
+        return (f"prb-rm: unknown model_args key '{location[0]}'; accepted: "
+                + ", ".join(accepted_keys()))
+    if location:
+        key = location[0]
+        return f"prb-rm: model_args {key}={raw.get(key)!r} is invalid: {message}"
+    return f"prb-rm: invalid model_args: {message}"
+
+
+def parse_options(raw: dict[str, Any]) -> RMOptions:
+    """Validate model arguments.
+
+    Args:
+        raw: keyword arguments as lm-eval passes them (``None`` values dropped).
+
+    Raises:
+        RMError: one line naming the offending key, or the conflict.
+    """
+    cleaned = {k: v for k, v in raw.items() if v is not None}
+    try:
+        return RMOptions(**cleaned)
+    except ValidationError as exc:
+        raise RMError(_first_problem(exc, cleaned)) from None

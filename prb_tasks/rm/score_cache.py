@@ -1,0 +1,145 @@
+"""A disk cache of reward scores, JSON only.
+
+Scores are expensive (a 70B RM behind a cluster endpoint) and deterministic for a
+given model and input, so they are kept across runs: a re-run after a failure
+resumes, and other task variants reuse whatever inputs they share.
+
+diskcache unpickles stored values by default, so a cache directory written by
+someone else could run code when read. Values here are JSON text only: the disk
+layer below refuses to write anything but a string and refuses to read any entry
+that diskcache stored pickled, without unpickling it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import diskcache
+from diskcache.core import MODE_PICKLE
+
+# Bump when the meaning of a stored score changes (key layout, formatting rules).
+KEY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ScorerIdentity:
+    """Everything besides the input that determines a score.
+
+    Attributes:
+        kind: scorer family (``hf``, ``served``, ``embedding``).
+        model: hub id, resolved local folder, or endpoint URL and path.
+        revision: commit hash, folder fingerprint, or package version.
+        dtype: compute precision (empty when not applicable).
+        head: how the head output becomes one reward.
+        max_length: token limit applied before scoring (None when not applicable).
+        extra: other settings that change scores (e.g. truncation side).
+    """
+
+    kind: str
+    model: str
+    revision: str = ""
+    dtype: str = ""
+    head: str = ""
+    max_length: int | None = None
+    extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+def score_key(identity: ScorerIdentity, formatted_input: str) -> str:
+    """Cache key of one score: a hash of the identity and the exact formatted input."""
+    payload = json.dumps(
+        {"v": KEY_VERSION, **asdict(identity), "input": formatted_input},
+        sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+    )
+    return "rm:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class UnsafeCacheEntry(Exception):
+    """A stored entry that is not plain JSON text (it is never deserialized)."""
+
+
+class JSONOnlyDisk(diskcache.Disk):
+    """diskcache storage that writes and reads JSON strings only."""
+
+    def store(self, value, read, key=diskcache.core.UNKNOWN):  # noqa: ANN001, ANN201 - diskcache signature
+        if read or not isinstance(value, str):
+            raise TypeError("prb score cache stores JSON strings only")
+        return super().store(value, read, key=key)
+
+    def fetch(self, mode, filename, value, read):  # noqa: ANN001, ANN201 - diskcache signature
+        if mode == MODE_PICKLE:
+            # Stop before diskcache would unpickle it.
+            raise UnsafeCacheEntry("pickled entry refused")
+        return super().fetch(mode, filename, value, read)
+
+
+_OPEN: dict[str, diskcache.Cache] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _open(directory: Path) -> diskcache.Cache:
+    # One Cache object per directory and process; threads share it (diskcache is
+    # thread-safe), processes may share the directory.
+    path = str(directory.resolve())
+    with _OPEN_LOCK:
+        cache = _OPEN.get(path)
+        if cache is None:
+            directory.mkdir(parents=True, exist_ok=True)
+            cache = diskcache.Cache(path, disk=JSONOnlyDisk, size_limit=2**34)
+            _OPEN[path] = cache
+        return cache
+
+
+class ScoreCache:
+    """Reward scores on disk, keyed by :func:`score_key`.
+
+    Args:
+        directory: cache folder (created if missing).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._cache = _open(directory)
+        self.refused = 0
+
+    def get(self, key: str) -> float | None:
+        """The stored score, or None if absent or not a clean JSON number."""
+        try:
+            text = self._cache.get(key)
+        except UnsafeCacheEntry:
+            self.refused += 1
+            return None
+        if not isinstance(text, str):
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError:
+            self.refused += 1
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            self.refused += 1
+            return None
+        return float(value)
+
+    def get_many(self, keys: Sequence[str]) -> list[float | None]:
+        """:meth:`get` for each key, in order."""
+        return [self.get(k) for k in keys]
+
+    def put(self, key: str, score: float) -> None:
+        """Store a finite score (NaN or infinity is never cached)."""
+        if math.isfinite(score):
+            self._cache.set(key, json.dumps(float(score)))
+
+    def put_many(self, pairs: Iterable[tuple[str, float]]) -> None:
+        """Store several scores in one transaction."""
+        with self._cache.transact():
+            for key, score in pairs:
+                self.put(key, score)
+
+    def __len__(self) -> int:
+        return len(self._cache)
