@@ -7,7 +7,9 @@ is passed through unchanged. The other subcommands are ours.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
 
 from prb_tasks import __version__
@@ -32,6 +34,39 @@ def _model_name(argv: list[str]) -> str | None:
     return None
 
 
+def _output_path(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg in ("--output_path", "-o") and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--output_path="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _write_judge_usage(output_path: str | None, started: float) -> Path | None:
+    """Save the judge's usage summary next to the results file lm-eval just wrote."""
+    from prb_tasks.judge.usage import take_last_summary
+
+    summary = take_last_summary()
+    if summary is None or not output_path:
+        return None
+    root = Path(output_path)
+    if root.suffix == ".json":
+        candidates = list(root.parent.glob(f"{root.stem}_*.json"))
+    else:
+        candidates = list(root.rglob("results_*.json")) if root.is_dir() else []
+    fresh = [p for p in candidates if p.stat().st_mtime >= started - 1 and not p.name.endswith(".usage.json")]
+    if not fresh:
+        return None
+    results = max(fresh, key=lambda p: p.stat().st_mtime)
+    if results.name.startswith("results_"):
+        target = results.with_name(results.name.replace("results_", "usage_", 1))
+    else:
+        target = results.with_suffix(".usage.json")
+    target.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
 def run_eval(argv: list[str]) -> int:
     """Run lm-eval with our models and tasks available.
 
@@ -53,6 +88,7 @@ def run_eval(argv: list[str]) -> int:
 
     saved = sys.argv
     sys.argv = ["prb eval", "run", *argv]
+    started = time.time()
     try:
         cli_evaluate()
     except SystemExit as exc:
@@ -62,6 +98,47 @@ def run_eval(argv: list[str]) -> int:
         return 2
     finally:
         sys.argv = saved
+    written = _write_judge_usage(_output_path(argv), started)
+    if written is not None:
+        print(f"prb-judge usage summary: {written}")
+    return 0
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    """``prb cache info|clear``: inspect or empty the judge cache."""
+    from datetime import datetime
+
+    from prb_tasks.judge.cache import (
+        cache_info,
+        clear_cache,
+        default_cache_dir,
+        parse_age,
+    )
+
+    folder = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
+    if args.cache_command == "info":
+        info = cache_info(folder)
+        print(f"judge cache: {info.directory}")
+        print(f"  entries: {info.entries}  size: {info.bytes_on_disk / 1e6:.1f} MB")
+        if info.oldest is not None and info.newest is not None:
+            oldest = datetime.fromtimestamp(info.oldest).strftime("%Y-%m-%d %H:%M")
+            newest = datetime.fromtimestamp(info.newest).strftime("%Y-%m-%d %H:%M")
+            print(f"  stored between {oldest} and {newest}")
+        for model, slot in sorted(info.by_model.items()):
+            cost = f"${slot['cost']:.4f}" + (f" (+{slot['unpriced']} unpriced)" if slot["unpriced"] else "")
+            print(f"  {model}: {slot['entries']} answers, originally cost {cost}")
+        if info.unreadable:
+            print(f"  {info.unreadable} entries are not JSON answers and are ignored "
+                  "(`prb cache clear` removes them)")
+        return 0
+    try:
+        age = parse_age(args.older_than) if args.older_than else None
+    except ValueError as exc:
+        print(f"prb cache clear: {exc}", file=sys.stderr)
+        return 2
+    removed = clear_cache(folder, age)
+    scope = f" older than {args.older_than}" if args.older_than else ""
+    print(f"removed {removed} cached answers{scope} from {folder}")
     return 0
 
 
@@ -75,6 +152,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb eval --model prb-judge --model_args model=openai/gpt-4o-mini --tasks personalized_rb\n"
             "  lm_eval --include_path \"$(prb tasks-dir)\" --model litellm ... --tasks personalized_rb\n"
             "  prb data validate ./prb_data\n"
+            "  prb cache info ; prb cache clear --older-than 30d\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -91,6 +169,14 @@ def _parser() -> argparse.ArgumentParser:
     dl.add_argument("--subset", action="append", help="HF config to fetch (repeatable; default all)")
     val = data_sub.add_parser("validate", help="check a local copy and print row counts per subset")
     val.add_argument("dir", type=Path)
+
+    cache = sub.add_parser("cache", help="the prb-judge answer cache")
+    cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
+    for action, text in (("info", "show location, size and contents"), ("clear", "delete cached answers")):
+        cmd = cache_sub.add_parser(action, help=text)
+        cmd.add_argument("--cache-dir", help="cache folder (default: $PRB_CACHE_DIR/judge or the user cache dir)")
+        if action == "clear":
+            cmd.add_argument("--older-than", metavar="AGE", help="only answers older than AGE, e.g. 30d, 12h, 2w")
     return parser
 
 
@@ -112,5 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.data_command == "download":
             return datatools.download(args.dir, args.subset)
         return datatools.validate(args.dir)
+    if args.command == "cache":
+        return run_cache(args)
     parser.print_help()
     return 0

@@ -494,6 +494,9 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "FakeLLM/1.0"
+    # Headers and body go out in two writes; with Nagle on, the body waits for the
+    # client's delayed ACK (~40 ms per reply), which swamps any latency measurement.
+    disable_nagle_algorithm = True
     server: _HTTPServer
 
     # -- connection bookkeeping so close() can unblock idle keep-alive threads

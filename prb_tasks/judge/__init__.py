@@ -1,0 +1,17 @@
+"""``prb-judge``: a litellm-backed generative judge for lm-eval.
+
+One module per job:
+
+* :mod:`.options` -- validated arguments (``--model_args`` merged over a config);
+* :mod:`.configs` -- the bundled YAML judge configs;
+* :mod:`.request` -- one chat request and its cache identity;
+* :mod:`.client` / :mod:`.direct` -- one call through litellm, or straight to an
+  OpenAI-compatible server, with errors classified;
+* :mod:`.retry`, :mod:`.limiter` -- backoff, adaptive concurrency, rpm/tpm;
+* :mod:`.cache` -- the JSON-only disk cache;
+* :mod:`.pricing`, :mod:`.usage` -- dollars, tokens, latency, the usage summary;
+* :mod:`.runner` -- async orchestration and the progress bar;
+* :mod:`.model` -- the lm-eval ``LM`` (registered lazily as ``prb-judge``).
+
+Importing this package is cheap: litellm is imported only when a call is made.
+"""

@@ -1,0 +1,57 @@
+"""Judge configs: small YAML files naming a model and its settings.
+
+``config=<name>`` looks in the bundled ``configs/`` folder
+(:func:`prb_tasks.resources.configs_dir`); ``config=<path>`` reads any YAML file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.judge.options import parse_config_file
+
+
+def list_configs() -> dict[str, Path]:
+    """Bundled configs by name (file stem)."""
+    from prb_tasks.resources import configs_dir
+
+    try:
+        folder = configs_dir()
+    except FileNotFoundError:
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def _find(ref: str) -> Path:
+    path = Path(ref).expanduser()
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise JudgeConfigError(f"prb-judge: judge config file {ref} does not exist")
+        return path
+    bundled = list_configs()
+    if ref in bundled:
+        return bundled[ref]
+    raise JudgeConfigError(
+        f"prb-judge: unknown judge config '{ref}'; bundled configs: {', '.join(sorted(bundled)) or 'none'} "
+        "(or pass a path to a .yaml file)"
+    )
+
+
+def load_config(ref: str) -> dict[str, Any]:
+    """The settings a config sets, validated.
+
+    Args:
+        ref: bundled config name (e.g. ``gpt-4o-mini``) or path to a YAML file.
+    """
+    import yaml
+
+    path = _find(ref)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise JudgeConfigError(f"prb-judge: judge config {path.name} is not valid YAML{where}") from None
+    return parse_config_file(raw, f"config {path.name}")

@@ -1,0 +1,27 @@
+"""Exceptions of the judge backend that end a run with one plain sentence.
+
+They are :class:`prb_tasks.errors.PRBError`, which ``prb eval`` prints as a single
+line (no traceback): they describe a
+mistake the user can fix (a bad argument, a missing key, an unknown model), not a
+bug. Messages never contain secrets.
+"""
+
+from __future__ import annotations
+
+from prb_tasks.errors import PRBError
+
+
+class JudgeError(PRBError):
+    """Base class: the run cannot go on; ``str(exc)`` is the one-line explanation."""
+
+
+class JudgeConfigError(JudgeError):
+    """Bad ``--model_args`` or judge config (raised before any request is sent)."""
+
+
+class JudgeFatalError(JudgeError):
+    """The provider rejected the run as a whole (bad key, unknown model, bad request).
+
+    Raised at the first such answer, so thousands of calls do not fail the same way.
+    Answers received before it are already in the cache.
+    """

@@ -1,0 +1,280 @@
+"""``prb-judge``: the lm-eval ``LM`` for generative judges.
+
+lm-eval gives us, per judgment, a context and generation settings. With
+``--apply_chat_template`` (which ``prb eval`` adds for this model) the context is the
+chat messages that :meth:`JudgeLM.apply_chat_template` serialized as JSON; without
+it, the context is one plain prompt sent as a single user message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from lm_eval.api.model import LM
+
+from prb_tasks.judge.cache import JudgeCache, default_cache_dir
+from prb_tasks.judge.client import ChatClient, import_litellm
+from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.judge.options import (
+    OPENAI_COMPATIBLE_PREFIXES,
+    JudgeSettings,
+    resolve_settings,
+)
+from prb_tasks.judge.pricing import Pricer
+from prb_tasks.judge.request import ChatRequest, Message
+from prb_tasks.judge.retry import RetryPolicy
+from prb_tasks.judge.runner import JudgeRunner, close_at_exit
+from prb_tasks.judge.usage import UsageTracker, remember_summary
+
+log = logging.getLogger(__name__)
+
+# gen_kwargs we understand; ``do_sample`` is meaningless for chat APIs (temperature says it).
+_KNOWN_GEN_KWARGS = {"until", "max_gen_toks", "max_tokens", "temperature", "top_p", "seed", "do_sample"}
+# A key litellm needs for an OpenAI-compatible server that does not check keys.
+_PLACEHOLDER_KEY = "sk-no-key-required"
+
+
+class ChatMessagesJson(str):
+    """A context that holds chat messages as JSON (made by :meth:`JudgeLM.apply_chat_template`)."""
+
+    __slots__ = ()
+
+
+class JudgeLM(LM):
+    """A generative judge behind litellm (or an OpenAI-compatible server).
+
+    Args:
+        **model_args: see :class:`prb_tasks.judge.options.JudgeSettings`; plus
+            ``config=<name or path>`` to start from a judge config.
+    """
+
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__()
+        self.settings: JudgeSettings = resolve_settings(model_args)
+        self.direct = self.settings.use_direct()
+        self._api_key = self._resolve_key()
+        self.pricer = Pricer(self.settings)
+        if self.settings.max_cost is not None and self.pricer.listed() is None:
+            raise JudgeConfigError(
+                f"prb-judge: max_cost needs a price, and litellm lists none for {self.settings.model_id}; "
+                "set input_cost_per_mtok and output_cost_per_mtok"
+            )
+        self.cache_dir = Path(self.settings.cache_dir).expanduser() if self.settings.cache_dir else default_cache_dir()
+        self._saw_chat_template = False
+        self._warned: set[str] = set()
+        self._client: ChatClient | None = None
+        # Build the client now: its imports (aiohttp or litellm, 0.15-3 s) belong to
+        # start-up, not to the first judgment.
+        self._get_client()
+
+    # -- keys
+
+    def _resolve_key(self) -> str | None:
+        """The key to send, if we must pass one explicitly (kept in memory only: never logged or written)."""
+        s = self.settings
+        if s.api_key_env:
+            return os.environ[s.api_key_env]
+        local_openai = bool(s.api_base) and s.model_id.startswith(OPENAI_COMPATIBLE_PREFIXES)
+        if local_openai:
+            env = "HOSTED_VLLM_API_KEY" if s.model_id.startswith("hosted_vllm/") else "OPENAI_API_KEY"
+            # litellm's OpenAI client refuses to start without some key (and then reports
+            # a misleading server error), while local servers usually check none.
+            return os.environ.get(env) or (None if self.direct else _PLACEHOLDER_KEY)
+        litellm = import_litellm()
+        try:
+            env = litellm.validate_environment(model=s.model_id, api_base=s.api_base)
+        except Exception:  # noqa: BLE001 - unknown providers: let the first call tell
+            return None
+        missing = [k for k in env.get("missing_keys", []) if "KEY" in k or "TOKEN" in k or "CREDENTIALS" in k]
+        if missing:
+            raise JudgeConfigError(
+                f"prb-judge: {s.model_id} needs {' or '.join(missing)} in the environment "
+                "(or api_key_env=NAME naming the variable that holds the key)"
+            )
+        return None
+
+    def _get_client(self) -> ChatClient:
+        """This judge's client, made once: its connection pool is kept between calls."""
+        if self._client is not None:
+            return self._client
+        s = self.settings
+        if self.direct:
+            from prb_tasks.judge.direct import DirectOpenAIClient
+
+            assert s.api_base is not None
+            self._client = DirectOpenAIClient(s.model_id, s.api_base, self._api_key, s.timeout, s.num_concurrent)
+        else:
+            from prb_tasks.judge.client import LiteLLMClient
+
+            self._client = LiteLLMClient(s.model_id, s.api_base, self._api_key, s.timeout)
+        close_at_exit(self._client)
+        return self._client
+
+    # -- chat template hooks (lm-eval calls these with --apply_chat_template)
+
+    def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """Keep the messages as they are: serialize them for :meth:`generate_until`."""
+        self._saw_chat_template = True
+        return ChatMessagesJson(json.dumps(
+            [{"role": str(m["role"]), "content": str(m["content"])} for m in chat_history], ensure_ascii=False
+        ))
+
+    @property
+    def tokenizer_name(self) -> str:
+        """Names the (absent) chat template in lm-eval's request-cache fingerprint."""
+        return "prb-judge-chat-messages"
+
+    def chat_template(self, chat_template: bool | str = False) -> str:
+        """No text template: messages go to the API as structured turns."""
+        return ""
+
+    # -- lm-eval request types
+
+    def loglikelihood(self, requests: Any, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        raise JudgeConfigError(
+            "prb-judge is a generative judge and cannot score log-likelihoods; run it on the judge "
+            "tasks (personalized_rb, personalized_rb_sample, ...), or use --model prb-rm for the "
+            "scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar)"
+        )
+
+    def loglikelihood_rolling(self, requests: Any, disable_tqdm: bool = False) -> list[float]:
+        return self.loglikelihood(requests)  # type: ignore[return-value]
+
+    def generate_until(self, requests: Any, disable_tqdm: bool = False) -> list[str]:
+        """One completion per request, in request order."""
+        if not requests:
+            return []
+        # Requests are built lazily, inside their tasks, so the first calls go out at
+        # once; repeats are numbered here from the raw arguments (same args, same request).
+        chats = _LazyRequests(self, [req.args[:2] for req in requests])
+        s = self.settings
+        # Look the price up now: it may import litellm (~2 s), which must not stall the
+        # event loop in the middle of the run.
+        self.pricer.listed()
+        usage = UsageTracker(model=s.model_id, transport="direct" if self.direct else "litellm", judgments=len(chats))
+        cache = JudgeCache(self.cache_dir, s.cache)
+        runner = JudgeRunner(
+            settings=s,
+            make_client=self._get_client,
+            cache=cache,
+            pricer=self.pricer,
+            usage=usage,
+            retry=RetryPolicy(max_retries=s.max_retries, base=s.backoff_base, cap=s.backoff_max),
+            show_progress=not disable_tqdm,
+        )
+        try:
+            results = runner.run(chats, chats.sample_indices())
+        finally:
+            usage.cache_refused = cache.refused
+            cache.close()
+            summary = usage.summary()
+            summary["cache_dir"] = str(self.cache_dir) if s.cache != "off" else None
+            summary["cache_mode"] = s.cache
+            remember_summary(summary)
+        print(usage.render(), flush=True)
+        return results
+
+    # -- request building
+
+    def to_request(self, context: Any, gen_kwargs: dict[str, Any] | None) -> ChatRequest:
+        """Turn one lm-eval request into the chat request to send.
+
+        Args:
+            context: JSON messages from :meth:`apply_chat_template`, or a plain prompt.
+            gen_kwargs: the task's generation settings; ``max_tokens``, ``temperature``,
+                ``top_p``, ``seed`` and ``stop`` from model_args/config take precedence.
+        """
+        gen = dict(gen_kwargs or {})
+        for name in sorted(set(gen) - _KNOWN_GEN_KWARGS - self._warned):
+            self._warned.add(name)
+            log.warning("prb-judge: ignoring generation setting %r (not sent to the API)", name)
+        s = self.settings
+        if s.temperature == "omit":
+            temperature = None
+        elif s.temperature is not None:
+            temperature = float(s.temperature)
+        else:
+            raw = gen.get("temperature")
+            temperature = float(raw) if raw is not None else None
+        until = gen.get("until")
+        task_stop = [until] if isinstance(until, str) else list(until or [])
+        stop = s.stop if s.stop is not None else task_stop
+        max_tokens = s.max_tokens or gen.get("max_gen_toks") or gen.get("max_tokens")
+        return ChatRequest(
+            messages=self._messages(context),
+            max_tokens=int(max_tokens) if max_tokens else None,
+            temperature=temperature,
+            top_p=s.top_p if s.top_p is not None else gen.get("top_p"),
+            seed=s.seed if s.seed is not None else gen.get("seed"),
+            stop=tuple(str(x) for x in stop if x),
+            response_format=s.response_format,
+            reasoning_effort=s.reasoning_effort,
+        )
+
+    def _messages(self, context: Any) -> tuple[Message, ...]:
+        text = getattr(context, "prompt", context)  # lm-eval's JsonChatStr carries .prompt
+        if not isinstance(text, str):
+            text = str(text)
+        # The marker type survives in-process; the flag covers contexts that lost it
+        # (e.g. lm-eval's request cache round trip).
+        if isinstance(text, ChatMessagesJson) or self._saw_chat_template:
+            try:
+                data = json.loads(text)
+            except ValueError:
+                data = None
+            if isinstance(data, list) and data and all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                for m in data
+            ):
+                return tuple({"role": m["role"], "content": m["content"]} for m in data)
+        return ({"role": "user", "content": text},)
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+class _LazyRequests(Sequence[ChatRequest]):
+    """lm-eval requests turned into :class:`ChatRequest` on first access."""
+
+    def __init__(self, lm: JudgeLM, args: list[tuple[Any, ...]]) -> None:
+        self._lm = lm
+        self._args = args
+        self._built: list[ChatRequest | None] = [None] * len(args)
+
+    def __len__(self) -> int:
+        return len(self._args)
+
+    @overload
+    def __getitem__(self, index: int) -> ChatRequest: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ChatRequest]: ...
+
+    def __getitem__(self, index: int | slice) -> ChatRequest | list[ChatRequest]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        built = self._built[index]
+        if built is None:
+            built = self._built[index] = self._lm.to_request(*self._args[index])
+        return built
+
+    def sample_indices(self) -> list[int]:
+        """For each request, how many identical ones come before it."""
+        seen: Counter[Any] = Counter()
+        out = []
+        for context, gen in self._args:
+            key = (str(getattr(context, "prompt", context)), _freeze(gen))
+            out.append(seen[key])
+            seen[key] += 1
+        return out

@@ -1,0 +1,80 @@
+"""Dollars per call.
+
+Order of trust: prices the user gave (``input_cost_per_mtok`` / ``output_cost_per_mtok``,
+for local or unlisted models), then litellm's own pricing of the reply, then litellm's
+price table for the model id. When none applies the cost is *unknown* (None), never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from prb_tasks.judge.client import CallResult
+from prb_tasks.judge.options import JudgeSettings
+
+
+@dataclass(frozen=True)
+class Price:
+    """Per-token prices.
+
+    Attributes:
+        input_per_token: dollars per prompt token.
+        output_per_token: dollars per completion token (reasoning included).
+        source: ``model_args`` (user-supplied) or ``litellm`` (its price table).
+    """
+
+    input_per_token: float
+    output_per_token: float
+    source: str
+
+    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        """Dollars for a call, or None if the token counts are missing."""
+        if input_tokens is None or output_tokens is None:
+            return None
+        return input_tokens * self.input_per_token + output_tokens * self.output_per_token
+
+
+@lru_cache(maxsize=64)
+def litellm_price(model: str) -> Price | None:
+    """litellm's listed price for a model id, if it has one."""
+    from prb_tasks.judge.client import import_litellm
+
+    litellm = import_litellm()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # noqa: BLE001 - litellm raises several types for "not mapped"
+        return None
+    pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if not isinstance(pin, (int, float)) or not isinstance(pout, (int, float)):
+        return None
+    return Price(float(pin), float(pout), "litellm")
+
+
+class Pricer:
+    """Prices calls for one judge.
+
+    Args:
+        settings: the judge's settings (model id and any user prices).
+    """
+
+    def __init__(self, settings: JudgeSettings) -> None:
+        self.model = settings.model_id
+        self.user = (
+            Price(settings.input_cost_per_mtok / 1e6, settings.output_cost_per_mtok / 1e6, "model_args")
+            if settings.input_cost_per_mtok is not None and settings.output_cost_per_mtok is not None
+            else None
+        )
+
+    def listed(self) -> Price | None:
+        """The price used when the reply carries none: user-supplied, else litellm's table."""
+        return self.user or litellm_price(self.model)
+
+    def cost(self, result: CallResult) -> float | None:
+        """Dollars for one reply (None: unknown)."""
+        if self.user is not None:
+            return self.user.cost(result.input_tokens, result.output_tokens)
+        if result.provider_cost is not None:
+            return result.provider_cost
+        table = litellm_price(self.model)
+        return table.cost(result.input_tokens, result.output_tokens) if table else None

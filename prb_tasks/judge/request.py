@@ -1,0 +1,102 @@
+"""One chat request to a judge, and what identifies its answer in the cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+Message = dict[str, str]
+
+# Bump when the meaning of a cached answer changes (e.g. how text is assembled).
+CACHE_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A fully resolved request: exactly what is sent, minus transport details.
+
+    Attributes:
+        messages: chat turns, each ``{"role": ..., "content": ...}``.
+        max_tokens: completion token budget (None: provider default).
+        temperature: sampling temperature (None: not sent).
+        top_p: nucleus sampling (None: not sent).
+        seed: sampling seed (None: not sent).
+        stop: stop sequences (empty: not sent).
+        response_format: provider response format (None: not sent).
+        reasoning_effort: reasoning budget (None: not sent).
+    """
+
+    messages: tuple[Message, ...]
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    response_format: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+
+    def __hash__(self) -> int:
+        # Messages are dicts (unhashable); equal requests must hash alike to be counted
+        # as repeats.
+        turns = tuple((m.get("role"), m.get("content")) for m in self.messages)
+        return hash((turns, self.max_tokens, self.temperature, self.top_p, self.seed, self.stop,
+                     self.reasoning_effort))
+
+    def params(self) -> dict[str, Any]:
+        """Sampling parameters to send, without the ones left unset."""
+        out: dict[str, Any] = {}
+        if self.max_tokens is not None:
+            out["max_tokens"] = self.max_tokens
+        if self.temperature is not None:
+            out["temperature"] = self.temperature
+        if self.top_p is not None:
+            out["top_p"] = self.top_p
+        if self.seed is not None:
+            out["seed"] = self.seed
+        if self.stop:
+            out["stop"] = list(self.stop)
+        if self.response_format is not None:
+            out["response_format"] = self.response_format
+        if self.reasoning_effort is not None:
+            out["reasoning_effort"] = self.reasoning_effort
+        return out
+
+    def followup(self, answer: str, prompt: str) -> ChatRequest:
+        """The same request continued by our answer and one more user turn."""
+        extra = ({"role": "assistant", "content": answer}, {"role": "user", "content": prompt})
+        return replace(self, messages=self.messages + extra)
+
+    def estimated_tokens(self) -> int:
+        """Rough prompt + completion tokens, for tokens-per-minute pacing (4 chars/token)."""
+        chars = sum(len(m.get("content", "")) for m in self.messages)
+        return chars // 4 + (self.max_tokens or 512)
+
+
+def identity(request: ChatRequest, model: str, api_base: str | None) -> str:
+    """Canonical JSON of everything that changes the answer (not keys, retries, timeouts)."""
+    payload = {
+        "schema": CACHE_SCHEMA,
+        "model": model,
+        "api_base": api_base,
+        "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
+        "params": request.params(),
+    }
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_digest(request: ChatRequest, model: str, api_base: str | None) -> str:
+    """SHA-256 of :func:`identity`: equal for requests that must get equal answers."""
+    return hashlib.sha256(identity(request, model, api_base).encode("utf-8")).hexdigest()
+
+
+def cache_key(digest: str, sample_index: int) -> str:
+    """Key of one answer in the cache.
+
+    Args:
+        digest: :func:`request_digest` of the request.
+        sample_index: how many identical requests came before this one in the run, so
+            repeats get their own answers instead of all sharing the first.
+    """
+    return f"judge:{digest}:{sample_index}"

@@ -1,0 +1,224 @@
+"""Running totals of a judge run and the usage summary printed and saved at the end.
+
+Money is split in two: what this run spent (new calls) and what the answers served
+from the cache originally cost. A cost that could not be priced is counted as
+unknown, never as zero.
+
+The last finished run's summary is kept in this module (:func:`take_last_summary`) so
+``prb eval`` can write it next to lm-eval's results file.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+_LAST: list[dict[str, Any]] = []
+
+
+def take_last_summary() -> dict[str, Any] | None:
+    """The summary of the most recent judge run in this process (then forgotten)."""
+    return _LAST.pop() if _LAST else None
+
+
+def remember_summary(summary: dict[str, Any]) -> None:
+    _LAST.clear()
+    _LAST.append(summary)
+
+
+def _percentile(sorted_values: list[float], q: float) -> float | None:
+    if not sorted_values:
+        return None
+    rank = max(0, min(len(sorted_values) - 1, math.ceil(q * len(sorted_values)) - 1))
+    return sorted_values[rank]
+
+
+@dataclass
+class Money:
+    """A sum of costs some of which may be unknown."""
+
+    known: float = 0.0
+    unknown: int = 0
+
+    def add(self, cost: float | None) -> None:
+        if cost is None:
+            self.unknown += 1
+        else:
+            self.known += cost
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"usd": round(self.known, 6), "unpriced_calls": self.unknown}
+
+    def label(self) -> str:
+        if self.unknown and not self.known:
+            return "unknown"
+        text = f"${self.known:.4f}"
+        return text + (f" (+{self.unknown} unpriced)" if self.unknown else "")
+
+
+@dataclass
+class UsageTracker:
+    """Counts everything a judge run did.
+
+    Args:
+        model: litellm model id.
+        transport: ``litellm`` or ``direct``.
+        judgments: requests lm-eval asked for.
+    """
+
+    model: str
+    transport: str
+    judgments: int = 0
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    done: int = 0
+    cache_hits: int = 0
+    cache_refused: int = 0
+    calls: int = 0
+    calls_ok: int = 0
+    retries: int = 0
+    reasks: int = 0
+    empty: int = 0
+    refused: int = 0
+    errors: int = 0
+    skipped: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    tokens_unreported: int = 0
+    spent: Money = field(default_factory=Money)
+    cached_value: Money = field(default_factory=Money)
+    latencies: list[float] = field(default_factory=list)
+    attempt_errors: Counter[str] = field(default_factory=Counter)
+    final_errors: Counter[str] = field(default_factory=Counter)
+    budget_stop: str | None = None
+    lowest_concurrency: int | None = None
+
+    # -- recording
+
+    def hit(self, cost: float | None) -> None:
+        """An answer served from the cache (costs nothing now)."""
+        self.cache_hits += 1
+        self.cached_value.add(cost)
+
+    def call(
+        self,
+        cost: float | None,
+        latency: float,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        reasoning_tokens: int | None,
+    ) -> None:
+        """A successful HTTP call."""
+        self.calls += 1
+        self.calls_ok += 1
+        self.spent.add(cost)
+        self.latencies.append(latency)
+        if input_tokens is None or output_tokens is None:
+            self.tokens_unreported += 1
+        self.input_tokens += input_tokens or 0
+        self.output_tokens += output_tokens or 0
+        self.reasoning_tokens += reasoning_tokens or 0
+
+    def failed_attempt(self, kind: str) -> None:
+        """An HTTP call that failed (it may be retried)."""
+        self.calls += 1
+        self.attempt_errors[kind] += 1
+
+    def finish_judgment(self, outcome: str, error_kind: str | None = None) -> None:
+        """A judgment is complete: ``ok``, ``error`` or ``skipped``."""
+        self.done += 1
+        if outcome == "error":
+            self.errors += 1
+            self.final_errors[error_kind or "other"] += 1
+        elif outcome == "skipped":
+            self.skipped += 1
+
+    # -- reporting
+
+    def postfix(self, concurrency: int) -> str:
+        """Short live status for the progress bar."""
+        return (
+            f"hits={self.cache_hits} sent={self.calls} err={self.errors} "
+            f"cost={self.spent.label()} conc={concurrency}"
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """Everything, as JSON-ready data."""
+        lat = sorted(self.latencies)
+        wall = (self.finished or time.monotonic()) - self.started
+        return {
+            "model": self.model,
+            "transport": self.transport,
+            "judgments": self.judgments,
+            "completed": self.done - self.errors - self.skipped,
+            "errors": self.errors,
+            "skipped": self.skipped,
+            "cache_hits": self.cache_hits,
+            "cache_entries_refused": self.cache_refused,
+            "requests_sent": self.calls,
+            "requests_ok": self.calls_ok,
+            "retries": self.retries,
+            "reasks": self.reasks,
+            "empty_completions": self.empty,
+            "refused_completions": self.refused,
+            "tokens": {
+                "input": self.input_tokens,
+                "output": self.output_tokens,
+                "reasoning": self.reasoning_tokens,
+                "calls_without_usage": self.tokens_unreported,
+            },
+            "cost": self.spent.as_dict(),
+            "cost_of_cache_hits_when_made": self.cached_value.as_dict(),
+            "latency_s": {
+                "p50": _round(_percentile(lat, 0.50)),
+                "p90": _round(_percentile(lat, 0.90)),
+                "p99": _round(_percentile(lat, 0.99)),
+                "max": _round(lat[-1] if lat else None),
+            },
+            "errors_by_kind": dict(sorted(self.final_errors.items())),
+            "failed_attempts_by_kind": dict(sorted(self.attempt_errors.items())),
+            "lowest_concurrency": self.lowest_concurrency,
+            "budget_stop": self.budget_stop,
+            "wall_s": round(wall, 3),
+        }
+
+    def render(self) -> str:
+        """The summary as a few plain lines."""
+        s = self.summary()
+        lat = s["latency_s"]
+        tok = s["tokens"]
+        lines = [
+            f"prb-judge usage ({self.model}, {self.transport}):",
+            (
+                f"  judgments {s['judgments']}: {s['completed']} answered, {s['errors']} errors, "
+                f"{s['skipped']} skipped; {s['cache_hits']} from cache"
+            ),
+            (
+                f"  requests sent {s['requests_sent']} ({s['requests_ok']} ok, {s['retries']} retries, "
+                f"{s['reasks']} re-asks) in {s['wall_s']:.1f}s"
+            ),
+            f"  tokens in {tok['input']:,} / out {tok['output']:,} / reasoning {tok['reasoning']:,}"
+            + (f" ({tok['calls_without_usage']} calls reported none)" if tok["calls_without_usage"] else ""),
+            f"  cost {self.spent.label()}; cache hits originally cost {self.cached_value.label()}",
+        ]
+        if lat["p50"] is not None:
+            lines.append(f"  latency p50 {lat['p50']:.2f}s  p90 {lat['p90']:.2f}s  p99 {lat['p99']:.2f}s")
+        if s["errors_by_kind"] or s["failed_attempts_by_kind"]:
+            final = ", ".join(f"{k} {v}" for k, v in s["errors_by_kind"].items()) or "none"
+            tried = ", ".join(f"{k} {v}" for k, v in s["failed_attempts_by_kind"].items()) or "none"
+            lines.append(f"  errors: final {final}; failed attempts {tried}")
+        if self.empty or self.refused:
+            lines.append(f"  empty completions {self.empty}, refusals {self.refused} (not cached)")
+        if self.cache_refused:
+            lines.append(f"  {self.cache_refused} cache entries were not JSON answers and were ignored")
+        if self.budget_stop:
+            lines.append(f"  {self.budget_stop}")
+        return "\n".join(lines)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
