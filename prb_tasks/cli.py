@@ -153,6 +153,7 @@ def _parser() -> argparse.ArgumentParser:
             "  lm_eval --include_path \"$(prb tasks-dir)\" --model litellm ... --tasks personalized_rb\n"
             "  prb data validate ./prb_data\n"
             "  prb cache info ; prb cache clear --older-than 30d\n"
+            "  prb compare runs/\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -169,6 +170,10 @@ def _parser() -> argparse.ArgumentParser:
     dl.add_argument("--subset", action="append", help="HF config to fetch (repeatable; default all)")
     val = data_sub.add_parser("validate", help="check a local copy and print row counts per subset")
     val.add_argument("dir", type=Path)
+
+    cmp_ = sub.add_parser("compare", help="judges and scalar RMs side by side from finished runs")
+    cmp_.add_argument("paths", nargs="+", type=Path, help="output folders or results_*.json files")
+    cmp_.add_argument("--format", choices=("markdown", "json"), default="markdown")
 
     cache = sub.add_parser("cache", help="the prb-judge answer cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
@@ -200,5 +205,15 @@ def main(argv: list[str] | None = None) -> int:
         return datatools.validate(args.dir)
     if args.command == "cache":
         return run_cache(args)
+    if args.command == "compare":
+        from prb_tasks.errors import PRBError
+        from prb_tasks.report.compare import compare
+
+        try:
+            print(compare(args.paths, args.format))
+        except PRBError as exc:
+            print(str(exc), file=sys.stderr)
+            return 2
+        return 0
     parser.print_help()
     return 0

@@ -37,3 +37,11 @@ def test_compare_judge_and_scalar_runs(tmp_path):
     assert "personalized_rb_sample_scalar" in table and "prb-rm (scorer=length)" in table
     assert "sk-compare-test" not in table
     assert json.loads(compare([out], fmt="json"))[0]["task"].startswith("personalized_rb_sample")
+
+
+def test_compare_command_line(tmp_path):
+    proc = run_cli(["compare", str(tmp_path / "missing")], cwd=tmp_path)
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+    (tmp_path / "empty").mkdir()
+    proc = run_cli(["compare", str(tmp_path / "empty")], cwd=tmp_path)
+    assert proc.returncode == 0 and "no results of prb tasks" in proc.stdout
