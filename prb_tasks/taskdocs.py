@@ -86,6 +86,17 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+def _identity(row: PRBRow, subset: Subset, variant: Variant) -> dict[str, Any]:
+    """Fields every document carries: which pair, which subset, which task variant."""
+    return {
+        "pair_key": f"{subset.short}/{row.id}",
+        "id": row.id,
+        "subset": subset.config,
+        "category": row.category,
+        "variant": variant,
+    }
+
+
 def _source_tag(options: DocOptions, source: str | None) -> str:
     folder = resolve_data_dir(source or options.data_dir)
     return "hub" if folder is None else str(folder)
@@ -110,11 +121,7 @@ def _judge_docs(
         for chosen_position in orders:
             a, b = (row.chosen, row.rejected) if chosen_position == "A" else (row.rejected, row.chosen)
             docs.append({
-                "pair_key": f"{subset.short}/{row.id}",
-                "id": row.id,
-                "subset": subset.config,
-                "category": row.category,
-                "variant": variant,
+                **_identity(row, subset, variant),
                 "chosen_position": chosen_position,
                 "words_chosen": _words(row.chosen),
                 "words_rejected": _words(row.rejected),
@@ -157,11 +164,7 @@ def _scalar_docs(
         profile_key = f"{tag}::{subset.config}/{row.id}"
         profile_store.remember(profile_key, tuple(p.text for p in row.profile))
         docs.append({
-            "pair_key": f"{subset.short}/{row.id}",
-            "id": row.id,
-            "subset": subset.config,
-            "category": row.category,
-            "variant": variant,
+            **_identity(row, subset, variant),
             "question": row.question,
             "prompt": prompt,
             "choices": [row.chosen, row.rejected],
