@@ -104,18 +104,21 @@ def run_eval(argv: list[str]) -> int:
     return 0
 
 
+def _folder_size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
 def run_cache(args: argparse.Namespace) -> int:
-    """``prb cache info|clear``: inspect or empty the judge cache."""
+    """``prb cache info|clear``: inspect or empty the judge cache (or the RM score cache)."""
     from datetime import datetime
 
-    from prb_tasks.judge.cache import (
-        cache_info,
-        clear_cache,
-        default_cache_dir,
-        parse_age,
-    )
+    from prb_tasks.judge.cache import cache_info, clear_cache, default_cache_dir, parse_age
+    from prb_tasks.resources import cache_root
 
-    folder = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
+    scores = cache_root() / "rm-scores"
+    folder = Path(args.cache_dir).expanduser() if args.cache_dir else (
+        scores if getattr(args, "scores", False) else default_cache_dir()
+    )
     if args.cache_command == "info":
         info = cache_info(folder)
         print(f"judge cache: {info.directory}")
@@ -130,6 +133,13 @@ def run_cache(args: argparse.Namespace) -> int:
         if info.unreadable:
             print(f"  {info.unreadable} entries are not JSON answers and are ignored "
                   "(`prb cache clear` removes them)")
+        if not args.cache_dir:
+            from prb_tasks.rm.score_cache import ScoreCache
+
+            count = len(ScoreCache(scores)) if (scores / "cache.db").is_file() else 0
+            print(f"RM score cache: {scores}")
+            print(f"  entries: {count}  size: {_folder_size(scores) / 1e6:.1f} MB"
+                  "  (`prb cache clear --scores` empties it)")
         return 0
     try:
         age = parse_age(args.older_than) if args.older_than else None
@@ -138,7 +148,8 @@ def run_cache(args: argparse.Namespace) -> int:
         return 2
     removed = clear_cache(folder, age)
     scope = f" older than {args.older_than}" if args.older_than else ""
-    print(f"removed {removed} cached answers{scope} from {folder}")
+    what = "cached scores" if folder == scores else "cached answers"
+    print(f"removed {removed} {what}{scope} from {folder}")
     return 0
 
 
@@ -182,6 +193,8 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--cache-dir", help="cache folder (default: $PRB_CACHE_DIR/judge or the user cache dir)")
         if action == "clear":
             cmd.add_argument("--older-than", metavar="AGE", help="only answers older than AGE, e.g. 30d, 12h, 2w")
+            cmd.add_argument("--scores", action="store_true",
+                             help="clear the prb-rm score cache instead of the judge cache")
     return parser
 
 

@@ -6,6 +6,7 @@ editable checkout they sit next to it at the repository root, so both places are
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
@@ -41,3 +42,13 @@ def configs_dir() -> Path:
 def sample_dir() -> Path:
     """Folder of the bundled synthetic sample, in the HF repo layout."""
     return _PKG / "data" / "sample"
+
+
+def cache_root() -> Path:
+    """Root of prb's caches: ``$PRB_CACHE_DIR`` if set, else the user cache dir ``prb``."""
+    env = os.environ.get("PRB_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("prb"))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sqlite3
 import time
 from dataclasses import asdict, dataclass
@@ -124,12 +123,9 @@ class CachedAnswer:
 
 def default_cache_dir() -> Path:
     """``$PRB_CACHE_DIR/judge`` if set, else the platform's user cache dir ``prb/judge``."""
-    env = os.environ.get("PRB_CACHE_DIR")
-    if env:
-        return Path(env).expanduser() / "judge"
-    import platformdirs
+    from prb_tasks.resources import cache_root
 
-    return Path(platformdirs.user_cache_dir("prb")) / "judge"
+    return cache_root() / "judge"
 
 
 def open_store(directory: Path) -> diskcache.Cache:

@@ -185,9 +185,9 @@ class RMOptions(BaseModel):
         """Folder of the score cache."""
         if self.cache_dir:
             return Path(self.cache_dir).expanduser()
-        from platformdirs import user_cache_dir
+        from prb_tasks.resources import cache_root
 
-        return Path(user_cache_dir("prb")) / "rm-scores"
+        return cache_root() / "rm-scores"
 
 
 def accepted_keys() -> list[str]:
