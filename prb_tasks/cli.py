@@ -186,7 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("paths", nargs="+", type=Path, help="output folders or results_*.json files")
     cmp_.add_argument("--format", choices=("markdown", "json"), default="markdown")
 
-    cache = sub.add_parser("cache", help="the prb-judge answer cache")
+    cache = sub.add_parser("cache", help="the prb-judge answer cache and the prb-rm score cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     for action, text in (("info", "show location, size and contents"), ("clear", "delete cached answers")):
         cmd = cache_sub.add_parser(action, help=text)
