@@ -15,32 +15,20 @@ from pathlib import Path
 from prb_tasks import __version__
 
 
-def _requested_tasks(argv: list[str]) -> list[str]:
-    tasks: list[str] = []
+def _flag_values(argv: list[str], *names: str) -> list[str]:
+    """Every value given to one of the option ``names`` (``--x v``, ``-x v`` or ``--x=v``)."""
+    values: list[str] = []
     for i, arg in enumerate(argv):
-        if arg == "--tasks" and i + 1 < len(argv):
-            tasks.append(argv[i + 1])
-        elif arg.startswith("--tasks="):
-            tasks.append(arg.split("=", 1)[1])
-    return tasks
+        if arg in names and i + 1 < len(argv):
+            values.append(argv[i + 1])
+        elif "=" in arg and arg.split("=", 1)[0] in names:
+            values.append(arg.split("=", 1)[1])
+    return values
 
 
-def _model_name(argv: list[str]) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == "--model" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--model="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-def _output_path(argv: list[str]) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg in ("--output_path", "-o") and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--output_path="):
-            return arg.split("=", 1)[1]
-    return None
+def _last_flag_value(argv: list[str], *names: str) -> str | None:
+    values = _flag_values(argv, *names)
+    return values[-1] if values else None
 
 
 def _write_judge_usage(output_path: str | None, started: float) -> Path | None:
@@ -78,9 +66,9 @@ def run_eval(argv: list[str]) -> int:
     argv = list(argv)
     # Our judge reads chat messages; without a chat template lm-eval would flatten the
     # system prompt into the user turn, which is not the benchmark's protocol.
-    if _model_name(argv) == "prb-judge" and "--apply_chat_template" not in argv:
+    if _last_flag_value(argv, "--model") == "prb-judge" and "--apply_chat_template" not in argv:
         argv.append("--apply_chat_template")
-    activate(_requested_tasks(argv))
+    activate(_flag_values(argv, "--tasks", "-t"))
 
     from lm_eval.__main__ import cli_evaluate
 
@@ -98,7 +86,7 @@ def run_eval(argv: list[str]) -> int:
         return 2
     finally:
         sys.argv = saved
-    written = _write_judge_usage(_output_path(argv), started)
+    written = _write_judge_usage(_last_flag_value(argv, "--output_path", "-o"), started)
     if written is not None:
         print(f"prb-judge usage summary: {written}")
     return 0

@@ -105,7 +105,8 @@ def _source_tag(options: DocOptions, source: str | None) -> str:
 def _judge_docs(
     rows: list[PRBRow], subset: Subset, variant: Variant, options: DocOptions
 ) -> list[dict[str, Any]]:
-    system_ref = resolve("judge/system.jinja", options.templates, options.system_template)
+    # The rules do not depend on the row: render them once per subset.
+    system_prompt = render(resolve("judge/system.jinja", options.templates, options.system_template))
     user_ref = resolve(_USER_TEMPLATE[variant], options.templates, options.user_template)
     positions = official_positions(len(rows)) if variant == "official" else None
     docs: list[dict[str, Any]] = []
@@ -126,7 +127,7 @@ def _judge_docs(
                 "words_chosen": _words(row.chosen),
                 "words_rejected": _words(row.rejected),
                 "post_ids": [p.id for p in posts],
-                "system_prompt": render(system_ref),
+                "system_prompt": system_prompt,
                 "prompt": _render_user(user_ref, row, a, b, posts),
             })
     return docs

@@ -11,7 +11,7 @@ import pytest
 from prb_tasks.rm.batching import sorted_batches
 from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.heads import resolve_head, reward
-from prb_tasks.rm.http_client import backoff_seconds, retry_after_seconds
+from prb_tasks.retry import RetryPolicy, retry_after_seconds
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.model import RewardModelLM, _merge_harness
 from prb_tasks.rm.options import accepted_keys, parse_options
@@ -112,7 +112,7 @@ def test_retry_helpers():
     assert retry_after_seconds(None) is None
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
     for attempt in range(6):
-        assert 0.0 <= backoff_seconds(attempt, 0.5, 4.0) <= min(4.0, 0.5 * 2 ** attempt)
+        assert 0.0 <= RetryPolicy(base=0.5, cap=4.0).delay(attempt + 1) <= min(4.0, 0.5 * 2 ** attempt)
 
 
 # ----------------------------------------------------------------- ties

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from prb_tasks.judge.request import ChatRequest
-from prb_tasks.judge.retry import parse_retry_after
+from prb_tasks.retry import parse_retry_after
 
 _KEYISH = re.compile(r"\b(sk|pk|rk|key|api|tok|ghp|xox[bpa])[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
 _BEARER = re.compile(r"(bearer|x-api-key|api[_-]?key)([\s:=\"']+)[^\s,\"']+", re.IGNORECASE)

@@ -20,7 +20,7 @@ from typing import Any
 from prb_tasks.judge.client import CallError, CallResult, _int, assemble_text, sanitize
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES
 from prb_tasks.judge.request import ChatRequest
-from prb_tasks.judge.retry import parse_retry_after
+from prb_tasks.retry import parse_retry_after
 
 # HTTP status -> (kind, exception name shown in outcomes, retryable, fatal). Names
 # follow litellm's so error outcomes read the same whichever transport made them.

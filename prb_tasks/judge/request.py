@@ -37,13 +37,6 @@ class ChatRequest:
     response_format: dict[str, Any] | None = None
     reasoning_effort: str | None = None
 
-    def __hash__(self) -> int:
-        # Messages are dicts (unhashable); equal requests must hash alike to be counted
-        # as repeats.
-        turns = tuple((m.get("role"), m.get("content")) for m in self.messages)
-        return hash((turns, self.max_tokens, self.temperature, self.top_p, self.seed, self.stop,
-                     self.reasoning_effort))
-
     def params(self) -> dict[str, Any]:
         """Sampling parameters to send, without the ones left unset."""
         out: dict[str, Any] = {}

@@ -20,7 +20,6 @@ import contextlib
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -34,7 +33,7 @@ from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.request import ChatRequest, cache_key, request_digest
-from prb_tasks.judge.retry import RetryPolicy
+from prb_tasks.retry import RetryPolicy
 from prb_tasks.judge.usage import UsageTracker
 from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
 
@@ -140,23 +139,14 @@ class JudgeRunner:
         self._failed_streak = 0
         self._budget_note_shown = False
 
-    def run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int] | None = None) -> list[str]:
+    def run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int]) -> list[str]:
         """Completions for ``requests``, in the same order.
 
         Args:
             requests: the requests; may be a lazy sequence (each item is read once,
                 inside its task, so the first calls go out before the rest are built).
-            sample_indices: for each request, how many identical requests precede it;
-                computed here when not given.
+            sample_indices: for each request, how many identical requests precede it.
         """
-        if sample_indices is None:
-            # Frozen dataclasses hash by value, so identical requests count as repeats.
-            repeats: Counter[ChatRequest] = Counter()
-            indices = []
-            for request in requests:
-                indices.append(repeats[request])
-                repeats[request] += 1
-            sample_indices = indices
         return run_sync(self._run(requests, sample_indices))
 
     # -- orchestration

@@ -1,4 +1,4 @@
-"""POST JSON with retries: exponential backoff with full jitter, ``Retry-After`` honoured.
+"""POST JSON with retries: the project's :class:`~prb_tasks.retry.RetryPolicy`, ``Retry-After`` honoured.
 
 Standard library only (``urllib``), so scoring through a remote RM server needs no
 extra dependency. Retried: HTTP 408, 425, 429 and 5xx, timeouts, refused or dropped
@@ -8,16 +8,16 @@ that will not change on retry) fails at once.
 
 from __future__ import annotations
 
-import email.utils
 import http.client
 import json
-import random
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from prb_tasks.retry import RetryPolicy, parse_retry_after
 
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 # Never wait longer than this between attempts, whatever Retry-After says.
@@ -50,30 +50,6 @@ def _one_line(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """Seconds asked for by a ``Retry-After`` header (number or HTTP date), if any."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def backoff_seconds(attempt: int, base: float, cap: float, rng: random.Random | None = None) -> float:
-    """Full-jitter backoff: uniform in [0, min(cap, base * 2**attempt)].
-
-    Jitter spreads the retries of many concurrent requests so they do not hit a
-    recovering server all at once.
-    """
-    return (rng or random).uniform(0.0, min(cap, base * (2 ** attempt)))
-
-
 def post_json(
     url: str,
     body: Mapping[str, Any],
@@ -93,13 +69,14 @@ def post_json(
         timeout: seconds to wait for one reply.
         max_retries: further attempts after the first one fails in a retryable way.
         headers: extra request headers (e.g. ``Authorization``).
-        backoff_base: first backoff ceiling in seconds (doubles each retry).
-        backoff_cap: largest backoff ceiling in seconds.
+        backoff_base: delay before the first retry in seconds (doubles each retry).
+        backoff_cap: largest computed delay in seconds.
         sleep: how to wait (tests pass a fake).
 
     Raises:
         HTTPFailure: a non-retryable error, or retries used up.
     """
+    policy = RetryPolicy(max_retries=max_retries, base=backoff_base, cap=backoff_cap)
     data = json.dumps(body).encode("utf-8")
     request_headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
     attempt = 0
@@ -123,14 +100,13 @@ def post_json(
                 detail = ""
             reason = f"{exc.reason}" + (f": {detail}" if detail else "")
             retryable = status in RETRY_STATUS
-            wait = retry_after_seconds(exc.headers.get("Retry-After") if exc.headers else None)
+            wait = parse_retry_after(exc.headers)
         except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException, OSError) as exc:
             inner = getattr(exc, "reason", exc)
             reason = f"{type(inner).__name__}: {inner}" if str(inner) else type(inner).__name__
             if isinstance(inner, TimeoutError):
                 reason = f"no reply within {timeout:g} s"
             retryable = True
-        if not retryable or attempt > max_retries:
+        if not retryable or not policy.should_retry(attempt):
             raise HTTPFailure(url, attempt, status, reason)
-        delay = wait if wait is not None else backoff_seconds(attempt - 1, backoff_base, backoff_cap)
-        sleep(min(delay, MAX_WAIT))
+        sleep(min(policy.delay(attempt, wait), MAX_WAIT))

@@ -4,10 +4,8 @@ Scores are expensive (a 70B RM behind a cluster endpoint) and deterministic for 
 given model and input, so they are kept across runs: a re-run after a failure
 resumes, and other task variants reuse whatever inputs they share.
 
-diskcache unpickles stored values by default, so a cache directory written by
-someone else could run code when read. Values here are JSON text only: the disk
-layer below refuses to write anything but a string and refuses to read any entry
-that diskcache stored pickled, without unpickling it.
+Values are JSON text only, through :class:`~prb_tasks.jsonstore.JsonOnlyDisk`, which
+never unpickles an entry someone else may have written.
 """
 
 from __future__ import annotations
@@ -21,7 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import diskcache
-from diskcache.core import MODE_PICKLE
+
+from prb_tasks.jsonstore import JsonOnlyDisk, UnsafeCacheEntry
 
 # Bump when the meaning of a stored score changes (key layout, formatting rules).
 KEY_VERSION = 1
@@ -59,25 +58,6 @@ def score_key(identity: ScorerIdentity, formatted_input: str) -> str:
     return "rm:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-class UnsafeCacheEntry(Exception):
-    """A stored entry that is not plain JSON text (it is never deserialized)."""
-
-
-class JSONOnlyDisk(diskcache.Disk):
-    """diskcache storage that writes and reads JSON strings only."""
-
-    def store(self, value, read, key=diskcache.core.UNKNOWN):  # noqa: ANN001, ANN201 - diskcache signature
-        if read or not isinstance(value, str):
-            raise TypeError("prb score cache stores JSON strings only")
-        return super().store(value, read, key=key)
-
-    def fetch(self, mode, filename, value, read):  # noqa: ANN001, ANN201 - diskcache signature
-        if mode == MODE_PICKLE:
-            # Stop before diskcache would unpickle it.
-            raise UnsafeCacheEntry("pickled entry refused")
-        return super().fetch(mode, filename, value, read)
-
-
 _OPEN: dict[str, diskcache.Cache] = {}
 _OPEN_LOCK = threading.Lock()
 
@@ -90,7 +70,7 @@ def _open(directory: Path) -> diskcache.Cache:
         cache = _OPEN.get(path)
         if cache is None:
             directory.mkdir(parents=True, exist_ok=True)
-            cache = diskcache.Cache(path, disk=JSONOnlyDisk, size_limit=2**34)
+            cache = diskcache.Cache(path, disk=JsonOnlyDisk, size_limit=2**34)
             _OPEN[path] = cache
         return cache
 

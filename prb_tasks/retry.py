@@ -1,7 +1,7 @@
 """When to try a failed call again, and how long to wait first.
 
-litellm's own retries are off (they multiply requests and hide failures); this is the
-only retry policy. A server's ``Retry-After`` is followed when given (it knows when
+The one retry policy of the project: the judge backend (litellm's own retries are off,
+they multiply requests and hide failures) and the served-RM client both use it. A server's ``Retry-After`` is followed when given (it knows when
 capacity frees up); otherwise delays grow exponentially with "equal jitter" (half
 fixed, half random) so a burst of failures does not come back as a synchronized burst.
 """
@@ -51,6 +51,24 @@ class RetryPolicy:
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
 
 
+def retry_after_seconds(value: object) -> float | None:
+    """Seconds asked for by one ``Retry-After`` value (a number or an HTTP date), if any."""
+    if value is None or value == "":
+        return None
+    try:
+        return max(0.0, float(str(value)))
+    except ValueError:
+        pass
+    import time
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(str(value))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
 def parse_retry_after(headers: object) -> float | None:
     """Seconds from ``retry-after-ms`` / ``retry-after`` in a header mapping, if any.
 
@@ -73,19 +91,4 @@ def parse_retry_after(headers: object) -> float | None:
             return max(0.0, float(str(millis)) / 1000.0)
         except ValueError:
             pass
-    value = lookup("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(str(value)))
-    except ValueError:
-        pass
-    # An HTTP date.
-    import time
-    from email.utils import parsedate_to_datetime
-
-    try:
-        when = parsedate_to_datetime(str(value))
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    return retry_after_seconds(lookup("retry-after"))
