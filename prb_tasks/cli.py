@@ -55,6 +55,23 @@ def _write_judge_usage(output_path: str | None, started: float) -> Path | None:
     return target
 
 
+def _print_legend(requested: list[str]) -> None:
+    """Explain the metric names under lm-eval's table, for runs of prb tasks."""
+    from prb_tasks.plugin import plugin_task_names
+    from prb_tasks.scoring.metrics import JUDGE_LEGEND, SCALAR_LEGEND
+
+    names = [t.strip() for spec in requested for t in spec.split(",")]
+    ours = [n for n in names if n in plugin_task_names()]
+    lines: list[str] = []
+    if any("scalar" in n for n in ours):
+        lines += SCALAR_LEGEND
+    if any("scalar" not in n for n in ours):
+        lines += [line for line in JUDGE_LEGEND if line not in lines]
+    if lines:
+        print("\n".join(["Metrics:", *(f"  {line}" for line in lines),
+                         "  +/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"]))
+
+
 def run_eval(argv: list[str]) -> int:
     """Run lm-eval with our models and tasks available.
 
@@ -84,8 +101,16 @@ def run_eval(argv: list[str]) -> int:
     except PRBError as exc:
         print(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, file=sys.stderr)
         return 2
+    except ValueError as exc:
+        # lm-eval's own answer to a misspelled task name is a traceback.
+        if not str(exc).startswith("Tasks not found"):
+            raise
+        print(f"prb: {exc}; `prb tasks-dir` holds prb's tasks (personalized_rb, personalized_rb_sample, "
+              "personalized_rb_scalar, ... see the README's task table)", file=sys.stderr)
+        return 2
     finally:
         sys.argv = saved
+    _print_legend(_flag_values(argv, "--tasks", "-t"))
     written = _write_judge_usage(_last_flag_value(argv, "--output_path", "-o"), started)
     if written is not None:
         print(f"prb-judge usage summary: {written}")

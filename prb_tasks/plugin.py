@@ -7,6 +7,7 @@ nothing heavy is imported until a model is actually used.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -92,7 +93,19 @@ def include_task_folder(skip_builtin: bool) -> None:
     harness_tasks.TaskManager = PluginTaskManager
 
 
+class _HideCustomKwargsHint(logging.Filter):
+    """Drops lm-eval's per-task hint about ``--metadata`` for custom loaders.
+
+    lm-eval prints it for every task with a ``custom_dataset``, with an example that
+    belongs to another task; our options are in the README instead.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Custom kwargs can be passed to `--metadata`" not in record.getMessage()
+
+
 def activate(requested_tasks: Iterable[str] = ()) -> None:
     """Register models and tasks for an lm-eval run in this process."""
     register_models()
     include_task_folder(skip_builtin=only_plugin_tasks(requested_tasks))
+    logging.getLogger("lm_eval.api.task").addFilter(_HideCustomKwargsHint())

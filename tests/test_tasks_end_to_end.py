@@ -207,3 +207,21 @@ def test_profile_and_oracle_variants_on_the_sample(tmp_path, task):
         assert len(sample["post_ids"]) == 3 and "Post 3 (Category:" in sample["prompt"]
     else:
         assert "normally hidden from the judge" in sample["prompt"]
+
+
+def test_user_facing_output_explains_metrics_and_errors_are_one_line(tmp_path):
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length",
+                    "--tasks", "personalized_rb_sample_scalar"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Metrics:\n  acc: share of pairs where the chosen answer scored strictly higher" in proc.stdout
+    assert "tie_rate:" in proc.stdout and "pos_a_rate" not in proc.stdout
+    assert "Custom kwargs can be passed" not in proc.stderr
+
+    wrong_model = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length",
+                           "--tasks", "personalized_rb_sample", "--limit", "1"], cwd=tmp_path)
+    assert wrong_model.returncode == 2 and "Traceback" not in wrong_model.stderr
+    assert wrong_model.stderr.strip().splitlines()[-1].startswith("prb-rm is a scalar reward model")
+
+    typo = run_cli(["eval", "--model", "prb-rm", "--tasks", "personalized_rb_sampel"], cwd=tmp_path)
+    assert typo.returncode == 2 and "Traceback" not in typo.stderr
+    assert typo.stderr.strip().splitlines()[-1].startswith("prb: Tasks not found: personalized_rb_sampel;")

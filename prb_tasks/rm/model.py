@@ -18,7 +18,7 @@ from typing import Any
 from lm_eval.api.model import LM
 from tqdm import tqdm
 
-from prb_tasks.rm.errors import ServedRMError
+from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.factory import build_scorer
 from prb_tasks.rm.inputs import RMInput, from_request
 from prb_tasks.rm.options import HARNESS_KEYS, RMOptions, parse_options
@@ -168,13 +168,13 @@ class RewardModelLM(LM):
         return [(reward, False) for reward in self.rewards(items, disable_tqdm=disable_tqdm)]
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
-        raise NotImplementedError(
+        raise RMError(
             "prb-rm scores responses; it has no rolling log-likelihood. Use it with the "
             "scalar tasks (personalized_rb_scalar, personalized_rb_sample_scalar)."
         )
 
     def generate_until(self, requests, disable_tqdm: bool = False):
-        raise NotImplementedError(
+        raise RMError(
             "prb-rm is a scalar reward model and cannot generate text: run it on the "
             "scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar), "
             "or use --model prb-judge for the judge tasks."

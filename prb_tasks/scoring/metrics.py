@@ -16,6 +16,21 @@ from prb_tasks.scoring.verdict import official_letter, parse_verdict
 
 _NAN = float("nan")
 
+# One line per metric, printed under lm-eval's table by ``prb eval``.
+JUDGE_LEGEND = (
+    "acc: share of judgments naming the user's chosen answer (unparsed, errors, skipped count wrong)",
+    "acc_macro: in a group row, the plain mean of the three subsets (acc there is size-weighted)",
+    "acc_pair: share of pairs judged right in both orders; consistency: same answer preferred in both orders",
+    "pos_a_rate: share of verdicts naming position A (0.5 = no position bias)",
+    "parse_fail / error_rate / skip_rate: no readable verdict / request failed / not sent (max_cost)",
+    "acc_official (official tasks): the original script's reading, where a missing verdict counts as A",
+)
+SCALAR_LEGEND = (
+    "acc: share of pairs where the chosen answer scored strictly higher (ties count wrong)",
+    "acc_macro: in a group row, the plain mean of the three subsets (acc there is size-weighted)",
+    "tie_rate: share of pairs where both answers got the same score",
+)
+
 
 def _judgment(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     completion = results[0] if results else None
