@@ -46,7 +46,7 @@ BACKENDS = ("prb-judge", "prb-judge[litellm]", "local-chat-completions", "litell
 
 
 def _messages(count: int) -> list[list[dict[str, str]]]:
-    from prb_tasks.taskdocs import build_docs
+    from prb_tasks.docs.personalized_rb import build_docs
 
     docs = []
     for subset in ("Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"):

@@ -1,9 +1,11 @@
 """prb: Personalized RewardBench for EleutherAI's lm-evaluation-harness.
 
 The package is laid out along the data flow:
-``data`` (load and validate rows) -> ``prompts`` (retrieve posts, render templates)
--> ``taskdocs`` (turn rows into harness documents) -> ``judge`` / ``rm`` (backends)
--> ``scoring`` (verdicts and metrics). ``tasks/`` holds the harness YAMLs.
+``data`` (load and validate rows; one subpackage per benchmark family)
+-> ``prompts`` (retrieve posts, render templates)
+-> ``docs`` (rows -> harness documents; one module per family)
+-> ``judge`` / ``rm`` (backends) -> ``scoring`` (verdicts and metrics) -> ``report``.
+``tasks/`` holds the harness YAMLs, one folder per family.
 """
 
 __version__ = "0.1.0"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prb_tasks.data.reader import DataError, read_subset, split_files
-from prb_tasks.data.subsets import HF_REPO, SUBSETS
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalized_rb.reader import read_subset, split_files
+from prb_tasks.data.personalized_rb.subsets import HF_REPO, SUBSETS
 
 
 def download(target: Path, subsets: list[str] | None = None) -> int:

@@ -41,7 +41,7 @@ def configs_dir() -> Path:
 
 def sample_dir() -> Path:
     """Folder of the bundled synthetic sample, in the HF repo layout."""
-    return _PKG / "data" / "sample"
+    return _PKG / "data" / "personalized_rb" / "sample"
 
 
 def cache_root() -> Path:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from prb_tasks.data.subsets import SUBSETS
+from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.testing.fake_server import FakeLLMServer, always, garbage, prefer_texts
 from tests.conftest import sample_rows
 from tests.runner import metric, read_results, read_samples, run_cli

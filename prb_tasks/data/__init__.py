@@ -1,6 +1,6 @@
-"""Loading and validating Personalized RewardBench rows."""
+"""Loading and validating benchmark data.
 
-from prb_tasks.data.schema import PRBRow, ProfilePost, RubricAspect
-from prb_tasks.data.subsets import SUBSETS, Subset, subset_by_name
-
-__all__ = ["PRBRow", "ProfilePost", "RubricAspect", "SUBSETS", "Subset", "subset_by_name"]
+Shared pieces live here (file readers, the error type, the profile store); each
+benchmark family has its own subpackage (``personalized_rb``) with its schema,
+reader and sources.
+"""

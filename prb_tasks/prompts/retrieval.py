@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prb_tasks.data.schema import ProfilePost
+from prb_tasks.data.personalized_rb.schema import ProfilePost
 from prb_tasks.text.bm25 import BM25Index
 
 DEFAULT_K = 5

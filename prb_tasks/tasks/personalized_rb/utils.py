@@ -9,4 +9,4 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     process_scalar,
     share_of_a,
 )
-from prb_tasks.taskdocs import load_dataset  # noqa: F401
+from prb_tasks.docs.personalized_rb import load_dataset  # noqa: F401

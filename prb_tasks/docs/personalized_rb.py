@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from prb_tasks.data import profile_store
-from prb_tasks.data.reader import DataError
-from prb_tasks.data.schema import PRBRow
-from prb_tasks.data.sources import load_rows, resolve_data_dir
-from prb_tasks.data.subsets import Subset, subset_by_name
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalized_rb.schema import PRBRow
+from prb_tasks.data.personalized_rb.sources import load_rows, resolve_data_dir
+from prb_tasks.data.personalized_rb.subsets import Subset, subset_by_name
 from prb_tasks.prompts.retrieval import DEFAULT_K, DEFAULT_MAX_POST_CHARS, select_posts
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
 from prb_tasks.scoring.order import official_positions

@@ -7,20 +7,16 @@ line that names the file, the row and the field.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from prb_tasks.data.schema import PRBRow
-from prb_tasks.errors import PRBError
-from prb_tasks.data.subsets import HF_SPLIT, Subset
-
-
-class DataError(PRBError):
-    """A benchmark file or row that cannot be used; the message is one actionable line."""
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalized_rb.schema import PRBRow
+from prb_tasks.data.personalized_rb.subsets import HF_SPLIT, Subset
+from prb_tasks.data.rawfiles import describe_error, raw_rows
 
 
 def split_files(data_dir: Path, subset: Subset) -> list[Path]:
@@ -49,40 +45,6 @@ def split_files(data_dir: Path, subset: Subset) -> list[Path]:
             f"prb: no {HF_SPLIT}-*.parquet or {HF_SPLIT}-*.jsonl file in {folder}"
         )
     return files
-
-
-def _raw_rows(path: Path) -> Iterator[dict[str, Any]]:
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several unrelated types
-            raise DataError(f"prb: cannot read parquet file {path}: {exc}") from exc
-        yield from table.to_pylist()
-        return
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"prb: {path} line {lineno}: not valid JSON ({exc.msg}); fix or remove the line"
-                ) from exc
-            if not isinstance(value, dict):
-                raise DataError(
-                    f"prb: {path} line {lineno}: expected a JSON object, got {type(value).__name__}"
-                )
-            yield value
-
-
-def describe_error(exc: ValidationError) -> str:
-    """The first problem of a pydantic error, as 'field a.b.0: message'."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "row"
-    return f"field '{where}': {first['msg']}"
 
 
 def validate_rows(raw: Iterable[dict[str, Any]], origin: str) -> list[PRBRow]:
@@ -120,7 +82,7 @@ def read_subset(data_dir: Path, subset: Subset) -> list[PRBRow]:
     rows: list[PRBRow] = []
     seen: set[str] = set()
     for path in split_files(data_dir, subset):
-        for row in validate_rows(_raw_rows(path), str(path)):
+        for row in validate_rows(raw_rows(path), str(path)):
             if row.id in seen:
                 raise DataError(f"prb: bad row in {path} (id {row.id!r}): id repeated across shards")
             seen.add(row.id)

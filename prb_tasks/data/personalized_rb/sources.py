@@ -10,9 +10,10 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from prb_tasks.data.reader import DataError, read_subset, validate_rows
-from prb_tasks.data.schema import PRBRow
-from prb_tasks.data.subsets import HF_REPO, HF_SPLIT, Subset
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalized_rb.reader import read_subset, validate_rows
+from prb_tasks.data.personalized_rb.schema import PRBRow
+from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, Subset
 from prb_tasks.resources import sample_dir
 
 ENV_VAR = "PRB_DATA_DIR"

@@ -1,0 +1,7 @@
+"""The error every data loader raises for a file or row that cannot be used."""
+
+from prb_tasks.errors import PRBError
+
+
+class DataError(PRBError):
+    """A benchmark file or row that cannot be used; the message is one actionable line."""

@@ -1,0 +1,1 @@
+"""Turning validated rows into the small documents lm-eval iterates over, one module per family."""
