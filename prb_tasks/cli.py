@@ -58,15 +58,26 @@ def _write_judge_usage(output_path: str | None, started: float) -> Path | None:
 def _print_legend(requested: list[str]) -> None:
     """Explain the metric names under lm-eval's table, for runs of prb tasks."""
     from prb_tasks.plugin import plugin_task_names
+    from prb_tasks.scoring import bestofn, breakdowns
     from prb_tasks.scoring.metrics import JUDGE_LEGEND, SCALAR_LEGEND
 
     names = [t.strip() for spec in requested for t in spec.split(",")]
     ours = [n for n in names if n in plugin_task_names()]
+    bon = [n for n in ours if "_bon" in n]
+    pairs = [n for n in ours if n not in bon]
     lines: list[str] = []
-    if any("scalar" in n for n in ours):
+    if any("scalar" in n for n in pairs):
         lines += SCALAR_LEGEND
-    if any("scalar" not in n for n in ours):
+    if any("scalar" not in n for n in pairs):
         lines += [line for line in JUDGE_LEGEND if line not in lines]
+    if bon:
+        lines += bestofn.LEGEND
+    if any(n.endswith("_judge") for n in bon):
+        lines += [line for line in JUDGE_LEGEND if line.startswith("parse_fail") and line not in lines]
+    if any(n.startswith(("personalllm", "personalized_custom")) for n in pairs):
+        lines += breakdowns.LEGEND[:1]
+    if any(n.startswith("personalized_custom") for n in pairs):
+        lines += breakdowns.LEGEND[1:]
     if lines:
         print("\n".join(["Metrics:", *(f"  {line}" for line in lines),
                          "  +/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"]))
