@@ -116,7 +116,7 @@ def run_eval(argv: list[str]) -> int:
         # lm-eval's own answer to a misspelled task name is a traceback.
         if not str(exc).startswith("Tasks not found"):
             raise
-        print(f"prb: {exc}; `prb tasks-dir` holds prb's tasks (personalized_rb, personalized_rb_sample, "
+        print(f"prb: {exc}; `prb tasks-dir` holds prb's tasks (personalized_rb, personalized_rb_sample, personalllm, personalized_custom_example, "
               "personalized_rb_scalar, ... see the README's task table)", file=sys.stderr)
         return 2
     finally:
@@ -203,8 +203,12 @@ def _parser() -> argparse.ArgumentParser:
     dl = data_sub.add_parser("download", help="download the HF dataset into DIR (HF repo layout)")
     dl.add_argument("dir", type=Path)
     dl.add_argument("--subset", action="append", help="HF config to fetch (repeatable; default all)")
-    val = data_sub.add_parser("validate", help="check a local copy and print row counts per subset")
+    dl.add_argument("--family", choices=("personalized_rb", "personalllm"), default="personalized_rb",
+                    help="which benchmark (default personalized_rb)")
+    val = data_sub.add_parser("validate", help="check a local copy (or a preference file) and print counts")
     val.add_argument("dir", type=Path)
+    val.add_argument("--family", choices=("personalized_rb", "personalllm", "custom"),
+                     help="what DIR holds (default: guessed; a file = custom)")
 
     cmp_ = sub.add_parser("compare", help="judges and scalar RMs side by side from finished runs")
     cmp_.add_argument("paths", nargs="+", type=Path, help="output folders or results_*.json files")
@@ -238,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         from prb_tasks import datatools
 
         if args.data_command == "download":
-            return datatools.download(args.dir, args.subset)
-        return datatools.validate(args.dir)
+            return datatools.download(args.dir, args.subset, args.family)
+        return datatools.validate(args.dir, args.family)
     if args.command == "cache":
         return run_cache(args)
     if args.command == "compare":
