@@ -116,8 +116,9 @@ def run_eval(argv: list[str]) -> int:
         # lm-eval's own answer to a misspelled task name is a traceback.
         if not str(exc).startswith("Tasks not found"):
             raise
-        print(f"prb: {exc}; `prb tasks-dir` holds prb's tasks (personalized_rb, personalized_rb_sample, personalllm, personalized_custom_example, "
-              "personalized_rb_scalar, ... see the README's task table)", file=sys.stderr)
+        print(f"prb: {exc}; `prb tasks-dir` holds prb's tasks (personalized_rb, personalized_rb_sample, "
+              "personalized_rb_scalar, personalllm, personalized_custom_example, ... see the README's task table)",
+              file=sys.stderr)
         return 2
     finally:
         sys.argv = saved

@@ -104,9 +104,11 @@ def test_prompts_with_a_missing_reward_are_left_out_and_said_so(tmp_path: Path, 
 def test_users_are_the_authors_dirichlet_draw_in_sorted_model_order() -> None:
     assert list(REWARD_MODELS) == sorted(PUBLISHED) and REWARD_MODELS[0] == "beaver_7b"
     weights = sample_weights(300, 0.01, 42)
-    # scipy's dirichlet.rvs(random_state=42) is numpy's legacy RandomState(42).dirichlet.
-    legacy = np.random.RandomState(42).dirichlet(np.full(10, 0.01), size=300)
-    assert np.array_equal(weights, legacy)
+    # The authors' call, verbatim in effect: scipy.stats.dirichlet.rvs with an integer random_state.
+    from scipy.stats import dirichlet
+
+    assert np.array_equal(weights, dirichlet.rvs(np.full(10, 0.01), size=300, random_state=42))
+    assert np.array_equal(sample_weights(50, 0.05, 7), dirichlet.rvs(np.full(10, 0.05), size=50, random_state=7))
     assert np.allclose(weights.sum(axis=1), 1.0)
     # Prefix-stable: the first users do not depend on how many are drawn.
     assert np.array_equal(sample_weights(7, 0.01, 42), weights[:7])

@@ -106,7 +106,7 @@ class Simulation:
         scores: z-scored rewards, shape ``(prompts, 8, 10)``.
         items: choices to predict, grouped by user in user order.
         near_ties: comparisons dropped because they were within the margin.
-        short_histories: users with fewer than ``k`` earlier choices (too few prompts).
+        short_histories: items with fewer than ``k`` earlier choices (too few prompts).
     """
 
     rows: list[PromptRow]
@@ -140,7 +140,10 @@ def _walk(user: int, weights: np.ndarray, scores: np.ndarray, config: Simulation
     choices: list[Choice] = []
     dropped = 0
     for prompt in rng.permutation(scores.shape[0]):
-        first, second = (int(x) for x in rng.choice(N_RESPONSES, size=2, replace=False))
+        # An ordered pair of distinct responses, uniformly.
+        first = int(rng.integers(N_RESPONSES))
+        second = int(rng.integers(N_RESPONSES - 1))
+        second += second >= first
         pair = scores[prompt, [first, second]] @ weights
         gap = float(pair[0] - pair[1])
         if abs(gap) <= config.margin:

@@ -2,7 +2,7 @@
 
 A user is a weight vector over the ten reward models drawn from a symmetric
 Dirichlet, exactly as the authors draw it (``scipy.stats.dirichlet.rvs`` with an
-integer ``random_state``); a user's reward for a response is the dot product of the
+integer ``random_state``, which is numpy's legacy ``RandomState(seed).dirichlet``); a user's reward for a response is the dot product of the
 weights with the response's z-scored rewards. The draw is prefix-stable: the first
 ``n`` users are the same whatever the total number of users.
 """
@@ -27,9 +27,9 @@ def sample_weights(n_users: int, alpha: float, seed: int) -> np.ndarray:
             about one reward model; large = everyone near the average).
         seed: the ``random_state`` handed to scipy.
     """
-    from scipy.stats import dirichlet
-
-    weights = dirichlet.rvs(np.full(len(REWARD_MODELS), float(alpha)), size=n_users, random_state=seed)
+    # scipy.stats.dirichlet.rvs(alpha, size, random_state=seed) is exactly this call
+    # (checked in the tests); calling numpy directly spares a 1.5 s scipy import.
+    weights = np.random.RandomState(seed).dirichlet(np.full(len(REWARD_MODELS), float(alpha)), size=n_users)
     if np.isnan(weights).any():
         # numpy's gamma draws underflow to 0 for every component at tiny alphas.
         raise DataError(
