@@ -127,7 +127,7 @@ def validate_personalllm(folder: Path) -> int:
     if incomplete:
         first = incomplete[0]
         print(f"{len(incomplete)} prompts have a missing reward and will not be used "
-              f"(first: row {first.index}, column {first.missing_scores[0]})")
+              f"(first: row {first.index + 1}, column {first.missing_scores[0]})")
     return 0
 
 

@@ -3,8 +3,6 @@ cost model's sign, histories, and the documents every variant produces."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +17,7 @@ from prb_tasks.data.personalllm.reader import read_split, usable
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.data.personalllm.users import normalised_scores, sample_weights
 from prb_tasks.docs import personalllm as docs_module
+from prb_tasks.docs.options import option_help
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 
 # The authors' published (mean, sd) per reward model, typed out here on purpose: the
@@ -72,11 +71,11 @@ def test_bad_rows_are_one_line_naming_file_row_and_column(tmp_path: Path) -> Non
         read_split(root)
     message = str(err.value)
     assert "\n" not in message and "test-00000-of-00001.jsonl" in message
-    assert "row 4" in message and "'pid-004'" in message and "response_3_gemma_7b" in message
+    assert "row 5" in message and "'pid-004'" in message and "response_3_gemma_7b" in message
 
     rows = fixture_rows(6)
     rows[2]["response_5"] = 17
-    with pytest.raises(DataError, match=r"row 2 .*'response_5'"):
+    with pytest.raises(DataError, match=r"row 3 .*'response_5'"):
         read_split(write_personalllm(tmp_path / "type", rows, "jsonl"))
 
     with pytest.raises(DataError, match=r"no folder .*data.*--family personalllm"):
@@ -293,6 +292,8 @@ def test_bad_options_are_one_line(copy_dir: Path) -> None:
     with pytest.raises(DataError, match="unknown PersonalLLM variant"):
         docs_module.build_docs("pairs", data_dir=str(copy_dir))
     assert "user_seed" in docs_module.PERSONALLLM_KEYS and "seed" not in docs_module.PERSONALLLM_KEYS
+    meanings = option_help(docs_module.PersonalLLMOptions)
+    assert set(meanings) == docs_module.PERSONALLLM_KEYS and all(meanings.values())
 
 
 def test_environment_variable_selects_the_copy(copy_dir: Path, monkeypatch) -> None:

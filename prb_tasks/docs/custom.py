@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from prb_tasks.data import profile_store
 from prb_tasks.data.custom.schema import Preference, UserRecord
 from prb_tasks.data.custom.sources import load_users
 from prb_tasks.data.errors import DataError
-from prb_tasks.docs.options import option_keys, parse_options
+from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.docs.pairs import judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.history import PastChoice, profile_texts, traits
 from prb_tasks.prompts.templates import render, resolve
@@ -29,24 +29,11 @@ SUBSET = "custom"
 DEFAULT_K = 4
 
 
-class CustomOptions(BaseModel):
-    """``--metadata`` options of the ``personalized_custom`` tasks.
+class CustomOptions(TemplateOptions):
+    """``--metadata`` options of the ``personalized_custom`` tasks (each field's description says what it does)."""
 
-    Attributes:
-        data_path: the preference file (``.json`` or ``.jsonl``), or ``example``.
-        k: other preferences of the same user shown with each item (0 = none).
-        templates: folder of replacement templates.
-        system_template: file replacing the judge's system prompt.
-        user_template: file replacing the variant's user-message template.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    data_path: Optional[str] = None
-    k: int = Field(DEFAULT_K, ge=0)
-    templates: Optional[str] = None
-    system_template: Optional[str] = None
-    user_template: Optional[str] = None
+    data_path: Optional[str] = Field(None, description="your preference file (.json or .jsonl), or `example`")
+    k: int = Field(DEFAULT_K, ge=0, description="other preferences of the same user shown with each item (0 = none)")
 
 
 CUSTOM_KEYS = option_keys(CustomOptions)

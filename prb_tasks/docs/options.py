@@ -9,18 +9,33 @@ are read here (telling unknown keys apart from model arguments is the shared
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prb_tasks.data.errors import DataError
 
 Options = TypeVar("Options", bound=BaseModel)
 
 
+class TemplateOptions(BaseModel):
+    """The template options every family with prompts accepts; families add their own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    templates: Optional[str] = Field(None, description="folder of replacement templates (same file names)")
+    system_template: Optional[str] = Field(None, description="a file replacing the judge's system prompt")
+    user_template: Optional[str] = Field(None, description="a file replacing the variant's user-message template")
+
+
 def option_keys(model: type[BaseModel]) -> frozenset[str]:
     """The ``--metadata`` keys a family's options model accepts."""
     return frozenset(model.model_fields)
+
+
+def option_help(model: type[BaseModel]) -> dict[str, str]:
+    """Each accepted key with its one-line meaning (the field's description), for messages."""
+    return {name: field.description or "" for name, field in model.model_fields.items()}
 
 
 def parse_options(model: type[Options], raw: dict[str, Any]) -> Options:

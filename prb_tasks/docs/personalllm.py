@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from prb_tasks.data import profile_store
 from prb_tasks.data.errors import DataError
@@ -35,48 +35,30 @@ from prb_tasks.data.personalllm.items import (
 )
 from prb_tasks.data.personalllm.schema import PromptRow
 from prb_tasks.data.personalllm.sources import load_prompts, source_tag
-from prb_tasks.docs.options import option_keys, parse_options
+from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.docs.pairs import judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.history import PastChoice, profile_texts
 from prb_tasks.prompts.templates import render, resolve
 
-Variant = Literal["judge", "scalar", "scalar_history", "bon", "bon_history", "bon_judge"]
 VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history", "bon", "bon_history", "bon_judge")
 _WITH_HISTORY = {"judge", "scalar_history", "bon_history", "bon_judge"}
 
 
-class PersonalLLMOptions(BaseModel):
-    """``--metadata`` options of the PersonalLLM tasks.
+class PersonalLLMOptions(TemplateOptions):
+    """``--metadata`` options of the PersonalLLM tasks (each field's description says what it does)."""
 
-    Attributes:
-        data_dir: local copy in the HF layout (``<dir>/data/test-*.parquet``); else
-            ``$PRB_PERSONALLLM_DIR``, else the HF hub.
-        n_users: simulated users (authors' default 1000).
-        alpha: symmetric Dirichlet concentration (authors' default 0.01).
-        user_seed: seed of the users' weights and of their walks over prompts
-            (authors' default 42; named so it cannot clash with a model's ``seed``).
-        k: earlier choices shown with each item (0 = none).
-        items_per_user: choices to predict per user.
-        margin: pairs whose two rewards for the user differ by at most this are dropped.
-        flip_beaver: negate the cost model's z-score (the authors do not).
-        templates: folder of replacement templates.
-        system_template: file replacing the judge's system prompt.
-        user_template: file replacing the variant's user-message template.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    data_dir: Optional[str] = None
-    n_users: int = Field(DEFAULT_USERS, ge=1)
-    alpha: float = Field(DEFAULT_ALPHA, gt=0)
-    user_seed: int = Field(DEFAULT_SEED, ge=0)
-    k: int = Field(DEFAULT_K, ge=0)
-    items_per_user: int = Field(DEFAULT_ITEMS_PER_USER, ge=1)
-    margin: float = Field(DEFAULT_MARGIN, ge=0)
-    flip_beaver: bool = False
-    templates: Optional[str] = None
-    system_template: Optional[str] = None
-    user_template: Optional[str] = None
+    data_dir: Optional[str] = Field(
+        None, description="local copy in the HF layout (<dir>/data/test-*.parquet); else $PRB_PERSONALLLM_DIR, "
+        "else the HF hub")
+    n_users: int = Field(DEFAULT_USERS, ge=1, description="simulated users (authors' default 1000)")
+    alpha: float = Field(DEFAULT_ALPHA, gt=0, description="symmetric Dirichlet concentration (authors' default 0.01)")
+    user_seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the users' weights and of their walks over "
+                           "prompts (authors' default 42; not `seed`, which is a model argument)")
+    k: int = Field(DEFAULT_K, ge=0, description="earlier choices shown with each item (0 = none)")
+    items_per_user: int = Field(DEFAULT_ITEMS_PER_USER, ge=1, description="choices to predict per user")
+    margin: float = Field(DEFAULT_MARGIN, ge=0, description="pairs whose two rewards for the user differ by at "
+                          "most this are dropped")
+    flip_beaver: bool = Field(False, description="negate the cost model beaver_7b's z-score (the authors do not)")
 
     def simulation(self) -> SimulationConfig:
         """The simulation settings these options describe."""

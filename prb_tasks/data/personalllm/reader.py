@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_SPLIT
 from prb_tasks.data.personalllm.schema import PromptRow, to_prompt_row, wide_model
-from prb_tasks.data.rawfiles import describe_error, raw_rows
+from prb_tasks.data.rawfiles import describe_error, raw_rows, shard_files
 
 
 def split_files(data_dir: Path) -> list[Path]:
@@ -33,17 +33,13 @@ def split_files(data_dir: Path) -> list[Path]:
             f"prb: no folder '{folder}'; a PersonalLLM copy has the HF layout {layout} "
             "(run `prb data download DIR --family personalllm` on a machine with internet access)"
         )
-    parquet = sorted(folder.glob(f"{HF_SPLIT}-*.parquet"))
-    jsonl = sorted(folder.glob(f"{HF_SPLIT}-*.jsonl"))
-    if parquet and jsonl:
-        raise DataError(f"prb: {folder} holds both .parquet and .jsonl files for the {HF_SPLIT} split; keep one format")
-    if not (parquet or jsonl):
-        raise DataError(f"prb: no {HF_SPLIT}-*.parquet or {HF_SPLIT}-*.jsonl file in {folder} (expected {layout})")
-    return parquet or jsonl
+    return shard_files(folder, HF_SPLIT, f" (expected {layout})")
 
 
 def validate_rows(raw: Iterable[dict[str, Any]], origin: str, start: int = 0) -> list[PromptRow]:
     """Validate wide rows; raise DataError naming ``origin``, the row and the column.
+
+    Rows are numbered from 1 in messages, like lines of a ``.jsonl`` file.
 
     Args:
         raw: rows as dicts, in dataset order.
@@ -58,7 +54,7 @@ def validate_rows(raw: Iterable[dict[str, Any]], origin: str, start: int = 0) ->
         except ValidationError as exc:
             row_id = item.get("prompt_id") if isinstance(item, dict) else None
             raise DataError(
-                f"prb: bad row in {origin}, row {offset} (prompt_id {row_id!r}): {describe_error(exc)}; "
+                f"prb: bad row in {origin}, row {offset + 1} (prompt_id {row_id!r}): {describe_error(exc)}; "
                 "fix the row or re-download the data"
             ) from None
         rows.append(to_prompt_row(validated, start + offset))
@@ -89,7 +85,7 @@ def usable(rows: list[PromptRow], origin: str, quiet: bool = False) -> list[Prom
         first = dropped[0]
         print(
             f"prb: PersonalLLM ({origin}): {len(dropped)} of {len(rows)} prompts have a missing reward "
-            f"and are not used (first: row {first.index}, prompt_id {first.prompt_id!r}, "
+            f"and are not used (first: row {first.index + 1}, prompt_id {first.prompt_id!r}, "
             f"column {first.missing_scores[0]})",
             file=sys.stderr,
         )

@@ -21,7 +21,7 @@ class PromptRow:
     """A prompt, its eight responses and their raw rewards.
 
     Attributes:
-        index: position of the row in the split (0-based).
+        index: position of the row in the split (0-based; messages count rows from 1).
         prompt_id: the dataset's id of the prompt.
         subset: which source collection the prompt comes from (``subset`` column).
         prompt: the user's request.
