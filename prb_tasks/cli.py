@@ -58,15 +58,26 @@ def _write_judge_usage(output_path: str | None, started: float) -> Path | None:
 def _print_legend(requested: list[str]) -> None:
     """Explain the metric names under lm-eval's table, for runs of prb tasks."""
     from prb_tasks.plugin import plugin_task_names
+    from prb_tasks.scoring import bestofn, breakdowns
     from prb_tasks.scoring.metrics import JUDGE_LEGEND, SCALAR_LEGEND
 
     names = [t.strip() for spec in requested for t in spec.split(",")]
     ours = [n for n in names if n in plugin_task_names()]
+    bon = [n for n in ours if "_bon" in n]
+    pairs = [n for n in ours if n not in bon]
     lines: list[str] = []
-    if any("scalar" in n for n in ours):
+    if any("scalar" in n for n in pairs):
         lines += SCALAR_LEGEND
-    if any("scalar" not in n for n in ours):
+    if any("scalar" not in n for n in pairs):
         lines += [line for line in JUDGE_LEGEND if line not in lines]
+    if bon:
+        lines += bestofn.LEGEND
+    if any(n.endswith("_judge") for n in bon):
+        lines += [line for line in JUDGE_LEGEND if line.startswith("parse_fail") and line not in lines]
+    if any(n.startswith(("personalllm", "personalized_custom")) for n in pairs):
+        lines += breakdowns.LEGEND[:1]
+    if any(n.startswith("personalized_custom") for n in pairs):
+        lines += breakdowns.LEGEND[1:]
     if lines:
         print("\n".join(["Metrics:", *(f"  {line}" for line in lines),
                          "  +/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"]))
@@ -106,7 +117,8 @@ def run_eval(argv: list[str]) -> int:
         if not str(exc).startswith("Tasks not found"):
             raise
         print(f"prb: {exc}; `prb tasks-dir` holds prb's tasks (personalized_rb, personalized_rb_sample, "
-              "personalized_rb_scalar, ... see the README's task table)", file=sys.stderr)
+              "personalized_rb_scalar, personalllm, personalized_custom_example, ... see the README's task table)",
+              file=sys.stderr)
         return 2
     finally:
         sys.argv = saved
@@ -192,8 +204,12 @@ def _parser() -> argparse.ArgumentParser:
     dl = data_sub.add_parser("download", help="download the HF dataset into DIR (HF repo layout)")
     dl.add_argument("dir", type=Path)
     dl.add_argument("--subset", action="append", help="HF config to fetch (repeatable; default all)")
-    val = data_sub.add_parser("validate", help="check a local copy and print row counts per subset")
+    dl.add_argument("--family", choices=("personalized_rb", "personalllm"), default="personalized_rb",
+                    help="which benchmark (default personalized_rb)")
+    val = data_sub.add_parser("validate", help="check a local copy (or a preference file) and print counts")
     val.add_argument("dir", type=Path)
+    val.add_argument("--family", choices=("personalized_rb", "personalllm", "custom"),
+                     help="what DIR holds (default: guessed; a file = custom)")
 
     cmp_ = sub.add_parser("compare", help="judges and scalar RMs side by side from finished runs")
     cmp_.add_argument("paths", nargs="+", type=Path, help="output folders or results_*.json files")
@@ -227,8 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         from prb_tasks import datatools
 
         if args.data_command == "download":
-            return datatools.download(args.dir, args.subset)
-        return datatools.validate(args.dir)
+            return datatools.download(args.dir, args.subset, args.family)
+        return datatools.validate(args.dir, args.family)
     if args.command == "cache":
         return run_cache(args)
     if args.command == "compare":

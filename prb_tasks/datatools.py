@@ -1,7 +1,10 @@
-"""``prb data download`` and ``prb data validate``: local copies in the HF layout."""
+"""``prb data download`` and ``prb data validate``: local copies in the HF layout,
+and bring-your-own preference files."""
 
 from __future__ import annotations
 
+import sys
+from collections import Counter
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
@@ -9,36 +12,69 @@ from prb_tasks.data.personalized_rb.reader import read_subset, split_files
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, SUBSETS
 
 
-def download(target: Path, subsets: list[str] | None = None) -> int:
+FAMILIES = ("personalized_rb", "personalllm", "custom")
+
+
+def download(target: Path, subsets: list[str] | None = None, family: str = "personalized_rb") -> int:
     """Copy the benchmark's parquet files into ``target`` (same layout as the HF repo).
 
     Args:
         target: destination folder (created).
-        subsets: HF config names to fetch; all three when None.
+        subsets: HF config names to fetch; all three when None (Personalized RewardBench only).
+        family: ``personalized_rb`` or ``personalllm`` (its test split).
     """
+    if family == "personalllm":
+        from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO as PLLM_REPO, HF_SPLIT
+
+        if subsets:
+            print("prb: --subset applies to personalized_rb only; PersonalLLM has one test split")
+            return 2
+        return _snapshot(PLLM_REPO, [f"{DATA_FOLDER}/{HF_SPLIT}-*", "README.md"], target) or validate(target, family)
+    if family != "personalized_rb":
+        print(f"prb: nothing to download for --family {family}")
+        return 2
+    configs = subsets or [s.config for s in SUBSETS]
+    return _snapshot(HF_REPO, [f"{c}/*" for c in configs] + ["README.md"], target) or validate(target, family)
+
+
+def _snapshot(repo: str, patterns: list[str], target: Path) -> int:
+    """Download ``patterns`` of the HF dataset ``repo`` into ``target``; 0 on success."""
     try:
         from huggingface_hub import snapshot_download
     except ImportError:  # pragma: no cover - a dependency of lm-eval
         print("prb: huggingface_hub is not installed; pip install huggingface_hub")
         return 2
-    configs = subsets or [s.config for s in SUBSETS]
     target.mkdir(parents=True, exist_ok=True)
     try:
-        snapshot_download(
-            repo_id=HF_REPO,
-            repo_type="dataset",
-            allow_patterns=[f"{c}/*" for c in configs] + ["README.md"],
-            local_dir=str(target),
-        )
+        snapshot_download(repo_id=repo, repo_type="dataset", allow_patterns=patterns, local_dir=str(target))
     except Exception as exc:  # offline, auth, rate limit: the advice is the same
-        print(f"prb: download of {HF_REPO} failed: {type(exc).__name__}: {exc}".splitlines()[0])
+        print(f"prb: download of {repo} failed: {type(exc).__name__}: {exc}".splitlines()[0])
         print("prb: this needs access to huggingface.co; copy the folder from a connected machine instead")
         return 1
-    return validate(target)
+    return 0
 
 
-def validate(folder: Path) -> int:
-    """Check every subset under ``folder``; print counts; return a process exit code."""
+def detect_family(path: Path) -> str:
+    """Guess what ``path`` holds: a preference file, a PersonalLLM copy or a PRB copy."""
+    if path.is_file():
+        return "custom"
+    if (path / "data").is_dir() and not any((path / s.config).is_dir() for s in SUBSETS):
+        return "personalllm"
+    return "personalized_rb"
+
+
+def validate(folder: Path, family: str | None = None) -> int:
+    """Check a local copy (or preference file); print counts; return a process exit code.
+
+    Args:
+        folder: the copy's root folder, or a ``.json``/``.jsonl`` preference file.
+        family: ``personalized_rb``, ``personalllm`` or ``custom``; guessed when None.
+    """
+    family = family or detect_family(folder)
+    if family == "personalllm":
+        return validate_personalllm(folder)
+    if family == "custom":
+        return validate_custom(folder)
     if not folder.is_dir():
         print(f"prb: '{folder}' is not a folder")
         return 2
@@ -66,3 +102,56 @@ def validate(folder: Path) -> int:
         print(f"{subset.config:<38} {len(rows):>6}  {note}")
     print(f"{'total':<38} {total:>6}")
     return status
+
+
+def validate_personalllm(folder: Path) -> int:
+    """Check a PersonalLLM copy (``<dir>/data/test-*.parquet``); print counts per prompt subset."""
+    from prb_tasks.data.personalllm.constants import EXPECTED_TEST_ROWS
+    from prb_tasks.data.personalllm.reader import read_split
+
+    if not folder.is_dir():
+        print(f"prb: '{folder}' is not a folder")
+        return 2
+    try:
+        rows = read_split(folder)
+    except DataError as exc:
+        print(str(exc))
+        return 1
+    incomplete = [row for row in rows if row.missing_scores]
+    print(f"{'PersonalLLM prompt subset':<38} {'rows':>6}")
+    for subset, count in sorted(Counter(row.subset for row in rows).items()):
+        print(f"{subset:<38} {count:>6}")
+    note = "ok" if len(rows) == EXPECTED_TEST_ROWS else (
+        f"ok (the published test split has {EXPECTED_TEST_ROWS}; this is a partial or different copy)")
+    print(f"{'total':<38} {len(rows):>6}  {note}")
+    if incomplete:
+        first = incomplete[0]
+        print(f"{len(incomplete)} prompts have a missing reward and will not be used "
+              f"(first: row {first.index + 1}, column {first.missing_scores[0]})")
+    return 0
+
+
+def validate_custom(path: Path) -> int:
+    """Check a bring-your-own preference file; print users, preferences and tags."""
+    from prb_tasks.data.custom.reader import read_users
+
+    if not path.is_file():
+        print(f"prb: '{path}' is not a file", file=sys.stderr)
+        return 2
+    try:
+        users = read_users(path)
+    except DataError as exc:
+        print(str(exc))
+        return 1
+    prefs = [p for u in users for p in u.preferences]
+    tags = Counter(t for p in prefs for t in p.value_alignment)
+    chosen_a = sum(p.chosen_response == "response_A" for p in prefs)
+    single = sum(len(u.preferences) == 1 for u in users)
+    print(f"{path}: ok")
+    print(f"  users: {len(users)} ({single} with a single preference, judged with no history)")
+    print(f"  preferences: {len(prefs)} (chosen is response_A in {chosen_a}, response_B in {len(prefs) - chosen_a})")
+    print(f"  without a reason: {sum(not p.reason.strip() for p in prefs)}; "
+          f"without value_alignment tags: {sum(not p.value_alignment for p in prefs)}")
+    if tags:
+        print(f"  tags ({len(tags)}): " + ", ".join(f"{t} {n}" for t, n in sorted(tags.items())))
+    return 0

@@ -53,3 +53,20 @@ def describe_error(exc: ValidationError) -> str:
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "row"
     return f"field '{where}': {first['msg']}"
+
+
+def shard_files(folder: Path, split: str, expected: str = "") -> list[Path]:
+    """The ``<split>-*.parquet`` (or ``.jsonl``) shards in ``folder``, in shard order.
+
+    Args:
+        folder: where a split's files sit in an HF-layout copy.
+        split: the split name (``test``).
+        expected: layout hint appended to the "no file" error, e.g. ``(expected <dir>/data/...)``.
+    """
+    parquet = sorted(folder.glob(f"{split}-*.parquet"))
+    jsonl = sorted(folder.glob(f"{split}-*.jsonl"))
+    if parquet and jsonl:
+        raise DataError(f"prb: {folder} holds both .parquet and .jsonl files for the {split} split; keep one format")
+    if not (parquet or jsonl):
+        raise DataError(f"prb: no {split}-*.parquet or {split}-*.jsonl file in {folder}{expected}")
+    return parquet or jsonl

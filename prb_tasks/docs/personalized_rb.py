@@ -19,6 +19,7 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.sources import load_rows, resolve_data_dir
 from prb_tasks.data.personalized_rb.subsets import Subset, subset_by_name
+from prb_tasks.docs.pairs import BOTH_ORDERS, judge_pair_docs, judge_system_prompt, to_dataset
 from prb_tasks.prompts.retrieval import DEFAULT_K, DEFAULT_MAX_POST_CHARS, select_posts
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
 from prb_tasks.scoring.order import official_positions
@@ -82,10 +83,6 @@ class DocOptions:
         )
 
 
-def _words(text: str) -> int:
-    return len(text.split())
-
-
 def _identity(row: PRBRow, subset: Subset, variant: Variant) -> dict[str, Any]:
     """Fields every document carries: which pair, which subset, which task variant."""
     return {
@@ -106,7 +103,7 @@ def _judge_docs(
     rows: list[PRBRow], subset: Subset, variant: Variant, options: DocOptions
 ) -> list[dict[str, Any]]:
     # The rules do not depend on the row: render them once per subset.
-    system_prompt = render(resolve("judge/system.jinja", options.templates, options.system_template))
+    system_prompt = judge_system_prompt(options.templates, options.system_template)
     user_ref = resolve(_USER_TEMPLATE[variant], options.templates, options.user_template)
     positions = official_positions(len(rows)) if variant == "official" else None
     docs: list[dict[str, Any]] = []
@@ -115,21 +112,13 @@ def _judge_docs(
             select_posts(row.question, row.profile, options.k, options.max_post_chars)
             if variant == "profile" else []
         )
-        if positions is not None:
-            orders = ["A" if positions[index] else "B"]
-        else:
-            orders = ["A", "B"]  # chosen shown first, then second
-        for chosen_position in orders:
-            a, b = (row.chosen, row.rejected) if chosen_position == "A" else (row.rejected, row.chosen)
-            docs.append({
-                **_identity(row, subset, variant),
-                "chosen_position": chosen_position,
-                "words_chosen": _words(row.chosen),
-                "words_rejected": _words(row.rejected),
-                "post_ids": [p.id for p in posts],
-                "system_prompt": system_prompt,
-                "prompt": _render_user(user_ref, row, a, b, posts),
-            })
+        orders = ["A" if positions[index] else "B"] if positions is not None else BOTH_ORDERS
+        docs.extend(judge_pair_docs(
+            {**_identity(row, subset, variant), "post_ids": [p.id for p in posts]},
+            row.chosen, row.rejected, system_prompt,
+            lambda a, b: _render_user(user_ref, row, a, b, posts),
+            positions=orders,
+        ))
     return docs
 
 
@@ -199,9 +188,6 @@ def build_docs(
 
 def load_dataset(**kwargs: Any):  # noqa: ANN201 - datasets.DatasetDict, imported lazily
     """``custom_dataset`` entry point for the task YAMLs: a ``{"test": Dataset}`` dict."""
-    import datasets
-
     subset = kwargs.pop("subset")
     variant = kwargs.pop("variant")
-    docs = build_docs(subset, variant, **kwargs)
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+    return to_dataset(build_docs(subset, variant, **kwargs))

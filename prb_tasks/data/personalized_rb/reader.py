@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.subsets import HF_SPLIT, Subset
-from prb_tasks.data.rawfiles import describe_error, raw_rows
+from prb_tasks.data.rawfiles import describe_error, raw_rows, shard_files
 
 
 def split_files(data_dir: Path, subset: Subset) -> list[Path]:
@@ -33,18 +33,7 @@ def split_files(data_dir: Path, subset: Subset) -> list[Path]:
             f"<dir>/{subset.config}/{HF_SPLIT}-00000-of-00001.parquet "
             "(run `prb data download DIR` on a machine with internet access)"
         )
-    parquet = sorted(folder.glob(f"{HF_SPLIT}-*.parquet"))
-    jsonl = sorted(folder.glob(f"{HF_SPLIT}-*.jsonl"))
-    if parquet and jsonl:
-        raise DataError(
-            f"prb: {folder} holds both .parquet and .jsonl files for the {HF_SPLIT} split; keep one format"
-        )
-    files = parquet or jsonl
-    if not files:
-        raise DataError(
-            f"prb: no {HF_SPLIT}-*.parquet or {HF_SPLIT}-*.jsonl file in {folder}"
-        )
-    return files
+    return shard_files(folder, HF_SPLIT)
 
 
 def validate_rows(raw: Iterable[dict[str, Any]], origin: str) -> list[PRBRow]:

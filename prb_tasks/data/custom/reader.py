@@ -1,0 +1,84 @@
+"""Read a bring-your-own preference file (``.json`` array or ``.jsonl``) and validate it.
+
+Every problem stops the run with one line naming the file, the user, the preference
+(``preferences[i]``, counted from 0 as in the file) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from prb_tasks.data.custom.schema import UserRecord
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.rawfiles import raw_rows
+
+SUFFIXES = (".json", ".jsonl")
+
+
+def _objects(path: Path) -> Iterable[Any]:
+    if path.suffix == ".jsonl":
+        return raw_rows(path)
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        hint = " (one object per line? name the file .jsonl)" if exc.msg == "Extra data" else ""
+        raise DataError(
+            f"prb: {path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}){hint}"
+        ) from None
+    if not isinstance(value, list):
+        raise DataError(
+            f"prb: {path}: expected a JSON array of user objects, got {type(value).__name__} "
+            "(or write one user object per line in a .jsonl file)"
+        )
+    return value
+
+
+def _problem(path: Path, entry: int, item: Any, exc: ValidationError) -> DataError:
+    first = exc.errors()[0]
+    loc = list(first["loc"])
+    user = item.get("user_id") if isinstance(item, dict) else None
+    who = f"user {user!r} (entry {entry})" if user is not None else f"entry {entry}"
+    if len(loc) >= 2 and loc[0] == "preferences" and isinstance(loc[1], int):
+        field = ".".join(str(p) for p in loc[2:]) or "preference"
+        return DataError(
+            f"prb: bad preference in {path}, {who}, preferences[{loc[1]}]: field '{field}': "
+            f"{first['msg']}; fix the file"
+        )
+    field = ".".join(str(p) for p in loc) or "user"
+    return DataError(f"prb: bad user in {path}, {who}: field '{field}': {first['msg']}; fix the file")
+
+
+def read_users(path: Path) -> list[UserRecord]:
+    """Validated users of one file, in file order (entries counted from 1).
+
+    Args:
+        path: a ``.json`` file holding an array of user objects, or a ``.jsonl``
+            file with one user object per line.
+    """
+    if path.suffix not in SUFFIXES:
+        raise DataError(f"prb: {path}: expected a .json or .jsonl file of users")
+    users: list[UserRecord] = []
+    seen: dict[str, int] = {}
+    for entry, item in enumerate(_objects(path), start=1):
+        if not isinstance(item, dict):
+            raise DataError(f"prb: bad user in {path}, entry {entry}: expected an object, got {type(item).__name__}")
+        try:
+            user = UserRecord.model_validate(item)
+        except ValidationError as exc:
+            raise _problem(path, entry, item, exc) from None
+        uid = str(user.user_id)
+        if uid in seen:
+            raise DataError(
+                f"prb: bad user in {path}, entry {entry}: user_id {uid!r} repeats entry {seen[uid]}; "
+                "put all of a user's preferences in one object"
+            )
+        seen[uid] = entry
+        users.append(user)
+    if not users:
+        raise DataError(f"prb: {path} holds no users")
+    return users

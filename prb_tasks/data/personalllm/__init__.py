@@ -1,0 +1,7 @@
+"""PersonalLLM: prompts with eight scored responses, and simulated users built from them.
+
+``constants`` holds the facts read from the authors' code (reward models, their
+normalisation, weight order); ``reader``/``sources`` load the HF test split or a
+local copy; ``users`` draws the simulated users; ``items`` turns users and prompts
+into labelled pairs with a history of earlier choices.
+"""

@@ -1,0 +1,82 @@
+"""Where PersonalLLM rows come from: a local folder or the HF hub.
+
+Precedence: ``--metadata '{"data_dir": ...}'``, then ``PRB_PERSONALLLM_DIR``, then
+the hub (``namkoong-lab/PersonalLLM``, split ``test``).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO, HF_SPLIT
+from prb_tasks.data.personalllm.reader import read_split, usable, validate_rows
+from prb_tasks.data.personalllm.schema import PromptRow
+
+ENV_VAR = "PRB_PERSONALLLM_DIR"
+
+
+def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
+    """The local folder to read, or None for the HF hub.
+
+    Args:
+        data_dir: value from ``--metadata``; None falls back to ``PRB_PERSONALLLM_DIR``.
+    """
+    chosen = data_dir if data_dir not in (None, "") else os.environ.get(ENV_VAR) or None
+    if chosen is None:
+        return None
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        where = "data_dir" if data_dir not in (None, "") else ENV_VAR
+        raise DataError(f"prb: {where} points to '{path}', which is not a folder")
+    return path.resolve()
+
+
+def load_prompts(data_dir: str | os.PathLike[str] | None = None) -> list[PromptRow]:
+    """Validated prompt rows with all their rewards, in dataset order.
+
+    Args:
+        data_dir: local copy (see :func:`resolve_data_dir`).
+    """
+    folder = resolve_data_dir(data_dir)
+    if folder is None:
+        return _from_hub()
+    return _from_folder(folder, _stamp(folder))
+
+
+def source_tag(data_dir: str | os.PathLike[str] | None) -> str:
+    """A short name of the source, used in document keys: the folder, or ``hub``."""
+    folder = resolve_data_dir(data_dir)
+    return "hub" if folder is None else str(folder)
+
+
+def _stamp(folder: Path) -> tuple[float, ...]:
+    sub = folder / DATA_FOLDER
+    if not sub.is_dir():
+        return ()
+    return tuple(p.stat().st_mtime for p in sorted(sub.iterdir()))
+
+
+@lru_cache(maxsize=4)
+def _from_folder(folder: Path, _stamp: tuple[float, ...]) -> list[PromptRow]:
+    # Every PersonalLLM task of a run reads the same files; the stamp keeps the cache
+    # honest if a file is rewritten in between.
+    return usable(read_split(folder), str(folder))
+
+
+@lru_cache(maxsize=1)
+def _from_hub() -> list[PromptRow]:
+    try:
+        import datasets
+
+        ds = datasets.load_dataset(HF_REPO, split=HF_SPLIT)
+    except Exception as exc:  # offline, auth, missing split: all end the same way
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise DataError(
+            f"prb: could not load {HF_REPO} ({HF_SPLIT}) from the HF hub: {type(exc).__name__}: {first}; "
+            f"on an offline machine run `prb data download DIR --family personalllm` elsewhere and pass "
+            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
+        ) from exc
+    return usable(validate_rows(ds, f"{HF_REPO}:{HF_SPLIT}"), HF_REPO)

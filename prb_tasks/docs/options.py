@@ -1,0 +1,56 @@
+"""Parse a task family's ``--metadata`` options with pydantic, with one-line errors.
+
+lm-eval hands a ``custom_dataset`` loader every ``--metadata`` key, every
+``--model_args`` key and the task's own ``metadata`` block, all mixed together. Each
+family declares its options as a pydantic model; only the keys that model defines
+are read here (telling unknown keys apart from model arguments is the shared
+``--metadata`` check's job).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from prb_tasks.data.errors import DataError
+
+Options = TypeVar("Options", bound=BaseModel)
+
+
+class TemplateOptions(BaseModel):
+    """The template options every family with prompts accepts; families add their own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    templates: Optional[str] = Field(None, description="folder of replacement templates (same file names)")
+    system_template: Optional[str] = Field(None, description="a file replacing the judge's system prompt")
+    user_template: Optional[str] = Field(None, description="a file replacing the variant's user-message template")
+
+
+def option_keys(model: type[BaseModel]) -> frozenset[str]:
+    """The ``--metadata`` keys a family's options model accepts."""
+    return frozenset(model.model_fields)
+
+
+def option_help(model: type[BaseModel]) -> dict[str, str]:
+    """Each accepted key with its one-line meaning (the field's description), for messages."""
+    return {name: field.description or "" for name, field in model.model_fields.items()}
+
+
+def parse_options(model: type[Options], raw: dict[str, Any]) -> Options:
+    """Validate the family's keys out of everything lm-eval passed.
+
+    Args:
+        model: the family's options model (its field names are the accepted keys).
+        raw: keyword arguments the loader received.
+    """
+    keys = option_keys(model)
+    picked = {key: value for key, value in raw.items() if key in keys and value not in (None, "")}
+    try:
+        return model.model_validate(picked)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(p) for p in first["loc"]) or "?"
+        given = picked.get(str(first["loc"][0]), first.get("input")) if first["loc"] else first.get("input")
+        raise DataError(f"prb: --metadata '{name}': {first['msg']} (got {given!r})") from None

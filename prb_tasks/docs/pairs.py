@@ -1,0 +1,90 @@
+"""Pieces every family's document builder shares: a pair judged in both orders, a
+scalar-RM pair document, the judge's system prompt, and the harness dataset."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from prb_tasks.prompts.templates import render, resolve
+
+BOTH_ORDERS = ("A", "B")  # chosen shown first, then second
+
+
+def words(text: str) -> int:
+    """Whitespace-separated words of ``text`` (for length-bias statistics)."""
+    return len(text.split())
+
+
+def judge_system_prompt(templates: str | None, override: str | None,
+                        name: str = "judge/system.jinja") -> str:
+    """The judge's rules, rendered once: they do not depend on the item.
+
+    Args:
+        templates: user folder of replacement templates.
+        override: a file replacing this template.
+        name: which bundled template holds the rules.
+    """
+    return render(resolve(name, templates, override))
+
+
+def judge_pair_docs(
+    identity: dict[str, Any],
+    chosen: str,
+    rejected: str,
+    system_prompt: str,
+    render_user: Callable[[str, str], str],
+    positions: Iterable[str] = BOTH_ORDERS,
+) -> list[dict[str, Any]]:
+    """One judge document per position of the chosen response.
+
+    Args:
+        identity: fields naming the pair (``pair_key``, ``subset``, ``variant``, ...).
+        chosen: the response the user prefers.
+        rejected: the other response.
+        system_prompt: the rendered rules.
+        render_user: builds the user message from (response A, response B).
+        positions: where chosen is shown, one document each (``A``, ``B``).
+    """
+    docs: list[dict[str, Any]] = []
+    for chosen_position in positions:
+        a, b = (chosen, rejected) if chosen_position == "A" else (rejected, chosen)
+        docs.append({
+            **identity,
+            "chosen_position": chosen_position,
+            "words_chosen": words(chosen),
+            "words_rejected": words(rejected),
+            "system_prompt": system_prompt,
+            "prompt": render_user(a, b),
+        })
+    return docs
+
+
+def scalar_pair_doc(identity: dict[str, Any], question: str, prompt: str, chosen: str, rejected: str,
+                    profile_key: str) -> dict[str, Any]:
+    """A scalar-RM document: choices ``[chosen, rejected]`` each scored after ``prompt``.
+
+    Args:
+        identity: fields naming the pair.
+        question: the bare request (without any context).
+        prompt: the user turn the RM sees.
+        chosen: the response the user prefers.
+        rejected: the other response.
+        profile_key: where profile-based baselines find the user's texts.
+    """
+    return {
+        **identity,
+        "question": question,
+        "prompt": prompt,
+        "choices": [chosen, rejected],
+        "words_chosen": words(chosen),
+        "words_rejected": words(rejected),
+        "profile_key": profile_key,
+    }
+
+
+def to_dataset(docs: list[dict[str, Any]]):  # noqa: ANN201 - datasets.DatasetDict, imported lazily
+    """The ``{"test": Dataset}`` dict a ``custom_dataset`` loader returns."""
+    import datasets
+
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})

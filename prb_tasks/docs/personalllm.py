@@ -1,0 +1,247 @@
+"""Turn PersonalLLM prompts and simulated users into the documents lm-eval iterates over.
+
+One loader serves every PersonalLLM task; the task YAML names the variant
+(``dataset_kwargs``), the user tunes the simulation with ``--metadata`` (see
+:class:`PersonalLLMOptions`). lm-eval also passes every ``--model_args`` key here,
+hence ``**kwargs``. Variants:
+
+- ``judge``: a judge sees the user's ``k`` earlier choices and a new pair, in both orders;
+- ``scalar`` / ``scalar_history``: an RM scores ``[chosen, rejected]`` after the bare
+  prompt, or after the prompt preceded by the user's earlier choices;
+- ``bon`` / ``bon_history``: an RM scores all eight responses (Best-of-N);
+- ``bon_judge``: a judge rates each of the eight responses on its own (Best-of-N).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from typing import Any, Optional
+
+from pydantic import Field
+
+from prb_tasks.data import profile_store
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalllm.constants import DEFAULT_ALPHA, DEFAULT_SEED, DEFAULT_USERS, N_RESPONSES
+from prb_tasks.data.personalllm.items import (
+    DEFAULT_ITEMS_PER_USER,
+    DEFAULT_K,
+    DEFAULT_MARGIN,
+    Choice,
+    Simulation,
+    SimulationConfig,
+    UserItem,
+    simulate,
+)
+from prb_tasks.data.personalllm.schema import PromptRow
+from prb_tasks.data.personalllm.sources import load_prompts, source_tag
+from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
+from prb_tasks.docs.pairs import judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
+from prb_tasks.prompts.history import PastChoice, profile_texts
+from prb_tasks.prompts.templates import render, resolve
+
+VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history", "bon", "bon_history", "bon_judge")
+_WITH_HISTORY = {"judge", "scalar_history", "bon_history", "bon_judge"}
+
+
+class PersonalLLMOptions(TemplateOptions):
+    """``--metadata`` options of the PersonalLLM tasks (each field's description says what it does)."""
+
+    data_dir: Optional[str] = Field(
+        None, description="local copy in the HF layout (<dir>/data/test-*.parquet); else $PRB_PERSONALLLM_DIR, "
+        "else the HF hub")
+    n_users: int = Field(DEFAULT_USERS, ge=1, description="simulated users (authors' default 1000)")
+    alpha: float = Field(DEFAULT_ALPHA, gt=0, description="symmetric Dirichlet concentration (authors' default 0.01)")
+    user_seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the users' weights and of their walks over "
+                           "prompts (authors' default 42; not `seed`, which is a model argument)")
+    k: int = Field(DEFAULT_K, ge=0, description="earlier choices shown with each item (0 = none)")
+    items_per_user: int = Field(DEFAULT_ITEMS_PER_USER, ge=1, description="choices to predict per user")
+    margin: float = Field(DEFAULT_MARGIN, ge=0, description="pairs whose two rewards for the user differ by at "
+                          "most this are dropped")
+    flip_beaver: bool = Field(False, description="negate the cost model beaver_7b's z-score (the authors do not)")
+
+    def simulation(self) -> SimulationConfig:
+        """The simulation settings these options describe."""
+        return SimulationConfig(
+            n_users=self.n_users, alpha=self.alpha, seed=self.user_seed, k=self.k,
+            items_per_user=self.items_per_user, margin=self.margin, flip_cost=self.flip_beaver,
+        )
+
+
+PERSONALLLM_KEYS = option_keys(PersonalLLMOptions)
+
+_USER_TEMPLATE = {
+    "judge": "judge/user_history.jinja",
+    "scalar_history": "rm/user_history.jinja",
+    "bon_history": "rm/user_history.jinja",
+    "bon_judge": "judge/user_pointwise.jinja",
+}
+_SYSTEM_TEMPLATE = {"judge": "judge/system.jinja", "bon_judge": "judge/pointwise_system.jinja"}
+
+# Simulations already built in this process, keyed on the rows object and the settings.
+_SIMULATIONS: dict[tuple[int, SimulationConfig], tuple[list[PromptRow], Simulation]] = {}
+
+
+def simulation_for(rows: list[PromptRow], config: SimulationConfig) -> Simulation:
+    """The simulation of ``config`` over ``rows``, built once per process.
+
+    Args:
+        rows: prompts with all rewards (the loader's cached list).
+        config: simulation settings.
+    """
+    key = (id(rows), config)
+    hit = _SIMULATIONS.get(key)
+    if hit is None or hit[0] is not rows:
+        sim = simulate(rows, config)
+        if len(_SIMULATIONS) >= 4:
+            _SIMULATIONS.pop(next(iter(_SIMULATIONS)))
+        _SIMULATIONS[key] = hit = (rows, sim)
+        print(f"prb: PersonalLLM: {config.n_users} simulated users (alpha {config.alpha:g}, user_seed "
+              f"{config.seed}), {len(sim.items)} items over {len(rows)} prompts, k={config.k} earlier choices, "
+              f"{sim.near_ties} near-ties dropped (margin {config.margin:g})", file=sys.stderr)
+    return hit[1]
+
+
+def user_name(user: int) -> str:
+    """The ``user_id`` of simulated user number ``user``."""
+    return f"user{user:04d}"
+
+
+def _past(sim: Simulation, choice: Choice) -> PastChoice:
+    row = sim.rows[choice.prompt]
+    return PastChoice(row.prompt, row.responses[choice.first], row.responses[choice.second],
+                      "A" if choice.chosen == choice.first else "B")
+
+
+def _pair_identity(sim: Simulation, item: UserItem, variant: str) -> dict[str, Any]:
+    """Fields naming one pair: which user, prompt and responses, and how clear the choice was."""
+    row = sim.rows[item.choice.prompt]
+    c = item.choice
+    key = f"{user_name(item.user)}/p{row.index}/{c.first + 1}-{c.second + 1}"
+    return {
+        "pair_key": key,
+        "id": key,
+        "subset": row.subset,
+        "user_id": user_name(item.user),
+        "prompt_id": row.prompt_id,
+        "variant": variant,
+        "response_chosen": c.chosen + 1,
+        "response_rejected": c.rejected + 1,
+        "model_chosen": row.models[c.chosen] or "",
+        "model_rejected": row.models[c.rejected] or "",
+        "reward_gap": c.gap,
+    }
+
+
+def _group_identity(sim: Simulation, item: UserItem, variant: str) -> dict[str, Any]:
+    """Fields naming one (user, prompt) Best-of-N group, with the rewards that score it."""
+    row = sim.rows[item.choice.prompt]
+    user_rewards = sim.user_rewards(item.user, item.choice.prompt)
+    return {
+        "group_key": f"{user_name(item.user)}/p{row.index}",
+        "subset": row.subset,
+        "user_id": user_name(item.user),
+        "prompt_id": row.prompt_id,
+        "variant": variant,
+        "user_rewards": [float(x) for x in user_rewards],
+        "popular_rewards": [float(x) for x in sim.population_rewards(item.choice.prompt)],
+        "user_best": int(user_rewards.argmax()),
+    }
+
+
+class _Renderer:
+    """Templates of one variant, resolved once; renders the per-item texts."""
+
+    def __init__(self, variant: str, opts: PersonalLLMOptions) -> None:
+        self.variant = variant
+        self.system_prompt = (
+            judge_system_prompt(opts.templates, opts.system_template, _SYSTEM_TEMPLATE[variant])
+            if variant in _SYSTEM_TEMPLATE else ""
+        )
+        self.user_ref = (
+            resolve(_USER_TEMPLATE[variant], opts.templates, opts.user_template)
+            if variant in _USER_TEMPLATE else None
+        )
+        self.history_ref = resolve("judge/history.jinja", opts.templates) if variant in _SYSTEM_TEMPLATE else None
+
+    def context(self, history: list[PastChoice]) -> str:
+        """The judge's view of the user (earlier choices), rendered once per item."""
+        assert self.history_ref is not None
+        return render(self.history_ref, history=history, demographics=[])
+
+    def rm_prompt(self, question: str, history: list[PastChoice]) -> str:
+        """The user turn an RM sees: the bare request, or the request after the history."""
+        if self.user_ref is None:
+            return question
+        return render(self.user_ref, question=question, history=history, demographics=[])
+
+
+def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
+    """Documents of one PersonalLLM variant, grouped by user.
+
+    Args:
+        variant: one of :data:`VARIANTS`.
+        **kwargs: ``--metadata`` / ``--model_args`` keys; see :class:`PersonalLLMOptions`.
+    """
+    if variant not in VARIANTS:
+        raise DataError(f"prb: unknown PersonalLLM variant '{variant}'; expected one of {', '.join(VARIANTS)}")
+    opts = parse_options(PersonalLLMOptions, kwargs)
+    config = opts.simulation()
+    sim = simulation_for(load_prompts(opts.data_dir), config)
+    tag = hashlib.sha256(f"{source_tag(opts.data_dir)}|{config}".encode()).hexdigest()[:12]
+    out = _Renderer(variant, opts)
+    docs: list[dict[str, Any]] = []
+    for item in sim.items:
+        row = sim.rows[item.choice.prompt]
+        history = [_past(sim, c) for c in item.history] if variant in _WITH_HISTORY else []
+        chosen, rejected = row.responses[item.choice.chosen], row.responses[item.choice.rejected]
+        if variant == "judge":
+            context = out.context(history)
+            assert out.user_ref is not None
+            ref = out.user_ref
+            docs.extend(judge_pair_docs(
+                _pair_identity(sim, item, variant), chosen, rejected, out.system_prompt,
+                lambda a, b: render(ref, context=context, question=row.prompt, response_a=a,
+                                    response_b=b, history=history, demographics=[]),
+            ))
+        elif variant in ("scalar", "scalar_history"):
+            identity = _pair_identity(sim, item, variant)
+            profile_key = f"personalllm::{tag}::{identity['pair_key']}"
+            profile_store.remember(profile_key, profile_texts([_past(sim, c) for c in item.history]))
+            docs.append(scalar_pair_doc(identity, row.prompt, out.rm_prompt(row.prompt, history),
+                                        chosen, rejected, profile_key))
+        elif variant in ("bon", "bon_history"):
+            identity = _group_identity(sim, item, variant)
+            profile_key = f"personalllm::{tag}::{identity['group_key']}"
+            profile_store.remember(profile_key, profile_texts([_past(sim, c) for c in item.history]))
+            docs.append({
+                **identity,
+                "id": identity["group_key"],
+                "question": row.prompt,
+                "prompt": out.rm_prompt(row.prompt, history),
+                "choices": list(row.responses),
+                "profile_key": profile_key,
+            })
+        else:  # bon_judge: one document per response, the group's eight in a row
+            identity = _group_identity(sim, item, variant)
+            context = out.context(history)
+            assert out.user_ref is not None
+            for index in range(N_RESPONSES):
+                docs.append({
+                    **identity,
+                    "id": f"{identity['group_key']}/r{index + 1}",
+                    "response_index": index,
+                    "words_response": len(row.responses[index].split()),
+                    "system_prompt": out.system_prompt,
+                    "prompt": render(out.user_ref, context=context, question=row.prompt,
+                                     response=row.responses[index], history=history, demographics=[]),
+                })
+    if not docs:
+        raise DataError("prb: PersonalLLM: the simulation produced no items; lower 'margin' or use more prompts")
+    return docs
+
+
+def load_dataset(**kwargs: Any):  # noqa: ANN201 - datasets.DatasetDict, imported lazily
+    """``custom_dataset`` entry point for the PersonalLLM task YAMLs."""
+    variant = kwargs.pop("variant")
+    return to_dataset(build_docs(variant, **kwargs))

@@ -1,0 +1,26 @@
+"""Functions the PersonalLLM task YAMLs reference; the code lives in the installed
+``prb_tasks`` package so every task shares one copy of its state."""
+
+from prb_tasks.docs.personalllm import load_dataset  # noqa: F401
+from prb_tasks.scoring.bestofn import (  # noqa: F401
+    judge_bon_regret_n2,
+    judge_bon_regret_n4,
+    judge_bon_regret_n8,
+    judge_bon_reward_n2,
+    judge_bon_reward_n4,
+    judge_bon_reward_n8,
+    judge_bon_win_popular_n2,
+    judge_bon_win_popular_n4,
+    judge_bon_win_popular_n8,
+    judge_bon_win_random_n2,
+    judge_bon_win_random_n4,
+    judge_bon_win_random_n8,
+    process_bon_judge,
+    process_bon_scalar,
+)
+from prb_tasks.scoring.breakdowns import (  # noqa: F401
+    mean_over_users,
+    process_judge_both_users,
+    process_scalar_users,
+)
+from prb_tasks.scoring.metrics import pair_all_correct, pair_consistency, share_of_a  # noqa: F401
