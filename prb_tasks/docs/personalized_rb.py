@@ -86,10 +86,14 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _identity(row: PRBRow, subset: Subset, variant: Variant) -> dict[str, Any]:
-    """Fields every document carries: which pair, which subset, which task variant."""
+def _identity(row: PRBRow, index: int, subset: Subset, variant: Variant) -> dict[str, Any]:
+    """Fields every document carries: which pair, which subset, which task variant.
+
+    ``pair_key`` is ``<subset short name>/<row number>``: unique even when the data
+    repeats an id (the dataset's ``id`` is kept as its own field).
+    """
     return {
-        "pair_key": f"{subset.short}/{row.id}",
+        "pair_key": f"{subset.short}/{index}",
         "id": row.id,
         "subset": subset.config,
         "category": row.category,
@@ -122,7 +126,7 @@ def _judge_docs(
         for chosen_position in orders:
             a, b = (row.chosen, row.rejected) if chosen_position == "A" else (row.rejected, row.chosen)
             docs.append({
-                **_identity(row, subset, variant),
+                **_identity(row, index, subset, variant),
                 "chosen_position": chosen_position,
                 "words_chosen": _words(row.chosen),
                 "words_rejected": _words(row.rejected),
@@ -153,7 +157,7 @@ def _scalar_docs(
         if variant == "scalar_profile" else None
     )
     docs: list[dict[str, Any]] = []
-    for row in rows:
+    for index, row in enumerate(rows):
         posts = (
             select_posts(row.question, row.profile, options.k, options.max_post_chars)
             if user_ref is not None else []
@@ -162,10 +166,10 @@ def _scalar_docs(
             render(user_ref, question=row.question, category=row.category, posts=posts)
             if user_ref is not None else row.question
         )
-        profile_key = f"{tag}::{subset.config}/{row.id}"
+        profile_key = f"{tag}::{subset.config}/{index}"
         profile_store.remember(profile_key, tuple(p.text for p in row.profile))
         docs.append({
-            **_identity(row, subset, variant),
+            **_identity(row, index, subset, variant),
             "question": row.question,
             "prompt": prompt,
             "choices": [row.chosen, row.rejected],
