@@ -189,6 +189,7 @@ def _parser() -> argparse.ArgumentParser:
             "  lm_eval --include_path \"$(prb tasks-dir)\" --model litellm ... --tasks personalized_rb\n"
             "  prb data validate ./prb_data\n"
             "  prb cache info ; prb cache clear --older-than 30d\n"
+            "  prb templates official ./official_prompts\n"
             "  prb compare runs/\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
@@ -210,6 +211,13 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("dir", type=Path)
     val.add_argument("--family", choices=("personalized_rb", "personalllm", "custom"),
                      help="what DIR holds (default: guessed; a file = custom)")
+
+    tpl = sub.add_parser("templates", help="prompt templates: write the authors' wording for --metadata templates")
+    tpl_sub = tpl.add_subparsers(dest="templates_command", metavar="ACTION", required=True)
+    official = tpl_sub.add_parser("official", help="download the authors' judge prompts (pinned commit) into DIR")
+    official.add_argument("dir", type=Path, help="templates folder to write (DIR/judge/*.jinja)")
+    official.add_argument("--source", type=Path, help="read them from a local checkout of the authors' repository")
+    official.add_argument("--force", action="store_true", help="replace existing templates that differ")
 
     cmp_ = sub.add_parser("compare", help="judges and scalar RMs side by side from finished runs")
     cmp_.add_argument("paths", nargs="+", type=Path, help="output folders or results_*.json files")
@@ -247,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
         return datatools.validate(args.dir, args.family)
     if args.command == "cache":
         return run_cache(args)
+    if args.command == "templates":
+        from prb_tasks.prompts.official_templates import run as write_official
+
+        return write_official(args.dir, args.source, args.force)
     if args.command == "compare":
         from prb_tasks.errors import PRBError
         from prb_tasks.report.compare import compare

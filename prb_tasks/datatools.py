@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalized_rb.checks import find_warnings
 from prb_tasks.data.personalized_rb.reader import read_subset, split_files
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, SUBSETS
 
@@ -96,10 +97,13 @@ def validate(folder: Path, family: str | None = None) -> int:
             status = 1
             continue
         total += len(rows)
-        note = "ok"
+        warnings = find_warnings(rows)
+        note = "ok" if not warnings else f"ok, {len(warnings)} warning{'s' if len(warnings) > 1 else ''}"
         if subset.expected_rows is not None and len(rows) != subset.expected_rows:
-            note = f"ok (the published split has {subset.expected_rows}; this is a partial or different copy)"
+            note += f" (the published split has {subset.expected_rows}; this is a partial or different copy)"
         print(f"{subset.config:<38} {len(rows):>6}  {note}")
+        for warning in warnings:
+            print(f"  {warning.line(str(folder / subset.config))}")
     print(f"{'total':<38} {total:>6}")
     return status
 

@@ -55,7 +55,7 @@ def _mutations():
         "profile not a list": (set_("profile", "posts"), "profile"),
         "aspect missing reason": (lambda r: r["rubric_aspects"][0].pop("reason"), "rubric_aspects.0.reason"),
         "post text not a string": (lambda r: r["profile"][1].__setitem__("text", 7), "profile.1.text"),
-        "blank rejected": (set_("rejected", "   "), "rejected"),
+        "question null": (set_("question", None), "question"),
         "id wrong type": (set_("id", 12), "id"),
     }
 
@@ -80,17 +80,48 @@ def test_bad_row_names_file_row_id_and_field(tmp_path, all_sample_rows, fmt, kin
     assert f"'{field}'" in message
 
 
-def test_same_answers_and_duplicate_ids_are_rejected(tmp_path, all_sample_rows):
-    rows = copy.deepcopy(all_sample_rows[ART.config])
-    rows[2]["rejected"] = rows[2]["chosen"]
-    write_layout(tmp_path, {ART.config: rows}, "jsonl")
-    with pytest.raises(DataError, match=r"row 2 .*same text"):
-        load_rows(ART, str(tmp_path))
-    rows = copy.deepcopy(all_sample_rows[ART.config])
+def _odd_rows(rows: list[dict]) -> list[dict]:
+    """Rows 5 and 9 repeat ids, row 2 has identical answers, row 7 a blank question."""
+    rows = copy.deepcopy(rows)
+    rows[2]["rejected"] = rows[2]["chosen"] + "\n"
     rows[5]["id"] = rows[1]["id"]
-    write_layout(tmp_path, {ART.config: rows}, "jsonl")
-    with pytest.raises(DataError, match=r"row 5 .*duplicate id .*row 1"):
-        load_rows(ART, str(tmp_path))
+    rows[9]["id"] = rows[1]["id"]
+    rows[7]["question"] = " \u00a0"
+    return rows
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_odd_rows_are_kept_and_reported_once_per_kind(tmp_path, all_sample_rows, fmt, capsys):
+    rows = _odd_rows(all_sample_rows[ART.config])
+    write_layout(tmp_path, {ART.config: rows}, fmt)
+    loaded = load_rows(ART, str(tmp_path))
+    assert [r.id for r in loaded] == [r["id"] for r in rows]
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3, err
+    assert all(line.startswith(f"prb: warning: {tmp_path / ART.config}: ") for line in err)
+    assert "2 rows with duplicate id (rows 5, 9)" in err[0] and "never by id" in err[0]
+    assert "1 row with a blank question (row 7)" in err[1]
+    assert "1 row with chosen == rejected (row 2)" in err[2] and "tie" in err[2] and "by position" in err[2]
+    load_rows(ART, str(tmp_path))  # a second task of the same run: no repeat
+    assert capsys.readouterr().err == ""
+
+    docs = build_docs("art", "both", data_dir=str(tmp_path))
+    keys = {d["pair_key"] for d in docs}
+    assert keys == {f"art/{n}" for n in range(len(rows))}
+    assert [d["id"] for d in docs[::2]] == [r["id"] for r in rows]
+    scalar = build_docs("art", "scalar", data_dir=str(tmp_path))
+    assert len({d["profile_key"] for d in scalar}) == len(rows)
+
+
+def test_long_lists_of_rows_are_cut(all_sample_rows):
+    from prb_tasks.data.personalized_rb.checks import find_warnings
+    from prb_tasks.data.personalized_rb.schema import PRBRow
+
+    rows = [PRBRow.model_validate({**all_sample_rows[ART.config][0], "chosen": "", "id": ""})] * 8
+    found = {w.kind: w for w in find_warnings(rows)}
+    assert set(found) == {"duplicate id", "a blank id", "a blank chosen or rejected answer"}
+    assert "8 rows with a blank id (rows 0, 1, 2, 3, 4, ...)" in found["a blank id"].line("x")
+    assert found["duplicate id"].rows == tuple(range(1, 8))
 
 
 def test_broken_files(tmp_path, all_sample_rows):
@@ -132,6 +163,15 @@ def test_validate_command_counts(tmp_path, all_sample_rows, capsys):
     write_layout(tmp_path, bad, "parquet")
     assert validate(tmp_path) == 1
     assert "narrative" in capsys.readouterr().out
+    odd = {**all_sample_rows, ART.config: _odd_rows(all_sample_rows[ART.config])}
+    write_layout(tmp_path, odd, "parquet")
+    assert validate(tmp_path) == 0
+    out = capsys.readouterr().out.splitlines()
+    art = next(n for n, line in enumerate(out) if line.startswith(ART.config))
+    assert " 12  ok, 3 warnings (the published split has 767" in out[art]
+    assert "duplicate id (rows 5, 9)" in out[art + 1] and "blank question" in out[art + 2]
+    assert "chosen == rejected (row 2)" in out[art + 3]
+    assert out[art + 4].startswith("Lifestyle") and " 12  ok (" in out[art + 4]
 
 
 def test_docs_stay_small_and_profiles_are_not_copied(all_sample_rows):

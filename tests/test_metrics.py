@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 
 from prb_tasks.scoring.metrics import (
+    acc_chosen_in_a,
+    acc_chosen_in_b,
     pair_all_correct,
     pair_consistency,
+    position_bias,
     process_judge_both,
     process_judge_single,
     process_scalar,
@@ -59,12 +62,48 @@ def test_incomplete_pairs_are_ignored_and_empty_is_nan():
 def test_official_reading_gives_unparsed_to_a():
     doc_a = {"pair_key": "k", "chosen_position": "A"}
     doc_b = {"pair_key": "k", "chosen_position": "B"}
-    assert process_judge_single(doc_a, ["garbage"]) | {} == {
+    assert process_judge_single(doc_a, ["garbage"]) == {
         "acc": 0, "acc_macro": 0, "acc_official": 1, "pos_a_rate": None,
         "parse_fail": 1, "error_rate": 0, "skip_rate": 0,
+        "acc_pos_a": ("A", 0), "acc_pos_b": ("A", 0), "pos_bias": ("A", 0),
+        "acc_pos_a_official": ("A", 1), "acc_pos_b_official": ("A", 1), "pos_bias_official": ("A", 1),
+        "pos_a_rate_official": "A", "parse_fail_official": 1,
     }
     assert process_judge_single(doc_b, ["garbage"])["acc_official"] == 0
-    assert process_judge_single(doc_a, ["[prb:error] Timeout"])["acc_official"] == 0
+    failed = process_judge_single(doc_a, ["[prb:error] Timeout"])
+    assert (failed["acc_official"], failed["pos_a_rate_official"], failed["parse_fail_official"]) == (0, None, 0)
+    # "Result: Response B" is B for us, a parse failure (hence A) for the original script.
+    named = process_judge_single(doc_b, ["Result: Response B"])
+    assert (named["acc"], named["acc_official"], named["parse_fail"], named["parse_fail_official"]) == (1, 0, 0, 1)
+
+
+def _aggregate_single(docs_and_answers, suffix=""):
+    outs = [process_judge_single({"pair_key": f"k{n}", "chosen_position": pos}, [answer])
+            for n, (pos, answer) in enumerate(docs_and_answers)]
+    return {name: fn([o[name + suffix] for o in outs]) for name, fn in
+            (("acc_pos_a", acc_chosen_in_a), ("acc_pos_b", acc_chosen_in_b), ("pos_bias", position_bias))}
+
+
+def test_per_position_accuracy_in_one_order():
+    # Chosen in A three times (judge right twice), in B once (judge wrong).
+    judged = [("A", "Result: A"), ("A", "Result: A"), ("A", "Result: B"), ("B", "Result: A")]
+    assert _aggregate_single(judged) == {"acc_pos_a": 2 / 3, "acc_pos_b": 0.0, "pos_bias": 2 / 3}
+    # Unreadable answers: wrong for us, "A" for the original script.
+    judged = [("A", "no idea"), ("B", "no idea"), ("B", "Result: B")]
+    assert _aggregate_single(judged) == {"acc_pos_a": 0.0, "acc_pos_b": 0.5, "pos_bias": 0.5}
+    assert _aggregate_single(judged, "_official") == {"acc_pos_a": 1.0, "acc_pos_b": 0.5, "pos_bias": 0.5}
+
+
+def test_per_position_accuracy_in_both_orders():
+    # Pair x: always A (right when chosen is A). Pair y: perfect. Pair z: always B.
+    docs = (_both("Result: A", "Result: A", "x") + _both("Result: A", "Result: B", "y")
+            + _both("Result: B", "Result: B", "z"))
+    assert acc_chosen_in_a([d["acc_pos_a"] for d in docs]) == 2 / 3
+    assert acc_chosen_in_b([d["acc_pos_b"] for d in docs]) == 2 / 3
+    assert position_bias([d["pos_bias"] for d in docs]) == 0.0
+    docs = _both("Result: A", "Result: A", "x") + _both("Result: A", "Result: A", "y")
+    assert position_bias([d["pos_bias"] for d in docs]) == 1.0
+    assert math.isnan(position_bias([("A", 1)])) and math.isnan(acc_chosen_in_b([("A", 1)]))
 
 
 def test_scalar_ties_are_wrong():

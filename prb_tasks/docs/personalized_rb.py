@@ -83,10 +83,14 @@ class DocOptions:
         )
 
 
-def _identity(row: PRBRow, subset: Subset, variant: Variant) -> dict[str, Any]:
-    """Fields every document carries: which pair, which subset, which task variant."""
+def _identity(row: PRBRow, index: int, subset: Subset, variant: Variant) -> dict[str, Any]:
+    """Fields every document carries: which pair, which subset, which task variant.
+
+    ``pair_key`` is ``<subset short name>/<row number>``: unique even when the data
+    repeats an id (the dataset's ``id`` is kept as its own field).
+    """
     return {
-        "pair_key": f"{subset.short}/{row.id}",
+        "pair_key": f"{subset.short}/{index}",
         "id": row.id,
         "subset": subset.config,
         "category": row.category,
@@ -114,7 +118,7 @@ def _judge_docs(
         )
         orders = ["A" if positions[index] else "B"] if positions is not None else BOTH_ORDERS
         docs.extend(judge_pair_docs(
-            {**_identity(row, subset, variant), "post_ids": [p.id for p in posts]},
+            {**_identity(row, index, subset, variant), "post_ids": [p.id for p in posts]},
             row.chosen, row.rejected, system_prompt,
             lambda a, b: _render_user(user_ref, row, a, b, posts),
             positions=orders,
@@ -142,7 +146,7 @@ def _scalar_docs(
         if variant == "scalar_profile" else None
     )
     docs: list[dict[str, Any]] = []
-    for row in rows:
+    for index, row in enumerate(rows):
         posts = (
             select_posts(row.question, row.profile, options.k, options.max_post_chars)
             if user_ref is not None else []
@@ -151,10 +155,10 @@ def _scalar_docs(
             render(user_ref, question=row.question, category=row.category, posts=posts)
             if user_ref is not None else row.question
         )
-        profile_key = f"{tag}::{subset.config}/{row.id}"
+        profile_key = f"{tag}::{subset.config}/{index}"
         profile_store.remember(profile_key, tuple(p.text for p in row.profile))
         docs.append({
-            **_identity(row, subset, variant),
+            **_identity(row, index, subset, variant),
             "question": row.question,
             "prompt": prompt,
             "choices": [row.chosen, row.rejected],

@@ -22,6 +22,11 @@ from prb_tasks.errors import PRBError
 from prb_tasks.resources import templates_dir
 
 
+#: A template whose source starts with this comment is rendered exactly, without the
+#: ``strip()`` applied to ours (``prb templates official`` writes such templates).
+VERBATIM_MARK = "{# prb: verbatim"
+
+
 class TemplateProblem(PRBError):
     """A template that cannot be found or rendered; the message is one actionable line."""
 
@@ -100,7 +105,8 @@ def render(ref: TemplateRef, **variables: Any) -> str:
     """
     template = _compile(ref)
     try:
-        return template.render(**variables).strip()
+        text = template.render(**variables)
+        return text if ref.source.startswith(VERBATIM_MARK) else text.strip()
     except TemplateError as exc:
         available = ", ".join(sorted(variables))
         raise TemplateProblem(

@@ -31,6 +31,10 @@ def build_scorer(options: RMOptions, device_from_harness: bool = False) -> Score
                                device=options.device, batch_size=max(options.effective_batch_size, 32),
                                device_from_harness=device_from_harness)
     if kind == "hf":
+        if options.protocol == "official":
+            from prb_tasks.rm.scorers.hf_official import OfficialHFScorer
+
+            return OfficialHFScorer(options, device_from_harness=device_from_harness)
         from prb_tasks.rm.scorers.hf import HFScorer
 
         return HFScorer(options, device_from_harness=device_from_harness)

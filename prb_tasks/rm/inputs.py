@@ -15,12 +15,15 @@ class RMInput:
         response: the assistant turn being scored.
         profile_key: where the user's full profile can be looked up (None if unknown).
         question: the bare question (defaults to ``prompt`` when unknown).
+        group: the run this response belongs to (the harness task), for scorers
+            that batch each task separately (``protocol=official``).
     """
 
     prompt: str
     response: str
     profile_key: str | None = None
     question: str | None = None
+    group: str | None = None
 
     @property
     def bare_question(self) -> str:
@@ -28,7 +31,8 @@ class RMInput:
         return self.question if self.question is not None else self.prompt
 
 
-def from_request(doc: dict[str, Any] | None, context: str, continuation: str, idx: int) -> RMInput:
+def from_request(doc: dict[str, Any] | None, context: str, continuation: str, idx: int,
+                 group: str | None = None) -> RMInput:
     """Build the input for one lm-eval loglikelihood request.
 
     Prefers the raw fields of our own documents (so a chat template applied by lm-eval
@@ -40,9 +44,10 @@ def from_request(doc: dict[str, Any] | None, context: str, continuation: str, id
         context: the request's context string.
         continuation: the request's continuation string.
         idx: which choice this request scores.
+        group: the request's task name.
     """
     if isinstance(doc, dict) and "choices" in doc and "prompt" in doc:
         choices = doc["choices"]
         if 0 <= idx < len(choices):
-            return RMInput(doc["prompt"], choices[idx], doc.get("profile_key"), doc.get("question"))
-    return RMInput(context, continuation.strip(), None)
+            return RMInput(doc["prompt"], choices[idx], doc.get("profile_key"), doc.get("question"), group)
+    return RMInput(context, continuation.strip(), None, group=group)

@@ -11,6 +11,7 @@ the progress bar and the closing throughput line.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import Any
@@ -84,55 +85,70 @@ class RewardModelLM(LM):
         started = time.perf_counter()
         scorer = self.scorer
         results: list[float | None] = [None] * len(items)
+        plan = scorer.fixed_batches(items)
         keys: list[str] | None = None
         if scorer.identity is not None:
-            keys = [score_key(scorer.identity, scorer.formatted(item)) for item in items]
+            keys = self._keys(items, plan)
         if self.cache is not None and keys is not None:
             for n, value in enumerate(self.cache.get_many(keys)):
                 results[n] = value
-        hits = sum(r is not None for r in results)
 
-        # Identical inputs (the same pair in two tasks) are scored once.
-        todo: list[int] = []
-        twins: dict[str, list[int]] = {}
-        for n, value in enumerate(results):
-            if value is not None:
-                continue
-            if keys is None:
+        # ``targets[n]``: every position that receives the score computed for item n.
+        targets: dict[int, list[int]] = {}
+        chunks: list[list[int]] = []
+        if plan is not None:
+            # Scores depend on batch-mates: a batch is reused from the cache only whole,
+            # otherwise scored again as it is.
+            chunks = [batch for batch in plan if any(results[n] is None for n in batch)]
+            for n in (n for batch in chunks for n in batch):
+                results[n] = None
+                targets[n] = [n]
+        else:
+            # Identical inputs (the same pair in two tasks) are scored once.
+            todo: list[int] = []
+            first_of: dict[str, int] = {}
+            for n, value in enumerate(results):
+                if value is not None:
+                    continue
+                if keys is not None and keys[n] in first_of:
+                    targets[first_of[keys[n]]].append(n)
+                    continue
+                if keys is not None:
+                    first_of[keys[n]] = n
+                targets[n] = [n]
                 todo.append(n)
-                continue
-            if keys[n] not in twins:
-                twins[keys[n]] = []
-                todo.append(n)
-            twins[keys[n]].append(n)
+            chunks = [todo] if todo else []
+        hits = sum(r is not None for r in results)
 
         bar = tqdm(total=len(items), initial=hits, desc=f"prb-rm ({scorer.name})", unit="resp",
                    disable=disable_tqdm, file=sys.stderr)
         fresh = 0
 
-        def report(positions, scores) -> None:  # noqa: ANN001 - see scorers.base.Report
-            nonlocal fresh
-            stored: list[tuple[str, float]] = []
-            done = 0
-            for position, score in zip(positions, scores):
-                n = todo[position]
-                targets = twins[keys[n]] if keys is not None else [n]
-                for target in targets:
-                    results[target] = float(score)
-                done += len(targets)
-                if keys is not None:
-                    stored.append((keys[n], float(score)))
-            fresh += len(stored) if keys is not None else done
-            if self.cache is not None and stored:
-                self.cache.put_many(stored)
-            bar.update(done)
+        def reporter(chunk: list[int]):  # noqa: ANN202 - a scorers.base.Report
+            def report(positions, scores) -> None:  # noqa: ANN001 - see scorers.base.Report
+                nonlocal fresh
+                stored: list[tuple[str, float]] = []
+                done = 0
+                for position, score in zip(positions, scores):
+                    n = chunk[position]
+                    for target in targets[n]:
+                        results[target] = float(score)
+                    done += len(targets[n])
+                    if keys is not None:
+                        stored.append((keys[n], float(score)))
+                fresh += len(stored) if keys is not None else done
+                if self.cache is not None and stored:
+                    self.cache.put_many(stored)
+                bar.update(done)
+            return report
 
         scoring_started = time.perf_counter()
         try:
-            if todo:
-                returned = scorer.score([items[n] for n in todo], report)
+            for chunk in chunks:
+                report = reporter(chunk)
+                returned = scorer.score([items[n] for n in chunk], report)
                 for position, score in enumerate(returned):
-                    if results[todo[position]] is None:  # a scorer that did not report
+                    if results[chunk[position]] is None:  # a scorer that did not report
                         report([position], [score])
         except ServedRMError as exc:
             if self.cache is not None:
@@ -145,6 +161,21 @@ class RewardModelLM(LM):
             self._summary(len(items), hits, fresh, time.perf_counter() - started,
                           time.perf_counter() - scoring_started)
         return [float(r) for r in results]  # type: ignore[arg-type]
+
+    def _keys(self, items: list[RMInput], plan: list[list[int]] | None) -> list[str]:
+        """Cache keys: the scorer's identity and the exact input, and for a scorer with
+        fixed batches also the whole batch and the slot in it."""
+        identity = self.scorer.identity
+        assert identity is not None
+        texts = [self.scorer.formatted(item) for item in items]
+        if plan is None:
+            return [score_key(identity, text) for text in texts]
+        keys = [""] * len(items)
+        for batch in plan:
+            mates = [texts[n] for n in batch]
+            for slot, n in enumerate(batch):
+                keys[n] = score_key(identity, json.dumps({"batch": mates, "slot": slot}, ensure_ascii=False))
+        return keys
 
     def _summary(self, total: int, hits: int, fresh: int, elapsed: float, scoring: float) -> None:
         line = (f"prb-rm ({self.scorer.name}): {total} responses ({total / 2:g} pairs) in {elapsed:.2f} s, "
@@ -162,7 +193,8 @@ class RewardModelLM(LM):
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         items: list[RMInput] = [
-            from_request(getattr(r, "doc", None), r.args[0], r.args[1], getattr(r, "idx", 0))
+            from_request(getattr(r, "doc", None), r.args[0], r.args[1], getattr(r, "idx", 0),
+                         getattr(r, "task_name", None))
             for r in requests
         ]
         return [(reward, False) for reward in self.rewards(items, disable_tqdm=disable_tqdm)]

@@ -16,6 +16,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from prb_tasks.rm.errors import RMError
 
 ScorerName = Literal["auto", "length", "bm25", "embedding", "hf", "served"]
+Protocol = Literal["clean", "official"]
+
+#: What ``protocol=official`` fixes, as the authors' ``evaluation/pointwise.py`` does it:
+#: key -> (values accepted, what the protocol does). Setting one of these keys to
+#: anything else is refused, so nobody reports "official" numbers from a changed
+#: pipeline. (Their script takes --batch-size, so ``batch_size`` stays free.)
+OFFICIAL_FIXED: dict[str, tuple[tuple[Any, ...], str]] = {
+    "dtype": (("bfloat16",), "loads the weights in bfloat16"),
+    "max_length": ((8192,), "truncates at 8192 tokens"),
+    "input_format": (("chat", "auto"), "renders the tokenizer's chat template"),
+    "head": (("auto",), "takes the single logit, or the last class's softmax for multi-class heads"),
+    "truncation_side": ((), "keeps the tokenizer's own truncation side"),
+    "padding_side": ((), "keeps the tokenizer's own padding side"),
+}
+OFFICIAL_BATCH_SIZE = 8
 
 # lm-eval passes these from its own flags (--batch_size, --max_batch_size, --device) to
 # every model, whether the user set them or not.
@@ -29,6 +44,12 @@ class RMOptions(BaseModel):
     """Everything ``prb-rm`` accepts in ``--model_args``.
 
     Attributes:
+        protocol: ``clean`` (default: our pipeline, described below) or ``official``
+            (the authors' scalar pipeline, for reproducing the paper: the chat template
+            rendered to text and tokenized with the tokenizer's default special tokens,
+            bfloat16 weights, scores taken in the model's dtype, the tokenizer's own
+            truncation and padding sides, at most 8,192 tokens, batches of 8 in
+            dataset order). Only for ``scorer=hf``.
         scorer: ``length``, ``bm25``, ``embedding``, ``hf`` or ``served``; ``auto``
             (default) means ``hf`` when ``pretrained`` is set, ``served`` when
             ``endpoint`` is set, otherwise ``length``.
@@ -54,7 +75,8 @@ class RMOptions(BaseModel):
             keeps the response and the end of the conversation, where decoder RMs
             read their score) or ``right``.
         padding_side: side batches are padded on (scores do not depend on it).
-        batch_size: responses per forward pass (default 16; ``auto`` = 16). lm-eval's
+        batch_size: responses per forward pass (default 16, 8 with
+            ``protocol=official``; ``auto`` = the default). lm-eval's
             ``--batch_size N`` is used when this is not given, except its default
             of 1 (it cannot be told apart from an explicit 1, and batching never
             changes scores); ``batch_size=1`` here forces one at a time.
@@ -78,6 +100,7 @@ class RMOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    protocol: Protocol = "clean"
     scorer: ScorerName = "auto"
     pretrained: str | None = None
     revision: str | None = None
@@ -89,7 +112,7 @@ class RMOptions(BaseModel):
     max_length: int | None = Field(default=None, ge=8)
     truncation_side: Literal["left", "right"] = "left"
     padding_side: Literal["left", "right"] = "right"
-    batch_size: int | Literal["auto"] = 16
+    batch_size: int | Literal["auto"] | None = None
     max_batch_size: int | None = None
     endpoint: str | None = None
     api: Literal["classify", "pooling"] = "classify"
@@ -158,7 +181,18 @@ class RMOptions(BaseModel):
             raise ValueError(f"pretrained= is only used by scorer=hf, not scorer={chosen}")
         if chosen != "served" and self.endpoint:
             raise ValueError(f"endpoint= is only used by scorer=served, not scorer={chosen}")
+        if self.protocol == "official":
+            self._check_official(chosen)
         return self
+
+    def _check_official(self, chosen: str) -> None:
+        if chosen != "hf":
+            raise ValueError("protocol=official reproduces the authors' script, which scores a local HF model: "
+                             f"it needs pretrained=<hub id or folder> (scorer=hf), not scorer={chosen}")
+        for key, (accepted, what) in OFFICIAL_FIXED.items():
+            if key in self.model_fields_set and getattr(self, key) not in accepted:
+                raise ValueError(f"protocol=official {what}, as the authors' script does; "
+                                 f"drop {key}= or use protocol=clean")
 
     @property
     def kind(self) -> str:
@@ -173,8 +207,10 @@ class RMOptions(BaseModel):
 
     @property
     def effective_batch_size(self) -> int:
-        """``batch_size`` with ``auto`` resolved."""
-        return 16 if self.batch_size == "auto" else int(self.batch_size)
+        """``batch_size`` with ``auto`` and the default resolved."""
+        if self.batch_size in (None, "auto"):
+            return OFFICIAL_BATCH_SIZE if self.protocol == "official" else 16
+        return int(self.batch_size)
 
     @property
     def effective_api_path(self) -> str:

@@ -3,6 +3,19 @@
 Judge tasks with both orders hold two documents per pair; metrics about a pair
 (``acc_pair``, ``consistency``) are emitted per document as ``(pair_key, value)`` and
 combined by the aggregations below, which ignore pairs missing an order (``--limit``).
+Per-position metrics (``acc_pos_a``, ``acc_pos_b``, ``pos_bias``) are emitted as
+``(chosen_position, correct)``: in both-order tasks every pair gives one judgment to
+each position, in the official task each pair gives one to the position its seeded
+draw chose.
+
+In a group row lm-eval can only average the subsets' values, weighted by their
+sizes. For ``acc_pos_a`` / ``acc_pos_b`` that is the pooled accuracy in both-order
+tasks (every subset has as many A as B judgments) and, in the official task, a
+stratified estimate (each subset weighted by its size, not by how many of its pairs
+the draws happened to put in A). For ``pos_bias`` it is the size-weighted mean of the
+subsets' biases, which is what we document: the mean bias a reader of the per-subset
+numbers sees. It is not |group acc_pos_a - group acc_pos_b|, where opposite biases
+in two subsets would cancel.
 """
 
 from __future__ import annotations
@@ -12,7 +25,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from prb_tasks.scoring.verdict import official_letter, parse_verdict
+from prb_tasks.scoring.official import official_judgment
+from prb_tasks.scoring.verdict import parse_verdict
 
 _NAN = float("nan")
 
@@ -23,7 +37,11 @@ JUDGE_LEGEND = (
     "acc_pair: share of pairs judged right in both orders; consistency: same answer preferred in both orders",
     "pos_a_rate: share of verdicts naming position A (0.5 = no position bias)",
     "parse_fail / error_rate / skip_rate: no readable verdict / request failed / not sent (max_cost)",
+    "acc_pos_a / acc_pos_b: acc over the judgments where the chosen answer was shown as A / as B",
+    "pos_bias: |acc_pos_a - acc_pos_b| (in a group row: the subsets' biases averaged by size)",
     "acc_official (official tasks): the original script's reading, where a missing verdict counts as A",
+    "acc_pos_a_official / acc_pos_b_official / pos_bias_official / pos_a_rate_official: the same under that reading",
+    "parse_fail_official: completions the original script's reading cannot parse (it counts them as A)",
 )
 SCALAR_LEGEND = (
     "acc: share of pairs where the chosen answer scored strictly higher (ties count wrong)",
@@ -43,6 +61,7 @@ def _judgment(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     return {
         "acc": correct,
         "acc_macro": correct,
+        **_per_position(chosen_pos, correct),
         "pos_a_rate": verdict.letter,
         "parse_fail": int(verdict.outcome == "unparsed"),
         "error_rate": int(verdict.outcome == "error"),
@@ -60,15 +79,29 @@ def process_judge_both(doc: dict[str, Any], results: Sequence[Any]) -> dict[str,
     return out
 
 
+def _per_position(chosen_pos: str, correct: int, suffix: str = "") -> dict[str, tuple[str, int]]:
+    # One value feeds three aggregations; see acc_chosen_in_a / _b and position_bias.
+    item = (chosen_pos, correct)
+    return {f"acc_pos_a{suffix}": item, f"acc_pos_b{suffix}": item, f"pos_bias{suffix}": item}
+
+
 def process_judge_single(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-    """Score a pair judged in one order (the official protocol)."""
+    """Score a pair judged in one order (the official protocol).
+
+    Besides our own metrics, the ``*_official`` ones re-read the completion as the
+    original script does (:mod:`prb_tasks.scoring.official`): a verdict it cannot read
+    counts as "A". A judgment with no completion (request failed, budget) counts
+    wrong there too, and is neither a letter nor a parse failure.
+    """
     out = _judgment(doc, results)
     out.pop("_preferred")
-    completion = results[0] if results else None
-    if out["error_rate"] or out["skip_rate"]:
-        out["acc_official"] = 0
-    else:
-        out["acc_official"] = int(official_letter(completion) == doc["chosen_position"])
+    chosen_pos = doc["chosen_position"]
+    reading = official_judgment(results[0] if results else None)
+    correct = int(reading is not None and reading.letter == chosen_pos)
+    out["acc_official"] = correct
+    out.update(_per_position(chosen_pos, correct, "_official"))
+    out["pos_a_rate_official"] = reading.letter if reading is not None else None
+    out["parse_fail_official"] = int(reading is not None and reading.parse_failed)
     return out
 
 
@@ -100,6 +133,27 @@ def pair_consistency(items: Iterable[tuple[str, str | None]]) -> float:
     if not pairs:
         return _NAN
     return sum(v[0] is not None and v[0] == v[1] for v in pairs) / len(pairs)
+
+
+def _accuracy_where(items: Iterable[tuple[str, int]], position: str) -> float:
+    hits = [int(correct) for pos, correct in items if pos == position]
+    return sum(hits) / len(hits) if hits else _NAN
+
+
+def acc_chosen_in_a(items: Iterable[tuple[str, int]]) -> float:
+    """Accuracy over the judgments that showed the chosen answer as A (NaN if none)."""
+    return _accuracy_where(items, "A")
+
+
+def acc_chosen_in_b(items: Iterable[tuple[str, int]]) -> float:
+    """Accuracy over the judgments that showed the chosen answer as B (NaN if none)."""
+    return _accuracy_where(items, "B")
+
+
+def position_bias(items: Iterable[tuple[str, int]]) -> float:
+    """|accuracy with chosen in A - accuracy with chosen in B| (NaN if a position is empty)."""
+    items = list(items)
+    return abs(acc_chosen_in_a(items) - acc_chosen_in_b(items))
 
 
 def share_of_a(items: Iterable[str | None]) -> float:

@@ -2,9 +2,8 @@
 
 We take the *last* verdict in the text, after removing any reasoning inside
 ``<think>...</think>`` (and anything before a lone closing ``</think>``). An empty or
-unparseable completion is its own outcome, never a letter. ``official_letter`` is a
-separate re-implementation of the original script's lenient reading, used only for
-the ``acc_official`` metric.
+unparseable completion is its own outcome, never a letter. (The original script's
+lenient reading, for the ``*_official`` metrics, is :mod:`prb_tasks.scoring.official`.)
 
 Backends signal a judgment that produced no completion with a marker string
 (:data:`ERROR_MARK`, :data:`SKIPPED_MARK`) so the outcome survives lm-eval's
@@ -110,21 +109,3 @@ def parse_verdict(completion: object) -> Verdict:
         return Verdict("verdict", bare.group(1).upper())
     return Verdict("unparsed")
 
-
-def official_letter(completion: object) -> str:
-    """The original script's reading: lenient, and "A" whenever nothing is found.
-
-    Text after the last ``</think>``, quotes and asterisks removed, text after the
-    first ``result:`` (case-insensitive), first A or B in what remains.
-    """
-    if not isinstance(completion, str):
-        return "A"
-    text = completion.rsplit("</think>", 1)[-1]
-    text = text.replace('"', "").replace("'", "").replace("*", "")
-    at = text.lower().find("result:")
-    if at < 0:
-        return "A"
-    for char in text[at + len("result:"):]:
-        if char in "AB":
-            return char
-    return "A"

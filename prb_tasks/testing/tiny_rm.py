@@ -122,3 +122,37 @@ def build_tiny_rm(
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def saturate_last_class(folder: Path, margin: float = 10.0, spread: float = 0.3) -> Path:
+    """Rewrite a two-class GPT-2 RM from :func:`build_tiny_rm` so its last class wins
+    by about ``margin`` logits on every input.
+
+    Its last-class softmax is then 0.998-0.99999..., different for every response in
+    float32 but 1.0 for all of them once rounded to bfloat16 (the nearest bfloat16
+    below 1 is 0.99609375): the tie the official protocol's bfloat16 softmax creates.
+
+    Args:
+        folder: a model written by ``build_tiny_rm(folder, "gpt2", num_labels=2, ...)``.
+        margin: logit of the last class on a typical input (the first class's is 0).
+        spread: how much the hidden state still moves the logit between inputs.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    model = AutoModelForSequenceClassification.from_pretrained(folder)
+    if model.config.model_type != "gpt2" or model.config.num_labels != 2:
+        raise ValueError("saturate_last_class needs a two-class GPT-2 model from build_tiny_rm")
+    with torch.no_grad():
+        # The final layer norm's bias gives every input the same direction (dim 0); its
+        # small gain keeps a little of what the input says.
+        norm = model.transformer.ln_f
+        norm.weight.fill_(spread)
+        norm.bias.zero_()
+        norm.bias[0] = 1.0
+        generator = torch.Generator().manual_seed(0)
+        model.score.weight.zero_()
+        model.score.weight[1] = torch.randn(norm.weight.shape[0], generator=generator) * spread
+        model.score.weight[1, 0] = margin
+    model.save_pretrained(folder)
+    return Path(folder)

@@ -1,8 +1,14 @@
-"""Pydantic models for one benchmark row, matching the HF dataset's fields."""
+"""Pydantic models for one benchmark row, matching the HF dataset's fields.
+
+Only structure is enforced here (every field present, every value of the right type):
+that is what the original scripts need too. Rows they accept but that are odd
+(repeated ids, identical answers, blank text) are kept and reported as warnings by
+:mod:`prb_tasks.data.personalized_rb.checks`.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict
 
 
 class _Strict(BaseModel):
@@ -29,24 +35,11 @@ class RubricAspect(_Strict):
 class PRBRow(_Strict):
     """One preference pair: a question, the asker's profile and two answers."""
 
-    id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
+    id: str
+    question: str
     category: str
     profile: list[ProfilePost]
     rubric_aspects: list[RubricAspect]
     narrative: str
-    chosen: str = Field(min_length=1)
-    rejected: str = Field(min_length=1)
-
-    @field_validator("chosen", "rejected", "question")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
-
-    @model_validator(mode="after")
-    def _distinct_answers(self) -> "PRBRow":
-        if self.chosen.strip() == self.rejected.strip():
-            raise ValueError("chosen and rejected are the same text")
-        return self
+    chosen: str
+    rejected: str

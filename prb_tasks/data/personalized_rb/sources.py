@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalized_rb.checks import print_warnings
 from prb_tasks.data.personalized_rb.reader import read_subset, validate_rows
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, Subset
@@ -62,8 +63,11 @@ def _mtime_key(folder: Path, subset: Subset) -> tuple[float, ...]:
 @lru_cache(maxsize=16)
 def _from_folder(folder: Path, subset: Subset, _stamp: tuple[float, ...]) -> list[PRBRow]:
     # Several variants in one run read the same files; the mtime stamp keeps the
-    # cache honest if a file is rewritten in between.
-    return read_subset(folder, subset)
+    # cache honest if a file is rewritten in between. Being cached, the warnings
+    # about odd rows are printed once per run, not once per task.
+    rows = read_subset(folder, subset)
+    print_warnings(rows, str(folder / subset.config))
+    return rows
 
 
 @lru_cache(maxsize=4)
@@ -79,4 +83,7 @@ def _from_hub(subset: Subset) -> list[PRBRow]:
             f"on an offline machine run `prb data download DIR` elsewhere and pass "
             f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
         ) from exc
-    return validate_rows(ds, f"{HF_REPO}:{subset.config}")
+    origin = f"{HF_REPO}:{subset.config}"
+    rows = validate_rows(ds, origin)
+    print_warnings(rows, origin)
+    return rows

@@ -28,6 +28,17 @@ class Scorer:
         """The exact input the scorer reads for ``item`` (part of the cache key)."""
         raise NotImplementedError
 
+    def fixed_batches(self, items: Sequence[RMInput]) -> list[list[int]] | None:
+        """Batches that must be scored exactly as given, or None (the default) when
+        batching never changes a score.
+
+        A scorer whose scores depend on their batch-mates (half precision, padding)
+        returns the partition of ``range(len(items))`` it reproduces; each batch is
+        then passed to :meth:`score` whole, and cached scores are reused only when
+        their whole batch is.
+        """
+        return None
+
     def score(self, items: Sequence[RMInput], report: Report | None = None) -> list[float]:
         """Rewards for ``items``, in order.
 

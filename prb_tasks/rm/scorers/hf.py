@@ -89,7 +89,7 @@ class HFScorer(Scorer):
         self._torch = torch
         self.options = options
         self.device = resolve_device(options.device, from_harness=device_from_harness)
-        self.dtype = resolve_dtype(options.dtype, self.device)
+        self.dtype = resolve_dtype(self._dtype_name(options), self.device)
         self._notes: list[str] = []
         self.truncated = 0
         self.scored = 0
@@ -105,17 +105,15 @@ class HFScorer(Scorer):
                 source, **common, **{dtype_key: self.dtype}
             )
         except (OSError, ValueError) as exc:
+            if "trust_remote_code" in str(exc) and not options.trust_remote_code:
+                raise RMError(f"prb-rm: pretrained={source!r} needs its own Python code to load; if you trust it, "
+                              "add trust_remote_code=true to --model_args (never done unless asked)") from None
             raise RMError(f"prb-rm: cannot load pretrained={source!r}: {_first_line(exc)}") from None
         self.model.to(self.device)
         self.model.eval()
 
-        self.tokenizer.truncation_side = options.truncation_side
-        self.format: InputFormat = resolve_format(
-            options.input_format, bool(getattr(self.tokenizer, "chat_template", None))
-        )
         self.num_labels = int(self.model.config.num_labels)
-        self.head = resolve_head(options.head, self.num_labels)
-        self.max_length = options.max_length or _token_limit(self.tokenizer, self.model.config)
+        self._configure(options)
         self.pad_id = self._setup_padding()
         self.batch_size = options.effective_batch_size if self.pad_id is not None else 1
         forward_args = inspect.signature(self.model.forward).parameters
@@ -131,10 +129,26 @@ class HFScorer(Scorer):
         self.identity = ScorerIdentity(
             kind="hf", model=model_id, revision=revision,
             dtype=str(self.dtype).replace("torch.", ""), head=self.head, max_length=self.max_length,
-            extra=(("format", self.format), ("truncation_side", options.truncation_side)),
+            extra=self._identity_extra(),
         )
 
-    # -- setup
+    # -- setup (the official protocol's scorer overrides these)
+
+    def _dtype_name(self, options: RMOptions) -> str:
+        return options.dtype
+
+    def _configure(self, options: RMOptions) -> None:
+        """Input format, head, token limit and truncation side."""
+        self.tokenizer.truncation_side = options.truncation_side
+        self.format: InputFormat = resolve_format(
+            options.input_format, bool(getattr(self.tokenizer, "chat_template", None))
+        )
+        self.head = resolve_head(options.head, self.num_labels)
+        self.max_length = options.max_length or _token_limit(self.tokenizer, self.model.config)
+
+    def _identity_extra(self) -> tuple[tuple[str, str], ...]:
+        return (("protocol", "clean"), ("format", self.format),
+                ("truncation_side", self.options.truncation_side))
 
     def _setup_padding(self) -> int | None:
         config = self.model.config
@@ -194,6 +208,17 @@ class HFScorer(Scorer):
                     feature = {k: v[cut] for k, v in feature.items()}
                 features[n] = feature
         return features
+
+    def token_ids(self, item: RMInput) -> list[int]:
+        """The token ids the model reads for ``item`` (after truncation, before padding).
+
+        Args:
+            item: prompt and response.
+        """
+        counted = self.truncated
+        ids = self._features([item], [self.formatted(item)])[0]["input_ids"]
+        self.truncated = counted
+        return list(ids)
 
     # -- scoring
 

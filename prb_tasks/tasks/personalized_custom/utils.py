@@ -8,4 +8,11 @@ from prb_tasks.scoring.breakdowns import (  # noqa: F401
     process_judge_both_users_tags,
     process_scalar_users_tags,
 )
-from prb_tasks.scoring.metrics import pair_all_correct, pair_consistency, share_of_a  # noqa: F401
+from prb_tasks.scoring.metrics import (  # noqa: F401
+    acc_chosen_in_a,
+    acc_chosen_in_b,
+    pair_all_correct,
+    pair_consistency,
+    position_bias,
+    share_of_a,
+)

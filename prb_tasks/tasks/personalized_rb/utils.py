@@ -2,8 +2,11 @@
 package so every task shares one copy of its state."""
 
 from prb_tasks.scoring.metrics import (  # noqa: F401
+    acc_chosen_in_a,
+    acc_chosen_in_b,
     pair_all_correct,
     pair_consistency,
+    position_bias,
     process_judge_both,
     process_judge_single,
     process_scalar,

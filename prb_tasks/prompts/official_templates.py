@@ -1,0 +1,224 @@
+"""``prb templates official DIR``: the authors' judge prompts as a templates folder.
+
+Their prompt files have no license, so we never ship their text: this command fetches
+``prompts/pairwise_system.txt`` and ``prompts/pairwise_user.txt`` from their public
+repository at a pinned commit (or reads them from a local checkout with ``--source``),
+and writes ``DIR/judge/system.jinja`` and ``DIR/judge/user.jinja`` for
+``--metadata '{"templates": "DIR"}'``.
+
+The written templates reproduce the authors' messages byte for byte:
+- the file is read as their loader reads it (UTF-8, universal newlines, ``str.strip()``);
+- every run of their text sits in ``{% raw %}`` blocks, so Jinja interprets none of it
+  (a ``{%`` in the text, which could close a raw block, is emitted as a string instead);
+- ``{question}`` is filled first, then ``{Response_A}`` and ``{Response_B}`` are
+  replaced in the whole text, as their chained ``str.replace`` does (so a question
+  that contains ``{Response_A}`` gets the response too);
+- the files start with :data:`~prb_tasks.prompts.templates.VERBATIM_MARK`, which tells
+  our renderer not to strip the result; the tags carry ``+`` so that ``lstrip_blocks``
+  and ``trim_blocks`` leave the text alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from prb_tasks.errors import PRBError
+from prb_tasks.prompts.templates import VERBATIM_MARK
+
+REPO = "Martin-qyma/Personalized-RewardBench"
+#: The commit our conversion was checked against (their repository's HEAD when read).
+COMMIT = "a5c6814d22738c264f3c27576f54e50e04e16c10"
+RAW_BASE = f"https://raw.githubusercontent.com/{REPO}/{COMMIT}"
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    """One of the authors' prompt files.
+
+    Attributes:
+        path: path inside their repository.
+        target: our template name it becomes.
+        sha256: digest of the file at :data:`COMMIT` (a fact about it, not its text).
+    """
+
+    path: str
+    target: str
+    sha256: str
+
+
+SYSTEM = PromptFile("prompts/pairwise_system.txt", "judge/system.jinja",
+                    "5438903c1bb5524de540cfac1a67edb5e174504138a0ef97dd89aab16a7ea3d7")
+USER = PromptFile("prompts/pairwise_user.txt", "judge/user.jinja",
+                  "6cdbfc0c2ce1eae2cc0640b61cda573a08399208725e28965e2cb2aad40f773c")
+
+#: The authors' placeholders, in the order their code replaces them, and our variables.
+PLACEHOLDERS = (("{question}", "question"), ("{Response_A}", "response_a"), ("{Response_B}", "response_b"))
+
+
+def read_like_authors(data: bytes) -> str:
+    """The text of a prompt file as the authors' loader sees it.
+
+    Args:
+        data: the file's bytes.
+    """
+    # open(path, "r", encoding="utf-8").read().strip(): universal newlines, then strip.
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read().strip()
+
+
+def _literal(text: str) -> str:
+    """Jinja source that renders ``text`` unchanged."""
+    pieces = text.split("{%")
+    return '{{ "{%" }}'.join(f"{{%+ raw %}}{piece}{{%+ endraw +%}}" if piece else "" for piece in pieces)
+
+
+def _header(source: PromptFile) -> str:
+    return (f"{VERBATIM_MARK}: written by `prb templates official` from {REPO} {source.path} at commit "
+            f"{COMMIT[:7]}. Text inside raw blocks is theirs, unchanged. #}}")
+
+
+def system_template(text: str, source: PromptFile = SYSTEM) -> str:
+    """Template source for the system prompt (used as it is, no placeholders filled).
+
+    Args:
+        text: the prompt, as :func:`read_like_authors` returns it.
+        source: which file it came from (named in the header comment).
+    """
+    return _header(source) + _literal(text)
+
+
+def user_template(text: str, source: PromptFile = USER) -> str:
+    """Template source for the user message, filling the placeholders like their code.
+
+    Args:
+        text: the template, as :func:`read_like_authors` returns it.
+        source: which file it came from (named in the header comment).
+    """
+    (question_mark, question_var), *later = PLACEHOLDERS
+    body = "{{ " + question_var + " }}"
+    filled = body.join(_literal(piece) for piece in text.split(question_mark))
+    chain = "".join(f' | replace("{mark}", {var})' for mark, var in later)
+    return _header(source) + "{%+ set prb_text %}" + filled + "{%+ endset +%}{{ prb_text" + chain + " }}"
+
+
+def authors_messages(system_text: str, user_text: str, question: str, response_a: str,
+                     response_b: str) -> tuple[str, str]:
+    """The (system, user) messages the authors' code builds from already-loaded prompts.
+
+    Args:
+        system_text: system prompt as :func:`read_like_authors` returns it.
+        user_text: user template as :func:`read_like_authors` returns it.
+        question: the row's question.
+        response_a: the answer shown as A.
+        response_b: the answer shown as B.
+    """
+    values = {"question": question, "response_a": response_a, "response_b": response_b}
+    user = user_text
+    for mark, var in PLACEHOLDERS:
+        user = user.replace(mark, values[var])
+    return system_text, user
+
+
+def _download(source: PromptFile, base_url: str, timeout: float) -> bytes:
+    url = f"{base_url}/{source.path}"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - fixed https URL
+            return response.read()
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise PRBError(
+            f"prb: could not download {url} ({str(reason).splitlines()[0] if str(reason) else type(exc).__name__}); "
+            "run `prb templates official DIR` on a machine with internet access and copy DIR here, or pass "
+            f"--source <a git checkout of github.com/{REPO}>"
+        ) from None
+
+
+def fetch(base_url: str = RAW_BASE, timeout: float = 30.0,
+          expected: dict[str, str] | None = None) -> dict[PromptFile, bytes]:
+    """Download both prompt files and check them against the pinned commit.
+
+    Args:
+        base_url: where ``prompts/...`` live (the pinned raw GitHub URL).
+        timeout: seconds per request.
+        expected: sha256 per repository path (defaults to the pinned commit's).
+    """
+    digests = expected or {f.path: f.sha256 for f in (SYSTEM, USER)}
+    files = {f: _download(f, base_url, timeout) for f in (SYSTEM, USER)}
+    for source, data in files.items():
+        if hashlib.sha256(data).hexdigest() != digests[source.path]:
+            raise PRBError(
+                f"prb: {base_url}/{source.path} is not the file of commit {COMMIT[:7]} (sha256 differs); "
+                "a proxy or login page may have answered: download it in a browser, check it and pass --source"
+            )
+    return files
+
+
+def read_source(folder: Path) -> tuple[dict[PromptFile, bytes], list[PromptFile]]:
+    """Both prompt files from a local checkout, and those that differ from the pinned commit.
+
+    Args:
+        folder: root of a checkout of the authors' repository.
+    """
+    files: dict[PromptFile, bytes] = {}
+    differ: list[PromptFile] = []
+    for source in (SYSTEM, USER):
+        path = folder / source.path
+        if not path.is_file():
+            raise PRBError(f"prb: no {source.path} under {folder}; --source must be a checkout of "
+                           f"github.com/{REPO}")
+        files[source] = path.read_bytes()
+        if hashlib.sha256(files[source]).hexdigest() != source.sha256:
+            differ.append(source)
+    return files, differ
+
+
+def write_templates(target: Path, files: dict[PromptFile, bytes], force: bool = False) -> list[Path]:
+    """Write the templates folder; refuse to overwrite different files unless ``force``.
+
+    Args:
+        target: the folder to create (``DIR``).
+        files: raw bytes of the system and user prompt files.
+        force: replace existing templates that differ.
+    """
+    sources = {
+        SYSTEM.target: system_template(read_like_authors(files[SYSTEM])),
+        USER.target: user_template(read_like_authors(files[USER])),
+    }
+    paths = [target / name for name in sources]
+    for path, text in zip(paths, sources.values()):
+        if path.is_file() and path.read_text(encoding="utf-8") != text and not force:
+            raise PRBError(f"prb: {path} already exists and differs; pass --force to replace it")
+    for path, text in zip(paths, sources.values()):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+    return paths
+
+
+def run(target: Path, source: Path | None = None, force: bool = False) -> int:
+    """``prb templates official DIR``: print what was done; return an exit code.
+
+    Args:
+        target: the templates folder to write.
+        source: a local checkout of the authors' repository instead of downloading.
+        force: replace existing, different templates.
+    """
+    try:
+        if source is not None:
+            files, differ = read_source(source)
+        else:
+            files, differ = fetch(), []
+        paths = write_templates(target, files, force)
+    except PRBError as exc:
+        print(str(exc).splitlines()[0], file=sys.stderr, flush=True)
+        return 1
+    for path in paths:
+        print(f"wrote {path}")
+    for changed in differ:
+        print(f"note: {source}/{changed.path} differs from commit {COMMIT[:7]}; converted as it is")
+    print(f"use it with: prb eval ... --tasks personalized_rb_official --metadata '{{\"templates\": \"{target}\"}}'")
+    return 0
