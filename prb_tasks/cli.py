@@ -166,6 +166,36 @@ def run_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_compare(args: argparse.Namespace) -> int:
+    """``prb compare``: print the comparison and write the report files."""
+    import os
+
+    from prb_tasks.errors import PRBError
+    from prb_tasks.report.compare import compare
+
+    try:
+        outcome = compare(args.paths, args.out, args.task, args.format, charts=not args.no_charts)
+        for note in outcome.notes:
+            print(f"prb compare: {note}", file=sys.stderr)
+        print(outcome.text, flush=True)
+        if outcome.written:
+            html = outcome.written[0]
+            print(f"wrote {html} ({html.stat().st_size / 1e6:.1f} MB), report.md, report.json and "
+                  f"{len(outcome.written) - 3} charts in {html.parent}", file=sys.stderr)
+    except PRBError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prb compare: interrupted; the report files may be incomplete, run it again", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `prb compare ... | head` closed the pipe: stop quietly, and keep Python's
+        # final flush of stdout from failing too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="prb",
@@ -177,7 +207,7 @@ def _parser() -> argparse.ArgumentParser:
             "  lm_eval --include_path \"$(prb tasks-dir)\" --model litellm ... --tasks personalized_rb\n"
             "  prb data validate ./prb_data\n"
             "  prb cache info ; prb cache clear --older-than 30d\n"
-            "  prb compare runs/\n"
+            "  prb compare runs/ --out report/\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -195,9 +225,16 @@ def _parser() -> argparse.ArgumentParser:
     val = data_sub.add_parser("validate", help="check a local copy and print row counts per subset")
     val.add_argument("dir", type=Path)
 
-    cmp_ = sub.add_parser("compare", help="judges and scalar RMs side by side from finished runs")
-    cmp_.add_argument("paths", nargs="+", type=Path, help="output folders or results_*.json files")
-    cmp_.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    cmp_ = sub.add_parser("compare", help="judges and scalar RMs side by side from finished runs: "
+                          "statistics, cost, charts, HTML report")
+    cmp_.add_argument("paths", nargs="+", type=Path, help="lm-eval output folders or results_*.json files")
+    cmp_.add_argument("--out", type=Path, metavar="DIR",
+                      help="write report.html, report.md, report.json and PNG charts into DIR")
+    cmp_.add_argument("--task", action="append", metavar="NAME",
+                      help="only this task family (repeatable; a name also matches its _scalar twin)")
+    cmp_.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                      help="what to print: a short table (default), the Markdown report or the JSON report")
+    cmp_.add_argument("--no-charts", action="store_true", help="skip the PNG charts")
 
     cache = sub.add_parser("cache", help="the prb-judge answer cache and the prb-rm score cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
@@ -232,14 +269,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "cache":
         return run_cache(args)
     if args.command == "compare":
-        from prb_tasks.errors import PRBError
-        from prb_tasks.report.compare import compare
-
-        try:
-            print(compare(args.paths, args.format))
-        except PRBError as exc:
-            print(str(exc), file=sys.stderr)
-            return 2
-        return 0
+        return run_compare(args)
     parser.print_help()
     return 0

@@ -77,11 +77,18 @@ def _matches(family: str, tasks: list[str]) -> bool:
     return family in tasks or setting_of(family) in tasks
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:80] or "section"
+def _slug(setting: str, source: str, taken: set[str]) -> str:
+    """A file- and URL-safe id, unique in the report."""
+    base = (re.sub(r"[^A-Za-z0-9_]+", "-", setting) + "--" + re.sub(r"[^A-Za-z0-9_]+", "-", source).strip("-"))[:90]
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    taken.add(slug)
+    return slug
 
 
-def _section(setting: str, source: str, entries: list[Entry]) -> Section:
+def _section(setting: str, source: str, entries: list[Entry], taken: set[str]) -> Section:
     summaries = [summarize(e) for e in entries]
     logged = [e for e in entries if e.logged]
     comparisons = compare_all(logged)
@@ -89,7 +96,7 @@ def _section(setting: str, source: str, entries: list[Entry]) -> Section:
     union = set().union(*(e.keys for e in logged)) if logged else set()
     diagnostic = any(e.variant == "oracle" for e in entries)
     return Section(
-        slug=_slug(f"{setting}-{source}"), setting=setting, source=source,
+        slug=_slug(setting, source, taken), setting=setting, source=source,
         title=f"{setting} on the {describe(source)}", diagnostic=diagnostic, entries=entries,
         summaries=summaries, comparisons=comparisons, kappa=kappa_matrix(logged),
         ranking=ranking(accs, comparisons), shared_all=len(shared_keys(logged)), union=len(union),
@@ -121,7 +128,8 @@ def build_report(paths: list[Path], tasks: list[str] | None = None) -> Report:
             counter += 1
             entry = build_entry(f"m{counter}", labels[(i, fam.name)], run, fam)
             grouped[(entry.source, entry.setting)].append(entry)
-    sections = [_section(setting, source, entries) for (source, setting), entries in sorted(grouped.items())]
+    taken: set[str] = set()
+    sections = [_section(setting, source, entries, taken) for (source, setting), entries in sorted(grouped.items())]
     for section in sections:
         sizes = {len(e.keys) for e in section.entries if e.logged}
         if len(sizes) > 1:

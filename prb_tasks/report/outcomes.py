@@ -38,6 +38,7 @@ class Entry:
         score: per pair, the share of its judgments that were right (0, 0.5 or 1).
         w_chosen, w_rejected: per pair, words in each response (NaN if unknown).
         docs: per pair, the first logged doc (texts for the drill-down).
+        responses: per pair, (chosen, rejected) texts when the doc carries them.
         j_pair, j_pos, j_letter, j_outcome, j_pick, j_correct, j_text: per judgment.
         s_chosen, s_rejected: per pair, a scalar RM's two scores.
     """
@@ -58,6 +59,7 @@ class Entry:
     w_chosen: np.ndarray = field(default_factory=lambda: np.zeros(0))
     w_rejected: np.ndarray = field(default_factory=lambda: np.zeros(0))
     docs: list[dict[str, Any]] = field(default_factory=list)
+    responses: list[tuple[str, str] | None] = field(default_factory=list)
     j_pair: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     j_pos: list[str | None] = field(default_factory=list)
     j_letter: list[str | None] = field(default_factory=list)
@@ -178,11 +180,14 @@ def build_entry(entry_id: str, label: str, run: Run, family: Family) -> Entry:
                 if family.kind == "judge":
                     w_c.append(float(doc.get("words_chosen", float("nan"))))
                     w_r.append(float(doc.get("words_rejected", float("nan"))))
+                    texts = (doc.get("chosen"), doc.get("rejected"))
                 else:
                     choices = doc.get("choices") or [None, None]
                     target = _target(sample)
-                    w_c.append(_words(choices[target]))
-                    w_r.append(_words(choices[1 - target]))
+                    texts = (choices[target], choices[1 - target])
+                    w_c.append(_words(texts[0]))
+                    w_r.append(_words(texts[1]))
+                entry.responses.append(texts if all(isinstance(t, str) for t in texts) else None)
             if family.kind == "judge":
                 letter, outcome, pick, correct, text = _judge_sample(sample)
                 entry.j_pos.append(doc.get("chosen_position"))
