@@ -66,6 +66,37 @@ def test_mcnemar_on_both_order_scores_counts_pairs_not_judgments() -> None:
     assert test.p_value == pytest.approx(0.25)
 
 
+def test_exact_test_on_mixed_differences_matches_enumerating_every_sign_flip() -> None:
+    rng = np.random.default_rng(3)
+    first = rng.choice([0.0, 0.5, 1.0], size=40)
+    second = rng.choice([0.0, 0.5, 1.0], size=40)
+    diffs = (first - second)[first != second]
+    assert len(diffs) <= 30 and {0.5, 1.0} <= set(np.abs(diffs).tolist())
+    # Brute force over 2^len(diffs) sign patterns, via the distribution of each magnitude's sum.
+    observed = abs(diffs.sum())
+    sums = np.zeros(1)
+    for d in np.abs(diffs):
+        sums = np.concatenate([sums + d, sums - d])
+    expected = float(np.mean(np.abs(sums) >= observed - 1e-9))
+    assert mcnemar(first, second).p_value == pytest.approx(expected, rel=1e-9)
+
+
+def test_exact_test_and_ranking_follow_the_accuracy_difference() -> None:
+    # A both-order judge against a 0/1 RM: more pairs favour the RM (by 1/2 each), but the
+    # judge wins by a whole point on the others; the test and the ranking follow the
+    # accuracy difference (+10 points for the judge), not the count of pairs.
+    keys = [f"art/{i}" for i in range(200)]
+    judge = entry("judge", dict(zip(keys, [1.0] * 60 + [0.5] * 80 + [0.0] * 60)))
+    rm = entry("rm", dict(zip(keys, [0.0] * 60 + [1.0] * 80 + [0.0] * 60)), kind="scalar")
+    test = mcnemar(judge.score, rm.score)
+    assert (test.first_better, test.second_better) == (60, 80)
+    assert test.p_value < 0.05
+    (c,) = compare_all([judge, rm])
+    assert c.diff.value == pytest.approx(0.1) and c.significant
+    rows = ranking({"judge": 0.5, "rm": 0.4}, [c])
+    assert rows[0].better_than == ["rm"] and rows[1].worse_than == ["judge"]
+
+
 # --------------------------------------------------------------------------- bootstrap
 
 

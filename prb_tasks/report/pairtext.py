@@ -2,21 +2,27 @@
 
 Judge docs carry only the rendered prompt, so the texts come from the data the run
 used when it can be read here (the bundled sample, a local copy that still exists,
-``PRB_DATA_DIR``, or the HF cache of a hub run), then from what the docs carry
-(scalar docs hold the question and both responses), and last from the prompt as sent.
+``PRB_DATA_DIR``, or the HF cache of a hub run; only the needed columns, never the
+large profiles), then from what the docs carry (scalar docs hold the question and
+both responses), and last from the prompt as sent.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.data.reader import validate_rows
-from prb_tasks.data.sources import ENV_VAR, load_rows
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from prb_tasks.data.reader import describe_error, split_files
+from prb_tasks.data.schema import RubricAspect
+from prb_tasks.data.sources import ENV_VAR
 from prb_tasks.data.subsets import HF_REPO, HF_SPLIT, SUBSETS, Subset
 from prb_tasks.errors import PRBError
+from prb_tasks.resources import sample_dir
 from prb_tasks.report.outcomes import Entry
 from prb_tasks.report.source import HUB, LOCAL_PREFIX, SAMPLE, describe
 
@@ -44,38 +50,58 @@ class PairText:
     prompt_chosen: str | None = None
 
 
-def _hub_rows(subset: Subset) -> list[Any]:
-    """Rows of a hub run from the local HF cache only (never the network)."""
+class _TextRow(BaseModel):
+    """The columns of a benchmark row the drill-down shows (profiles are never read)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    question: str
+    chosen: str
+    rejected: str
+    rubric_aspects: list[RubricAspect]
+
+
+def _read_file(path: Path) -> list[dict[str, Any]]:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path, columns=list(_TextRow.model_fields)).to_pylist()
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _files(source: str, subset: Subset) -> list[Path]:
+    """The data files a run read, when they are on this machine (never the network)."""
+    if source == SAMPLE:
+        return split_files(sample_dir(), subset)
+    if source.startswith(LOCAL_PREFIX):
+        folder = Path(source.removeprefix(LOCAL_PREFIX)).expanduser()
+        if not folder.is_dir():
+            raise PRBError(f"the folder {folder} is not on this machine")
+        return split_files(folder, subset)
+    if os.environ.get(ENV_VAR):
+        return split_files(Path(os.environ[ENV_VAR]).expanduser(), subset)
     from huggingface_hub import try_to_load_from_cache
 
     path = try_to_load_from_cache(HF_REPO, f"{subset.config}/{HF_SPLIT}-00000-of-00001.parquet", repo_type="dataset")
     if not isinstance(path, str):
         raise PRBError(f"{HF_REPO} ({subset.config}) is not in the local HF cache")
-    import pyarrow.parquet as pq
-
-    return validate_rows(pq.read_table(path).to_pylist(), path)
+    return [Path(path)]
 
 
-def _rows(source: str, subset: Subset) -> list[Any]:
-    if source == SAMPLE:
-        return load_rows(subset, SAMPLE)
-    if source.startswith(LOCAL_PREFIX):
-        folder = Path(source.removeprefix(LOCAL_PREFIX)).expanduser()
-        if not folder.is_dir():
-            raise PRBError(f"the folder {folder} is not on this machine")
-        return load_rows(subset, folder)
-    if os.environ.get(ENV_VAR):
-        return load_rows(subset, os.environ[ENV_VAR])
-    return _hub_rows(subset)
-
-
-def _from_data(source: str, configs: set[str], notes: list[str]) -> dict[tuple[str, str], Any]:
-    """(subset config, row id) -> row, for the subsets of one source that can be read."""
-    rows: dict[tuple[str, str], Any] = {}
+def _from_data(source: str, configs: set[str], notes: list[str]) -> dict[tuple[str, str], _TextRow]:
+    """(subset config, row id) -> texts, for the subsets of one source that can be read."""
+    rows: dict[tuple[str, str], _TextRow] = {}
     for config in sorted(configs):
         try:
-            for row in _rows(source, _BY_CONFIG[config]):
-                rows[(config, row.id)] = row
+            for path in _files(source, _BY_CONFIG[config]):
+                for index, raw in enumerate(_read_file(path)):
+                    try:
+                        row = _TextRow.model_validate(raw)
+                    except ValidationError as exc:
+                        raise PRBError(f"{path} row {index}: {describe_error(exc)}") from None
+                    rows[(config, row.id)] = row
         except (PRBError, OSError, ValueError, ImportError) as exc:
             hint = f" (set {ENV_VAR} to a local copy)" if source == HUB else ""
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -106,7 +132,8 @@ def pair_texts(entries: list[Entry], notes: list[str]) -> dict[tuple[str, str], 
             row = rows.get(entry.source, {}).get((doc.get("subset"), str(doc.get("id"))))
             if row is not None and text.chosen is None:
                 text.question, text.chosen, text.rejected = row.question, row.chosen, row.rejected
-                text.aspects = [a.model_dump() for a in row.rubric_aspects]
+                text.aspects = [{"aspect": a.aspect, "evidence": a.evidence, "reason": a.reason}
+                                for a in row.rubric_aspects]
             if text.question is None and isinstance(doc.get("question"), str):
                 text.question = doc["question"]
             if text.chosen is None and entry.responses[i] is not None:

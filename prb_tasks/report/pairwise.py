@@ -91,7 +91,7 @@ def compare_all(entries: list[Entry]) -> list[Comparison]:
     comparisons = [c for c in comparisons if c.shared]
     for c, adjusted in zip(comparisons, holm([c.p_value for c in comparisons])):
         c.p_adjusted = adjusted
-        c.significant = adjusted < ALPHA and c.first_better != c.second_better
+        c.significant = adjusted < ALPHA and c.diff is not None and c.diff.value != 0.0
     return comparisons
 
 
@@ -125,7 +125,7 @@ def ranking(accs: dict[str, float | None], comparisons: list[Comparison]) -> lis
     for c in comparisons:
         if not c.significant:
             continue
-        winner, loser = (c.first, c.second) if c.first_better > c.second_better else (c.second, c.first)
+        winner, loser = (c.first, c.second) if c.diff is not None and c.diff.value > 0 else (c.second, c.first)
         rows[winner].better_than.append(loser)
         rows[loser].worse_than.append(winner)
     return [rows[i] for i in order]

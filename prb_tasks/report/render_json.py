@@ -44,7 +44,8 @@ def report_data(report: Report) -> dict[str, Any]:
         "method": {
             "interval": f"percentile bootstrap, {ITERS} draws, seed {SEED}, level {LEVEL}, "
                         "resampling whole pairs within each subset",
-            "test": "exact McNemar (sign test on per-pair scores) on shared pairs",
+            "test": "exact McNemar on shared pairs (exact sign-flip test of per-pair score differences "
+                    "when scores are 0, 1/2, 1)",
             "correction": CORRECTION, "alpha": ALPHA,
         },
         "sections": sections,

@@ -12,8 +12,9 @@ HOW_TO_READ = [
     "orders scores 0, 1/2 or 1); macro: the plain mean of the subsets.",
     f"95% CI: percentile bootstrap ({ITERS} draws, seed {SEED}) resampling whole pairs within each subset: the two "
     "orders of a pair share its content and are not independent evidence.",
-    f"better than: exact McNemar test on the pairs both models share (the sign test on per-pair scores for "
-    f"both-order judges), {CORRECTION}-corrected over all comparisons in the section, alpha {ALPHA}. A difference "
+    f"better than: exact McNemar test on the pairs both models share (for both-order judges, whose pairs score "
+    f"0, 1/2 or 1, its exact sign-flip generalisation), {CORRECTION}-corrected over all comparisons in the section, "
+    f"alpha {ALPHA}. A difference "
     "without a mark may be noise, however large it looks.",
     "kappa: Cohen's kappa of per-pair outcomes (right in every order / split / wrong); 1 = identical behaviour.",
     "Oracle rows show the judge the user's rubric aspects: a diagnostic upper bound, not a leaderboard number.",
