@@ -98,6 +98,11 @@ def test_browser_renders_hostile_text_as_text_and_runs_no_script(report: tuple[P
     assert '<b id="pwned">' not in dom and 'data-pwned="' not in dom
     assert "<img src=\"x\"" not in dom
 
+    # The disagreement filter: the judge (always A: 1/2 per pair) and the length RM (0 or 1)
+    # disagree on the 3 pairs both saw; the RM's other 3 pairs have no second opinion.
+    filtered = browse(browser, f"{page.as_uri()}#disagree", tmp_path / "profile", "--dump-dom").stdout
+    assert 'id="f-count" class="muted">1-3 of 3 pairs<' in filtered
+
     shot = tmp_path / "report.png"
     taken = browse(browser, url, tmp_path / "profile", f"--screenshot={shot}")
     assert taken.returncode == 0 and shot.is_file(), taken.stderr[-2000:]

@@ -18,8 +18,17 @@ STYLE = {"judge": ("#1f6fb4", "o", "generative judge"), "scalar": ("#e07b12", "s
 DPI = 110
 
 
-def _short(label: str, width: int = 42) -> str:
-    return label if len(label) <= width else label[: width - 1] + "…"
+def _short(label: str, width: int = 40) -> str:
+    """``prb-judge (model=openai/gpt-4o-mini)`` -> ``openai/gpt-4o-mini``; long names keep both ends."""
+    head, _, rest = label.partition(" (")
+    if rest:
+        inner, _, tail = rest.partition(")")
+        values = ", ".join(part.split("=", 1)[-1] for part in inner.split(", "))
+        label = values + tail
+    if len(label) <= width:
+        return label
+    keep = width - 1
+    return label[: keep // 3] + "…" + label[-(keep - keep // 3):]
 
 
 def _plt() -> Any:
@@ -95,6 +104,13 @@ def cost_frontier(section: Section, path: Path) -> bool:
     ax.plot([p[0] for p in line], [p[1] for p in line], color="#555", linestyle="--", linewidth=1,
             label="cost frontier")
     ax.set_xscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    money = FuncFormatter(lambda x, _: f"${x:.3g}")
+    ax.xaxis.set_major_formatter(money)
+    ax.xaxis.set_minor_formatter(money)
+    ax.tick_params(axis="x", which="minor", labelsize=7)
+    ax.margins(x=0.15, y=0.1)
     ax.set_xlabel("$ per 1,000 pairs (log scale; cached answers at their original price)")
     ax.set_ylabel("accuracy %")
     ax.set_title(f"Accuracy vs cost: {section.title}", fontsize=10)
@@ -141,9 +157,7 @@ def consistency(section: Section, path: Path) -> bool:
         ax.annotate(_short(s.label, 30), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
     ax.set_xlabel("consistency % (same response preferred in both orders)")
     ax.set_ylabel("accuracy %")
-    ax.set_xlim(-2, 102)
-    ax.set_ylim(-2, 102)
-    ax.plot([0, 100], [50, 100], color="#bbb", linestyle=":", linewidth=1)
+    ax.margins(x=0.25, y=0.15)
     ax.set_title(f"Judges: consistency vs accuracy ({section.setting})", fontsize=10)
     _save(fig, path)
     return True
@@ -167,10 +181,10 @@ def length_bias(section: Section, path: Path) -> bool:
             right.plot(100 * shorter, y, marker="<", color=color, markersize=8, fillstyle="none")
     left.axvline(50, color="#555", linestyle=":", linewidth=1)
     left.set_xlim(0, 100)
-    left.set_xlabel("% of picks that are the longer response (50 = no length bias)")
+    left.set_xlabel("picks that are the longer response %\n(50 = no length bias)")
     left.set_yticks(range(len(rows)), [_short(s.label, 34) for s in rows], fontsize=8)
-    right.set_xlim(-2, 102)
-    right.set_xlabel("accuracy %: ▶ chosen is longer, ◁ chosen is shorter")
+    right.margins(x=0.2)
+    right.set_xlabel("accuracy % when the chosen response is\n▶ the longer one, ◁ the shorter one")
     fig.suptitle(f"Length bias: {section.setting}", fontsize=10)
     _save(fig, path)
     return True

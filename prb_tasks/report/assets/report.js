@@ -210,7 +210,13 @@
   });
 
   // The list is built when the reader reaches it (or asks for a pair in the URL).
+  // #pair=KEY opens one pair; #disagree lists only the pairs where models disagree.
   function openFromHash() {
+    if (location.hash === "#disagree") {
+      document.getElementById("f-disagree").checked = true;
+      applyFilters();
+      return;
+    }
     var match = /^#pair=(.*)$/.exec(location.hash);
     if (!match) return;
     applyFilters();
