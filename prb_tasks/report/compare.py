@@ -36,6 +36,8 @@ def write_report(report: Report, out: Path, charts: bool = True) -> list[Path]:
     """Write report.md, report.json, report.html and the chart PNGs into ``out``."""
     from prb_tasks.report.render_html import render_html
 
+    if out.exists() and not out.is_dir():
+        raise PRBError(f"prb compare: --out {out} is a file; give a folder for the report")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

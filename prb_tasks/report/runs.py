@@ -106,7 +106,8 @@ def _read_json(path: Path) -> Any:
     except OSError as exc:
         raise SkipRun(f"skipped {path}: cannot read it ({exc.strerror or exc})") from None
     except ValueError:
-        raise SkipRun(f"skipped {path}: not valid JSON (half-written? re-run that evaluation)") from None
+        why = "half-written? re-run that evaluation" if path.name.startswith("results_") else "not a results file"
+        raise SkipRun(f"skipped {path}: not valid JSON ({why})") from None
 
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
