@@ -22,10 +22,12 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 SIZES = {"Art_and_Entertainment": 767, "Lifestyle_and_Personal_Development": 989, "Society_and_Culture": 1074}
@@ -82,8 +84,13 @@ def _results(model: str, args: dict, family: str, variant: str, output_type: str
     }
 
 
-def build_judge(out: Path, n: int, model: str, skill: float, a_bias: float, data: Path) -> None:
-    from prb_tasks.scoring.metrics import process_judge_both
+def write_run(out: Path, n: int, family: str, variant: str, output_type: str, backend: str, args: dict,
+              data: Path, sample: Callable[[random.Random, int, dict], tuple[dict, int]]) -> None:
+    """One lm-eval output folder: a samples file per subset and the results file.
+
+    Args:
+        sample: (rng, doc_id, doc) -> (the logged sample, its acc).
+    """
     from prb_tasks.taskdocs import build_docs
 
     rng = random.Random(n)
@@ -91,73 +98,63 @@ def build_judge(out: Path, n: int, model: str, skill: float, a_bias: float, data
     out.mkdir(parents=True, exist_ok=True)
     per_task = {}
     for config in SIZES:
-        task = f"personalized_rb_{SHORT[config]}"
-        lines = []
-        accs = []
-        for doc_id, doc in enumerate(build_docs(config, "both", data_dir=str(data))):
-            roll = rng.random()
-            if roll < 0.01:
-                text = "Both answers could work for this person; I cannot tell which one fits better."
-            else:
-                right = rng.random() < skill
-                letter = doc["chosen_position"] if right else ("B" if doc["chosen_position"] == "A" else "A")
-                if rng.random() > 0.85:
-                    letter = "A" if rng.random() < a_bias else "B"
-                text = ("Response " + letter + " keeps to what this person said about budget and experience, "
-                        "while the other ignores it.\nResult: " + letter)
-            scored = process_judge_both(doc, [text])
-            accs.append(scored["acc"])
-            chat = json.dumps([{"role": "system", "content": doc["system_prompt"]},
-                               {"role": "user", "content": doc["prompt"]}])
-            lines.append(json.dumps({
-                "doc_id": doc_id, "doc": doc, "target": doc["chosen_position"],
-                "arguments": {"gen_args_0": {"arg_0": chat, "arg_1": {"until": [], "max_gen_toks": 512}}},
-                "resps": [[text]], "filtered_resps": [text], "filter": "none", "metrics": list(scored),
-                "doc_hash": "x", "prompt_hash": "x", "target_hash": "x", **scored,
-            }))
-        (out / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines) + "\n")
-        per_task[task] = {"alias": config, "sample_len": len(lines), "acc,none": sum(accs) / len(accs)}
-    data_json = _results("prb-judge", {"model": model}, "personalized_rb", "both", "generate_until", data, per_task)
-    (out / f"results_{stamp}.json").write_text(json.dumps(data_json))
+        task = f"{family}_{SHORT[config]}"
+        made = [sample(rng, i, doc) for i, doc in enumerate(build_docs(config, variant, data_dir=str(data)))]
+        (out / f"samples_{task}_{stamp}.jsonl").write_text("".join(json.dumps(m) + "\n" for m, _ in made))
+        per_task[task] = {"alias": config, "sample_len": len(made), "acc,none": sum(a for _, a in made) / len(made)}
+    results = _results(backend, args, family, variant, output_type, data, per_task)
+    (out / f"results_{stamp}.json").write_text(json.dumps(results))
+
+
+def _logged(doc_id: int, doc: dict, target: str, arguments: dict, resps: list, filtered: list,
+            scored: dict) -> dict:
+    return {"doc_id": doc_id, "doc": doc, "target": target, "arguments": arguments, "resps": resps,
+            "filtered_resps": filtered, "filter": "none", "metrics": list(scored), "doc_hash": "x",
+            "prompt_hash": "x", "target_hash": "x", **scored}
+
+
+def build_judge(out: Path, n: int, model: str, skill: float, a_bias: float, data: Path) -> None:
+    from prb_tasks.scoring.metrics import process_judge_both
+
+    def sample(rng: random.Random, doc_id: int, doc: dict) -> tuple[dict, int]:
+        if rng.random() < 0.01:
+            text = "Both answers could work for this person; I cannot tell which one fits better."
+        else:
+            right = rng.random() < skill
+            letter = doc["chosen_position"] if right else ("B" if doc["chosen_position"] == "A" else "A")
+            if rng.random() > 0.85:
+                letter = "A" if rng.random() < a_bias else "B"
+            text = ("Response " + letter + " keeps to what this person said about budget and experience, "
+                    "while the other ignores it.\nResult: " + letter)
+        scored = process_judge_both(doc, [text])
+        chat = json.dumps([{"role": "system", "content": doc["system_prompt"]},
+                           {"role": "user", "content": doc["prompt"]}])
+        arguments = {"gen_args_0": {"arg_0": chat, "arg_1": {"until": [], "max_gen_toks": 512}}}
+        return _logged(doc_id, doc, doc["chosen_position"], arguments, [[text]], [text], scored), scored["acc"]
+
+    write_run(out, n, "personalized_rb", "both", "generate_until", "prb-judge", {"model": model}, data, sample)
     judgments = 2 * sum(SIZES.values())
     usage = {"model": model, "judgments": judgments, "requests_ok": judgments, "cache_hits": 0,
              "tokens": {"input": 560 * judgments, "output": 40 * judgments},
              "cost": {"usd": 0.00012 * judgments * (n + 1), "unpriced_calls": 0},
              "cost_of_cache_hits_when_made": {"usd": 0.0, "unpriced_calls": 0},
              "latency_s": {"p50": 0.8, "p90": 1.9, "p99": 3.1}}
-    (out / f"usage_{stamp}.json").write_text(json.dumps(usage))
+    (out / f"usage_{STAMP.format(n)}.json").write_text(json.dumps(usage))
 
 
 def build_rm(out: Path, n: int, model: str, skill: float, data: Path) -> None:
     from prb_tasks.scoring.metrics import process_scalar
-    from prb_tasks.taskdocs import build_docs
 
-    rng = random.Random(100 + n)
-    stamp = STAMP.format(n)
-    out.mkdir(parents=True, exist_ok=True)
-    per_task = {}
-    for config in SIZES:
-        task = f"personalized_rb_scalar_{SHORT[config]}"
-        lines = []
-        accs = []
-        for doc_id, doc in enumerate(build_docs(config, "scalar", data_dir=str(data))):
-            gap = rng.gauss(1.2 * (skill - 0.5) * 4, 2.0)
-            base = rng.gauss(0, 3)
-            scores = [[str(base + gap), "False"], [str(base), "False"]]
-            scored = process_scalar(doc, [(float(s[0]), False) for s in scores])
-            accs.append(scored["acc"])
-            lines.append(json.dumps({
-                "doc_id": doc_id, "doc": doc, "target": "0",
-                "arguments": {f"gen_args_{i}": {"arg_0": doc["prompt"], "arg_1": " " + c}
-                              for i, c in enumerate(doc["choices"])},
-                "resps": [[s] for s in scores], "filtered_resps": scores, "filter": "none",
-                "metrics": list(scored), "doc_hash": "x", "prompt_hash": "x", "target_hash": "x", **scored,
-            }))
-        (out / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines) + "\n")
-        per_task[task] = {"alias": config, "sample_len": len(lines), "acc,none": sum(accs) / len(accs)}
-    data_json = _results("prb-rm", {"pretrained": model} if "/" in model else {"scorer": model},
-                         "personalized_rb_scalar", "scalar", "multiple_choice", data, per_task)
-    (out / f"results_{stamp}.json").write_text(json.dumps(data_json))
+    def sample(rng: random.Random, doc_id: int, doc: dict) -> tuple[dict, int]:
+        gap = rng.gauss(1.2 * (skill - 0.5) * 4, 2.0)
+        base = rng.gauss(0, 3)
+        scores = [[str(base + gap), "False"], [str(base), "False"]]
+        scored = process_scalar(doc, [(float(x[0]), False) for x in scores])
+        arguments = {f"gen_args_{i}": {"arg_0": doc["prompt"], "arg_1": " " + c} for i, c in enumerate(doc["choices"])}
+        return _logged(doc_id, doc, "0", arguments, [[x] for x in scores], scores, scored), scored["acc"]
+
+    args = {"pretrained": model} if "/" in model else {"scorer": model}
+    write_run(out, n, "personalized_rb_scalar", "scalar", "multiple_choice", "prb-rm", args, data, sample)
 
 
 def build(workdir: Path) -> Path:
@@ -185,13 +182,16 @@ def main() -> int:
     runs = build(args.workdir)
     size = sum(p.stat().st_size for p in runs.rglob("*") if p.is_file())
     print(f"input: 6 runs, {size / 1e6:.0f} MB of results and sample logs")
-    times = []
+    times, cpu = [], []
     for i in range(args.repeat):
         report = args.workdir / f"report{i}"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "prb_tasks", "compare", str(runs), "--out", str(report)],
                               capture_output=True, text=True)
         times.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if proc.returncode != 0:
             print(proc.stderr)
             return 1
@@ -199,6 +199,8 @@ def main() -> int:
     print(proc.stdout)
     print(f"prb compare wall time: median {statistics.median(times):.2f}s over {args.repeat} runs "
           f"({', '.join(f'{t:.2f}' for t in times)}); target < 10 s")
+    print(f"CPU time (user + system) of prb compare: median {statistics.median(cpu):.2f}s "
+          f"(what wall time approaches on an otherwise idle machine; load average now {os.getloadavg()[0]:.1f})")
     print(f"report.html: {html / 1e6:.2f} MB (target < 15 MB); report.json "
           f"{(report / 'report.json').stat().st_size / 1e3:.0f} kB; {len(list(report.glob('*.png')))} charts")
     return 0
