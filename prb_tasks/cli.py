@@ -166,36 +166,6 @@ def run_cache(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_compare(args: argparse.Namespace) -> int:
-    """``prb compare``: print the comparison and write the report files."""
-    import os
-
-    from prb_tasks.errors import PRBError
-    from prb_tasks.report.compare import compare
-
-    try:
-        outcome = compare(args.paths, args.out, args.task, args.format, charts=not args.no_charts)
-        for note in outcome.notes:
-            print(f"prb compare: {note}", file=sys.stderr)
-        print(outcome.text, flush=True)
-        if outcome.written:
-            html = outcome.written[0]
-            print(f"wrote {html} ({html.stat().st_size / 1e6:.1f} MB), report.md, report.json and "
-                  f"{len(outcome.written) - 3} charts in {html.parent}", file=sys.stderr)
-    except PRBError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("prb compare: interrupted; the report files may be incomplete, run it again", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # `prb compare ... | head` closed the pipe: stop quietly, and keep Python's
-        # final flush of stdout from failing too.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    return 0
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="prb",
@@ -269,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "cache":
         return run_cache(args)
     if args.command == "compare":
-        return run_compare(args)
+        from prb_tasks.report.compare import run_command
+
+        return run_command(args)
     parser.print_help()
     return 0

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from prb_tasks.errors import PRBError
 from prb_tasks.report.build import Report, build_report
@@ -74,3 +77,32 @@ def compare(paths: list[Path], out: Path | None = None, tasks: list[str] | None 
     else:
         text = render_text(report)
     return Outcome(text, list(report.notes), written, report)
+
+
+def run_command(args: Any) -> int:
+    """``prb compare`` from parsed arguments: print, write, and return the exit code.
+
+    Args:
+        args: argparse namespace with ``paths``, ``out``, ``task``, ``format``, ``no_charts``.
+    """
+    try:
+        outcome = compare(args.paths, args.out, args.task, args.format, charts=not args.no_charts)
+        for note in outcome.notes:
+            print(f"prb compare: {note}", file=sys.stderr)
+        print(outcome.text, flush=True)
+        if outcome.written:
+            html = outcome.written[0]
+            print(f"wrote {html} ({html.stat().st_size / 1e6:.1f} MB), report.md, report.json and "
+                  f"{len(outcome.written) - 3} charts in {html.parent}", file=sys.stderr)
+    except PRBError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prb compare: interrupted; the report files may be incomplete, run it again", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `prb compare ... | head` closed the pipe: stop quietly, and keep Python's
+        # final flush of stdout from failing too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return 0
