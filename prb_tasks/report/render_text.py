@@ -19,7 +19,7 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
 
 
 def render_text(report: Report) -> str:
-    """One ranked table per section, then the notes."""
+    """One ranked table per section (notes go to stderr, see :func:`compare.run_command`)."""
     if not report.sections:
         return "prb compare: no results of prb tasks found (run prb eval with --output_path DIR --log_samples)"
     lines: list[str] = []
@@ -47,5 +47,4 @@ def render_text(report: Report) -> str:
         lines.append("")
     lines.append(f"better than: exact McNemar test on shared pairs, {CORRECTION}-corrected, alpha {ALPHA}; "
                  "intervals: bootstrap over pairs within subsets")
-    lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines)
