@@ -12,10 +12,11 @@ from typing import Any
 SAMPLE = "sample"
 HUB = "hub"
 LOCAL_PREFIX = "local:"
+BUNDLED_PREFIX = "bundled:"
 
 
 def data_source(configs: dict[str, Any], task: str) -> str:
-    """``sample``, ``local:<folder>`` or ``hub`` for one task of a results file.
+    """``sample``, ``bundled:<name>``, ``local:<folder>`` or ``hub`` for one task of a results file.
 
     Args:
         configs: the results file's ``configs`` section (task -> task config).
@@ -29,9 +30,10 @@ def data_source(configs: dict[str, Any], task: str) -> str:
     metadata = config.get("metadata") or {}
     if kwargs.get("source") == SAMPLE or metadata.get("data_dir") == SAMPLE:
         return SAMPLE
-    folder = kwargs.get("source") or metadata.get("data_dir")
-    if folder:
-        return f"{LOCAL_PREFIX}{folder}"
+    if kwargs.get("source"):  # a task fixed to data shipped with prb (e.g. an example file)
+        return f"{BUNDLED_PREFIX}{kwargs['source']}"
+    if metadata.get("data_dir"):
+        return f"{LOCAL_PREFIX}{metadata['data_dir']}"
     return HUB
 
 
@@ -39,6 +41,8 @@ def describe(source: str) -> str:
     """The source in words, for headings."""
     if source == SAMPLE:
         return "bundled synthetic sample"
+    if source.startswith(BUNDLED_PREFIX):
+        return f"bundled {source.removeprefix(BUNDLED_PREFIX)} data"
     if source.startswith(LOCAL_PREFIX):
         return f"local copy {source.removeprefix(LOCAL_PREFIX)}"
     return "HF hub"
