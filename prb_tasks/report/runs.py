@@ -141,18 +141,22 @@ def _leaf_families(data: dict[str, Any]) -> dict[str, list[str]]:
     for name, subs in tree.items():
         if not subs and name not in members:
             families[name] = [name]
-    if not tree:  # very old or hand-made files: every result is its own family
-        families = {name: [name] for name in data.get("results") or {}}
+    for name in data.get("results") or {}:  # tasks run on their own, whether listed or not
+        if name not in tree and name not in members:
+            families[name] = [name]
     return families
 
 
 def _kind(configs: dict[str, Any], subtasks: list[str], samples: dict[str, list[dict[str, Any]]]) -> str | None:
+    """``judge`` or ``scalar`` for a pairwise family, None for anything else (e.g. best-of-N)."""
+    docs = [s["doc"] for rows in samples.values() for s in rows[:1]]
+    if any(isinstance(d.get("choices"), list) and len(d["choices"]) != 2 for d in docs):
+        return None
     types = {str((configs.get(t) or {}).get("output_type", "")) for t in subtasks}
     if types == {"generate_until"}:
-        return "judge"
+        return "judge" if not docs or all("chosen_position" in d for d in docs) else None
     if types and types <= set(_SCALAR_TYPES):
         return "scalar"
-    docs = [s["doc"] for rows in samples.values() for s in rows[:1]]
     if docs and all("chosen_position" in d for d in docs):
         return "judge"
     if docs and all(isinstance(d.get("choices"), list) for d in docs):
@@ -206,8 +210,11 @@ def read_run(path: Path, notes: list[str]) -> Run | None:
         if not _is_ours(name, subtasks, samples):
             continue
         kind = _kind(configs, subtasks, samples)
+        if not samples and "acc,none" not in (data["results"].get(name) or {}):
+            kind = None
         if kind is None:
-            notes.append(f"{name} in {path}: no pairwise verdicts or scores (e.g. a planner stage); not compared")
+            notes.append(f"{name} in {path}: not a task of pairwise verdicts or scores (e.g. best-of-N or a "
+                         "planner stage); not compared")
             continue
         families.append(Family(name, subtasks, kind, data_source(configs, subtasks[0]), samples))
     if not families:
