@@ -190,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb data validate ./prb_data\n"
             "  prb cache info ; prb cache clear --older-than 30d\n"
             "  prb templates official ./official_prompts\n"
-            "  prb compare runs/\n"
+            "  prb compare runs/ --out report/\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -219,9 +219,16 @@ def _parser() -> argparse.ArgumentParser:
     official.add_argument("--source", type=Path, help="read them from a local checkout of the authors' repository")
     official.add_argument("--force", action="store_true", help="replace existing templates that differ")
 
-    cmp_ = sub.add_parser("compare", help="judges and scalar RMs side by side from finished runs")
-    cmp_.add_argument("paths", nargs="+", type=Path, help="output folders or results_*.json files")
-    cmp_.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    cmp_ = sub.add_parser("compare", help="judges and scalar RMs side by side from finished runs: "
+                          "statistics, cost, charts, HTML report")
+    cmp_.add_argument("paths", nargs="+", type=Path, help="lm-eval output folders or results_*.json files")
+    cmp_.add_argument("--out", type=Path, metavar="DIR",
+                      help="write report.html, report.md, report.json and PNG charts into DIR")
+    cmp_.add_argument("--task", action="append", metavar="NAME",
+                      help="only this task family (repeatable; a name also matches its _scalar twin)")
+    cmp_.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                      help="what to print: a short table (default), the Markdown report or the JSON report")
+    cmp_.add_argument("--no-charts", action="store_true", help="skip the PNG charts")
 
     cache = sub.add_parser("cache", help="the prb-judge answer cache and the prb-rm score cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
@@ -260,14 +267,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return write_official(args.dir, args.source, args.force)
     if args.command == "compare":
-        from prb_tasks.errors import PRBError
-        from prb_tasks.report.compare import compare
+        from prb_tasks.report.compare import run_command
 
-        try:
-            print(compare(args.paths, args.format))
-        except PRBError as exc:
-            print(str(exc), file=sys.stderr)
-            return 2
-        return 0
+        return run_command(args)
     parser.print_help()
     return 0

@@ -1,1 +1,9 @@
-"""Reading finished runs back and comparing them (``prb compare``)."""
+"""Reading finished runs back and comparing them (``prb compare``).
+
+Data flow: ``runs`` (find and read lm-eval output folders; ``source`` says which data
+they used) -> ``outcomes`` (per-pair arrays from the sample logs) -> ``summary`` (per
+model), ``pairwise`` (between models; ``stats`` holds the statistics) and ``ladder``
+(one model across variants) -> ``build`` (the report) -> ``tables`` -> ``render_text``,
+``render_md``, ``render_json``, ``charts``, ``render_html`` (with ``drilldown`` and
+``pairtext`` for the pair browser); ``compare`` runs the command.
+"""

@@ -1,112 +1,108 @@
-"""``prb compare``: judges and scalar RMs side by side, one row per run and task family."""
+"""``prb compare``: build the report, write its files, return what to print."""
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import asdict, dataclass
+import os
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.report.runs import Run, load_runs
-from prb_tasks.report.stats import bootstrap_ci, longer_preference, pair_scores
+from prb_tasks.errors import PRBError
+from prb_tasks.report.build import Report, build_report
+from prb_tasks.report.render_json import render_json
+from prb_tasks.report.render_md import render_markdown
+from prb_tasks.report.render_text import render_text
 
-_SHORT = {"Art_and_Entertainment": "art", "Lifestyle_and_Personal_Development": "life",
-          "Society_and_Culture": "soc"}
+FORMATS = ("table", "markdown", "json")
 
 
 @dataclass
-class Row:
-    """One model on one task family."""
+class Outcome:
+    """What ``prb compare`` prints: ``text`` on stdout, ``notes`` on stderr."""
 
-    model: str
-    task: str
-    kind: str
-    pairs: int | None
-    acc: float | None
-    ci_low: float | None
-    ci_high: float | None
-    acc_macro: float | None
-    per_subset: dict[str, float]
-    acc_pair: float | None
-    consistency: float | None
-    pos_a_rate: float | None
-    longer_pref: float | None
-    parse_fail: float | None
-    error_rate: float | None
+    text: str
+    notes: list[str] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)
+    report: Report | None = None
 
 
-def _value(metrics: dict[str, Any], name: str) -> float | None:
-    value = metrics.get(f"{name},none")
-    if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
-        return float(value)
-    return None
+def _write(path: Path, text: str) -> Path:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise PRBError(f"prb compare: cannot write {path}: {exc.strerror or exc}") from None
+    return path
 
 
-def _row(run: Run, group: str) -> Row:
-    metrics = run.results.get(group, {})
-    subtasks = run.groups[group]
-    per_subset: dict[str, float] = {}
-    for task in subtasks:
-        alias = str(run.results.get(task, {}).get("alias", task)).strip(" -")
-        value = _value(run.results.get(task, {}), "acc")
-        if value is not None:
-            per_subset[_SHORT.get(alias, alias)] = value
-    strata = [pair_scores(run.samples[t]) for t in subtasks if run.samples.get(t)]
-    ci = bootstrap_ci(strata) if strata else None
-    all_samples = [s for t in subtasks for s in run.samples.get(t, [])]
-    kind = "scalar" if "tie_rate,none" in metrics else "judge"
-    return Row(
-        model=run.label, task=group, kind=kind,
-        pairs=sum(len(s) for s in strata) if strata else None,
-        acc=_value(metrics, "acc"),
-        ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
-        acc_macro=_value(metrics, "acc_macro"), per_subset=per_subset,
-        acc_pair=_value(metrics, "acc_pair"), consistency=_value(metrics, "consistency"),
-        pos_a_rate=_value(metrics, "pos_a_rate"),
-        longer_pref=longer_preference(all_samples) if kind == "judge" else None,
-        parse_fail=_value(metrics, "parse_fail"), error_rate=_value(metrics, "error_rate"),
-    )
+def write_report(report: Report, out: Path, charts: bool = True) -> list[Path]:
+    """Write report.md, report.json, report.html and the chart PNGs into ``out``."""
+    from prb_tasks.report.render_html import render_html
+
+    if out.exists() and not out.is_dir():
+        raise PRBError(f"prb compare: --out {out} is a file; give a folder for the report")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PRBError(f"prb compare: cannot create the folder {out}: {exc.strerror or exc}") from None
+    if charts:
+        from prb_tasks.report.charts import draw_charts
+
+        report.notes += draw_charts(report, out)
+    html = render_html(report, out)
+    written = [_write(out / "report.html", html), _write(out / "report.md", render_markdown(report)),
+               _write(out / "report.json", render_json(report))]
+    return written + [out / file for made in report.charts.values() for _, file in made]
 
 
-def build_rows(paths: list[Path]) -> list[Row]:
-    """Rows for every prb group found under ``paths``, best accuracy first per task."""
-    rows = [_row(run, group) for run in load_runs(paths) for group in run.groups]
-    return sorted(rows, key=lambda r: (r.task, -(r.acc if r.acc is not None else -1.0)))
+def compare(paths: list[Path], out: Path | None = None, tasks: list[str] | None = None,
+            fmt: str = "table", charts: bool = True) -> Outcome:
+    """Compare every run under ``paths``.
 
-
-def _fmt(value: float | None, pct: bool = True) -> str:
-    if value is None:
-        return "-"
-    return f"{100 * value:.1f}" if pct else f"{value:.3f}"
-
-
-def render_markdown(rows: list[Row]) -> str:
-    """A table a person can read at a glance (percentages)."""
-    head = ["task", "model", "kind", "pairs", "acc %", "95% CI (pairs)", "macro", "art/life/soc",
-            "pair acc", "consistent", "A-rate", "picks longer", "parse fail", "errors"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        ci = f"{_fmt(r.ci_low)}-{_fmt(r.ci_high)}" if r.ci_low is not None else "-"
-        subsets = "/".join(_fmt(r.per_subset.get(k)) for k in ("art", "life", "soc"))
-        cells = [r.task, r.model, r.kind, str(r.pairs or "-"), _fmt(r.acc), ci, _fmt(r.acc_macro),
-                 subsets, _fmt(r.acc_pair), _fmt(r.consistency), _fmt(r.pos_a_rate),
-                 _fmt(r.longer_pref), _fmt(r.parse_fail), _fmt(r.error_rate)]
-        lines.append("| " + " | ".join(cells) + " |")
-    notes = [
-        "",
-        "acc: share of judgments (judges) or pairs (scalar RMs) that favour the user's chosen answer.",
-        "95% CI: bootstrap over pairs within each subset (needs --log_samples); both orders of a pair move together.",
-        "A-rate and picks longer: 50 means no position / length preference. Oracle rows are diagnostic upper bounds.",
-    ]
-    return "\n".join(lines + notes)
-
-
-def compare(paths: list[Path], fmt: str = "markdown") -> str:
-    """The comparison of every run under ``paths`` in ``fmt`` (markdown or json)."""
-    rows = build_rows(paths)
-    if not rows:
-        return "prb compare: no results of prb tasks found (run prb eval with --output_path)"
+    Args:
+        paths: lm-eval output folders or results files.
+        out: folder for report.md / report.json / report.html / charts (None: print only).
+        tasks: keep only these task families (a name also matches its ``_scalar`` twin).
+        fmt: what to print: ``table`` (short), ``markdown`` (report.md) or ``json`` (report.json).
+        charts: draw the PNG charts (needs matplotlib).
+    """
+    if fmt not in FORMATS:
+        raise PRBError(f"prb compare: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    report = build_report(paths, tasks)
+    written = write_report(report, out, charts) if out is not None and report.sections else []
     if fmt == "json":
-        return json.dumps([asdict(r) for r in rows], indent=2)
-    return render_markdown(rows)
+        text = render_json(report)
+    elif fmt == "markdown":
+        text = render_markdown(report)
+    else:
+        text = render_text(report)
+    return Outcome(text, list(report.notes), written, report)
+
+
+def run_command(args: Any) -> int:
+    """``prb compare`` from parsed arguments: print, write, and return the exit code.
+
+    Args:
+        args: argparse namespace with ``paths``, ``out``, ``task``, ``format``, ``no_charts``.
+    """
+    try:
+        outcome = compare(args.paths, args.out, args.task, args.format, charts=not args.no_charts)
+        for note in outcome.notes:
+            print(f"prb compare: {note}", file=sys.stderr)
+        print(outcome.text, flush=True)
+        if outcome.written:
+            html = outcome.written[0]
+            print(f"wrote {html} ({html.stat().st_size / 1e6:.1f} MB), report.md, report.json and "
+                  f"{len(outcome.written) - 3} charts in {html.parent}", file=sys.stderr)
+    except PRBError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prb compare: interrupted; the report files may be incomplete, run it again", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `prb compare ... | head` closed the pipe: stop quietly, and keep Python's
+        # final flush of stdout from failing too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return 0

@@ -1,0 +1,151 @@
+"""Assemble a report: runs -> entries -> sections of comparable models -> statistics.
+
+A *section* holds every model run on one setting (judges and scalar RMs that saw the
+same input, e.g. ``personalized_rb`` and ``personalized_rb_scalar``) and one data
+source; models are compared with each other only inside a section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from prb_tasks.errors import PRBError
+from prb_tasks.report.ladder import Ladder, ladders
+from prb_tasks.report.outcomes import Entry, build_entry, setting_of
+from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_matrix, ranking, shared_keys
+from prb_tasks.report.runs import Run, load_runs
+from prb_tasks.report.source import describe
+from prb_tasks.report.summary import Summary, summarize
+
+
+@dataclass
+class Section:
+    """Models compared with each other: one setting on one data source."""
+
+    slug: str
+    setting: str
+    source: str
+    title: str
+    diagnostic: bool
+    entries: list[Entry]
+    summaries: list[Summary]
+    comparisons: list[Comparison]
+    kappa: list[list[float | None]]
+    ranking: list[Ranked]
+    shared_all: int
+    union: int
+
+
+@dataclass
+class Report:
+    """Everything ``prb compare`` writes."""
+
+    sections: list[Section]
+    ladders: list[Ladder]
+    notes: list[str]
+    generated: str
+    inputs: list[str]
+    charts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+    @property
+    def entries(self) -> list[Entry]:
+        return [e for s in self.sections for e in s.entries]
+
+
+def _stamp(run: Run) -> str:
+    raw = run.path.stem.removeprefix("results_")
+    match = re.match(r"(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})", raw)
+    return f"{match.group(1)} {match.group(2)}:{match.group(3)}:{match.group(4)}" if match else run.path.parent.name
+
+
+def _labels(runs: list[Run]) -> dict[tuple[int, str], str]:
+    """Model labels, made unique where one model ran the same family twice."""
+    seen = Counter((run.label, fam.name) for run in runs for fam in run.families)
+    labels = {}
+    for i, run in enumerate(runs):
+        for fam in run.families:
+            twice = seen[(run.label, fam.name)] > 1
+            labels[(i, fam.name)] = f"{run.label} [run {_stamp(run)}]" if twice else run.label
+    return labels
+
+
+def _matches(family: str, tasks: list[str]) -> bool:
+    return family in tasks or setting_of(family) in tasks
+
+
+def _slug(setting: str, source: str, taken: set[str]) -> str:
+    """A file- and URL-safe id, unique in the report."""
+    base = (re.sub(r"[^A-Za-z0-9_]+", "-", setting) + "--" + re.sub(r"[^A-Za-z0-9_]+", "-", source).strip("-"))[:90]
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    taken.add(slug)
+    return slug
+
+
+def _section(setting: str, source: str, entries: list[Entry], taken: set[str]) -> Section:
+    summaries = [summarize(e) for e in entries]
+    logged = [e for e in entries if e.logged]
+    comparisons = compare_all(logged)
+    accs = {s.id: (s.acc.value if s.acc else None) for s in summaries}
+    union = set().union(*(e.keys for e in logged)) if logged else set()
+    diagnostic = any(e.variant == "oracle" for e in entries)
+    return Section(
+        slug=_slug(setting, source, taken), setting=setting, source=source,
+        title=f"{setting} on the {describe(source)}", diagnostic=diagnostic, entries=entries,
+        summaries=summaries, comparisons=comparisons, kappa=kappa_matrix(logged),
+        ranking=ranking(accs, comparisons), shared_all=len(shared_keys(logged)), union=len(union),
+    )
+
+
+def build_report(paths: list[Path], tasks: list[str] | None = None) -> Report:
+    """Read every run under ``paths`` and compute the whole report.
+
+    Args:
+        paths: lm-eval output folders or results files.
+        tasks: keep only these task families (a name also matches its ``_scalar`` twin).
+    """
+    notes: list[str] = []
+    runs = load_runs(paths, notes)
+    labels = _labels(runs)
+    found = sorted({fam.name for run in runs for fam in run.families})
+    if tasks:
+        wanted = [t.strip() for spec in tasks for t in spec.split(",") if t.strip()]
+        for run in runs:
+            run.families = [f for f in run.families if _matches(f.name, wanted)]
+        if found and not any(run.families for run in runs):
+            raise PRBError(f"prb compare: no runs of {', '.join(wanted)} under the given folders; "
+                           f"found: {', '.join(found)}")
+    grouped: dict[tuple[str, str], list[Entry]] = defaultdict(list)
+    counter = 0
+    for i, run in enumerate(runs):
+        for fam in run.families:
+            counter += 1
+            entry = build_entry(f"m{counter}", labels[(i, fam.name)], run, fam)
+            grouped[(entry.source, entry.setting)].append(entry)
+    taken: set[str] = set()
+    sections = [_section(setting, source, entries, taken) for (source, setting), entries in sorted(grouped.items())]
+    for section in sections:
+        logged = [e for e in section.entries if e.logged]
+        apart = [(a, b) for i, a in enumerate(logged) for b in logged[i + 1:] if not set(a.keys) & set(b.keys)]
+        if apart:
+            a, b = apart[0]
+            notes.append(f"{section.title}: {len(apart)} combination(s) of two models share no pairs and are not compared, e.g. "
+                         f"{a.label} (keys like {a.keys[0]!r}) and {b.label} ({b.keys[0]!r}); runs made with "
+                         "different prb versions name pairs differently: re-run the older one")
+        sizes = {len(e.keys) for e in section.entries if e.logged}
+        if len(sizes) > 1:
+            notes.append(f"{section.title}: models were scored on different pairs ({min(sizes)}-{max(sizes)}); "
+                         f"each comparison uses the pairs both share ({section.shared_all} shared by all)")
+    return Report(
+        sections=sections,
+        ladders=ladders([e for s in sections for e in s.entries]),
+        notes=notes,
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        inputs=[str(p) for p in paths],
+    )

@@ -1,0 +1,58 @@
+"""``report.json``: the report as data for other tools (no per-pair texts)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+from prb_tasks.report.build import Report
+from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.stats import ITERS, LEVEL, SEED
+
+
+def plain(obj: Any) -> Any:
+    """Dataclasses, tuples and NaN turned into JSON values (NaN -> null)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    return obj
+
+
+def report_data(report: Report) -> dict[str, Any]:
+    """The report as one JSON-ready dict."""
+    sections = []
+    for s in report.sections:
+        sections.append({
+            "slug": s.slug, "setting": s.setting, "source": s.source, "title": s.title,
+            "diagnostic": s.diagnostic, "pairs_shared_by_all": s.shared_all, "pairs_in_union": s.union,
+            "models": plain(s.summaries),
+            "ranking": plain(s.ranking),
+            "comparisons": plain(s.comparisons),
+            "kappa": {"models": [e.id for e in s.entries if e.logged], "matrix": plain(s.kappa)},
+            "charts": [{"title": t, "file": f} for t, f in report.charts.get(s.slug, [])],
+        })
+    return {
+        "generated": report.generated,
+        "inputs": report.inputs,
+        "method": {
+            "interval": f"percentile bootstrap, {ITERS} draws, seed {SEED}, level {LEVEL}, "
+                        "resampling whole pairs within each subset",
+            "test": "exact McNemar on shared pairs (exact sign-flip test of per-pair score differences "
+                    "when scores are 0, 1/2, 1)",
+            "correction": CORRECTION, "alpha": ALPHA,
+        },
+        "sections": sections,
+        "ladders": plain(report.ladders),
+        "notes": report.notes,
+    }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report_data(report), indent=2, ensure_ascii=False)

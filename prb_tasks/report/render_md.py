@@ -1,0 +1,58 @@
+"""``report.md``: every table of the report as Markdown."""
+
+from __future__ import annotations
+
+from prb_tasks.report.build import Report
+from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.stats import ITERS, SEED
+from prb_tasks.report.tables import Table, ladder_table, section_tables
+
+HOW_TO_READ = [
+    "acc: share of judgments that favour the user's chosen response, averaged per pair (a pair judged in both "
+    "orders scores 0, 1/2 or 1); macro: the plain mean of the subsets.",
+    f"95% CI: percentile bootstrap ({ITERS} draws, seed {SEED}) resampling whole pairs within each subset: the two "
+    "orders of a pair share its content and are not independent evidence.",
+    f"better than: exact McNemar test on the pairs both models share (for both-order judges, whose pairs score "
+    f"0, 1/2 or 1, its exact sign-flip generalisation), {CORRECTION}-corrected over all comparisons in the section, "
+    f"alpha {ALPHA}. A difference "
+    "without a mark may be noise, however large it looks.",
+    "kappa: Cohen's kappa of per-pair outcomes (right in every order / split / wrong); 1 = identical behaviour.",
+    "Oracle rows show the judge the user's rubric aspects: a diagnostic upper bound, not a leaderboard number.",
+]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(table: Table) -> list[str]:
+    lines = [f"**{table.title}**" + (f" ({table.more})" if table.more else ""), "",
+             "| " + " | ".join(_cell(h) for h in table.head) + " |", "|" + "---|" * len(table.head)]
+    lines += ["| " + " | ".join(_cell(c[0]) for c in row) + " |" for row in table.rows]
+    return lines + [""]
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as one Markdown document."""
+    lines = ["# prb compare", "", f"Generated {report.generated} from {', '.join(report.inputs)}.", "",
+             "How to read it:", "", *[f"- {line}" for line in HOW_TO_READ], ""]
+    if not report.sections:
+        lines.append("No results of prb tasks were found.")
+    for section in report.sections:
+        lines += [f"## {section.title}", ""]
+        if section.diagnostic:
+            lines += ["**Diagnostic:** the judge saw the user's rubric aspects (the scoring standard). "
+                      "An upper bound, never a leaderboard number.", ""]
+        if section.union:
+            lines += [f"{section.shared_all} of {section.union} pairs are shared by all models with sample logs.", ""]
+        for table in section_tables(section):
+            lines += markdown_table(table)
+        for title, path in report.charts.get(section.slug, []):
+            lines += [f"![{title}]({path})", ""]
+    if report.ladders:
+        lines += ["## Ladders: one model across variants, on the pairs all its variants share", ""]
+        for ladder in report.ladders:
+            lines += markdown_table(ladder_table(ladder))
+    if report.notes:
+        lines += ["## Notes", "", *[f"- {n}" for n in report.notes], ""]
+    return "\n".join(lines)

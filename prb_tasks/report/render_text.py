@@ -1,0 +1,50 @@
+"""The short table ``prb compare`` prints in the terminal."""
+
+from __future__ import annotations
+
+from prb_tasks.report.build import Report
+from prb_tasks.report.formatting import ci, money, pct
+from prb_tasks.report.pairwise import ALPHA, CORRECTION
+
+
+def _table(rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def render_text(report: Report) -> str:
+    """One ranked table per section (notes go to stderr, see :func:`compare.run_command`)."""
+    if not report.sections:
+        return "prb compare: no results of prb tasks found (run prb eval with --output_path DIR --log_samples)"
+    lines: list[str] = []
+    for section in report.sections:
+        by_id = {s.id: s for s in section.summaries}
+        rank_of = {r.id: r.rank for r in section.ranking}
+        head = f"{section.title}: {len(section.summaries)} model(s)"
+        if section.union:
+            head += f", {section.shared_all} of {section.union} pairs shared by all"
+        lines += [head + (" [DIAGNOSTIC: oracle aspects shown]" if section.diagnostic else "")]
+        rows = [["#", "model", "kind", "pairs", "acc %", "95% CI", "macro %", "$/1k pairs", "better than"]]
+        for r in section.ranking:
+            s = by_id[r.id]
+            rows.append([
+                str(r.rank), s.label, s.kind, str(s.pairs) if s.pairs else "-", pct(s.acc.value if s.acc else None),
+                ci(s.acc), pct(s.acc_macro.value if s.acc_macro else None),
+                money(s.cost.usd_per_1k_pairs, s.cost.partial),
+                ", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.get)) or "-",
+            ])
+        lines += _table(rows, {0, 3, 4, 6, 7}) + [""]
+    for ladder in report.ladders:
+        steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)
+        lines.append(f"ladder {ladder.label} ({ladder.pairs} shared pairs): {steps}")
+    if report.ladders:
+        lines.append("")
+    lines.append(f"better than: exact McNemar test on shared pairs, {CORRECTION}-corrected, alpha {ALPHA}; "
+                 "intervals: bootstrap over pairs within subsets")
+    return "\n".join(lines)
