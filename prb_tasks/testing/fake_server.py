@@ -641,6 +641,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat(self, api: str, path: str, raw: bytes) -> None:
         owner = self.server.owner
+        if owner._dead.is_set():
+            # Died (``die_after``) but the listener is still closing: answer nothing.
+            self.close_connection = True
+            return
         headers = {k.lower(): v for k, v in self.headers.items()}
         try:
             body = json.loads(raw or b"null")
@@ -690,6 +694,9 @@ class _Handler(BaseHTTPRequestHandler):
         # Event.wait instead of time.sleep so close() is not held up by sleeping handlers.
         if owner.latency > 0:
             owner._closing.wait(owner.latency)
+        if owner._dead.is_set():
+            self.close_connection = True
+            return
 
         if fault == "malformed":
             self._send(200, _MALFORMED_BODY)
@@ -808,6 +815,7 @@ class FakeLLMServer:
             threading.BoundedSemaphore(max_parallel) if max_parallel else contextlib.nullcontext()
         )
         self._answers = 0
+        self._dead = threading.Event()
 
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
@@ -968,6 +976,7 @@ class FakeLLMServer:
             self._answers += 1
             dying = self.die_after is not None and self._answers == self.die_after
         if dying:
+            self._dead.set()
             # From another thread: close() waits for the serving loop, which waits for handlers.
             threading.Thread(target=self.close, name="FakeLLMServer-die", daemon=True).start()
 
