@@ -112,14 +112,38 @@ def provider_key_vars(model: str) -> tuple[str, ...]:
 
 
 def secret_values(environ: Mapping[str, str] | None = None, extra: Iterable[str | None] = ()) -> tuple[str, ...]:
-    """Credential values to hide: from the environment, plus ``extra``; longest first."""
-    env = os.environ if environ is None else environ
-    values = {v for name, v in env.items() if v and len(v) >= MIN_SECRET_LENGTH and is_secret_name(name)}
+    """Credential values to hide: from the environment, plus ``extra``; longest first.
+
+    Args:
+        environ: variables to look at (default: ``os.environ``, as it is now).
+        extra: more values known to be secret (kept even when short).
+    """
+    if environ is None:
+        values = set(_environment_secrets(_environ_snapshot()))
+    else:
+        values = {v for name, v in environ.items() if v and len(v) >= MIN_SECRET_LENGTH and is_secret_name(name)}
     # A value we are told is a key is hidden even when short.
     values.update(v for v in extra if v and len(v) >= 4)
     # URL-encoded forms too: a key in a query string (Gemini's ``?key=``) may be escaped.
     values.update(quote(v, safe="") for v in list(values))
     return tuple(sorted(values, key=lambda v: (-len(v), v)))
+
+
+def _environ_snapshot() -> tuple[tuple[Any, Any], ...]:
+    """The environment as it is now, cheaply (decoding ``os.environ`` costs ~40 us a time)."""
+    raw = getattr(os.environ, "_data", None)
+    return tuple(raw.items()) if isinstance(raw, dict) else tuple(os.environ.items())
+
+
+@lru_cache(maxsize=4)
+def _environment_secrets(snapshot: tuple[tuple[Any, Any], ...]) -> frozenset[str]:
+    """Secret values in an environment snapshot (recomputed only when the environment changes)."""
+
+    def text(value: Any) -> str:
+        return os.fsdecode(value) if isinstance(value, bytes) else str(value)
+
+    pairs = ((text(name), text(value)) for name, value in snapshot)
+    return frozenset(v for name, v in pairs if v and len(v) >= MIN_SECRET_LENGTH and is_secret_name(name))
 
 
 @lru_cache(maxsize=8)

@@ -64,7 +64,7 @@ def test_a_server_dying_mid_run_stops_with_one_line_results_written_and_rerun_re
     assert proc.returncode == 3, proc.stderr[-2000:]
     last = lines(proc.stderr)[-1]
     assert last.startswith("prb eval: the judge stopped early (openai/fake at http://127.0.0.1:")
-    assert "stopped answering" in last and "Re-run the same command to resume" in last
+    assert "stopped answering" in last and "Re-run the same command once the server answers again to resume" in last
     assert "Traceback" not in proc.stderr and elapsed < 120
     kept = cache_info(cache).entries
     results = read_results(tmp_path / "out")  # written, with the rest skipped

@@ -255,7 +255,8 @@ class JudgeRunner:
             self.bar.close()
             self.usage.finished = time.monotonic()
             self.usage.lowest_concurrency = int(self.limiter.lowest)
-            self.usage.stopped = self._halt.reason if self._halt is not None else None
+            if self._halt is not None:
+                self.usage.stopped, self.usage.stopped_kind = self._halt.reason, self._halt.kind
             self._final_budget_note()
             self.cache.release_thread()
         return results

@@ -103,6 +103,7 @@ class UsageTracker:
     shared: int = 0
     empty_retries: int = 0
     stopped: str | None = None
+    stopped_kind: str | None = None
     answered: int = 0
     unparsed: int = 0
 
@@ -229,6 +230,7 @@ class UsageTracker:
             "lowest_concurrency": self.lowest_concurrency,
             "budget_stop": self.budget_stop,
             "stopped": self.stopped,
+            "stopped_kind": self.stopped_kind,
             "wall_s": round(wall, 3),
         }
 
@@ -284,10 +286,12 @@ def stopped_line(summary: dict[str, Any]) -> str | None:
     if not summary.get("stopped"):
         return None
     answered = summary["judgments"] - summary["errors"] - summary["skipped"]
+    when = {"unreachable": "once the server answers again", "quota": "once the quota has reset"}.get(
+        summary.get("stopped_kind") or "", "")
     return (
         f"prb eval: the judge stopped early ({summary['stopped']}); {answered} of {summary['judgments']} "
-        "judgments are answered and cached, the rest are skipped (skip_rate). Re-run the same command "
-        "to resume: cached answers are not sent again."
+        f"judgments are answered and cached, the rest are skipped (skip_rate). Re-run the same command "
+        f"{when + ' ' if when else ''}to resume: cached answers are not sent again."
     )
 
 
