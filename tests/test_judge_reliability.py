@@ -176,6 +176,16 @@ def test_a_server_that_dies_mid_run_stops_the_run_and_a_rerun_resumes(tmp_path: 
     assert letters(resumed) == expected(DOCS)
 
 
+@pytest.mark.parametrize("transport", ["litellm", "direct"])
+def test_a_server_never_reached_stops_with_one_line(tmp_path: Path, transport: str) -> None:
+    with FakeLLMServer() as srv:
+        base = srv.openai_base
+    lm = JudgeLM(model="openai/fake", api_base=base, cache_dir=str(tmp_path), transport=transport,
+                 backoff_base=0.01, num_concurrent=4)
+    with pytest.raises(JudgeFatalError, match="could not connect to openai/fake at .*check that the server is running"):
+        lm.generate_until(requests_for(lm, DOCS[:30]))
+
+
 @pytest.mark.parametrize("fault, words", [("429", "asks to wait 2.0 h"), ("quota", "quota is used up")])
 def test_a_spent_quota_stops_the_run_at_once(tmp_path: Path, fault: str, words: str, capsys: Any) -> None:
     with FakeLLMServer(always("A"), faults={fault: 1.0}, retry_after=7200) as srv:
@@ -228,6 +238,9 @@ def test_limiter_halves_once_per_round_of_timeouts() -> None:
     limiter.on_timeout(Permit(0, granted=2.0))
     limiter.on_timeout(Permit(0, granted=2.0))
     assert limiter.slots == 2 and limiter.timeouts == 8
+    for _ in range(50):  # successes do not grow it back past the level timeouts set
+        limiter.on_success()
+    assert limiter.slots == 2
 
 
 def test_progress_postfix_counts_timeouts() -> None:

@@ -8,7 +8,9 @@ i.e. about one more slot per round of successes, up to ``num_concurrent``. A few
 the pool: halving on each of them would collapse throughput for nothing. Timeouts
 count the same way, faster: a server that answers one request at a time (a CPU
 llama.cpp) lets the queued ones time out, so two timeouts among requests sent since
-the last decrease halve the limit. Optional requests-per-minute and tokens-per-minute ceilings are
+the last decrease halve the limit -- and, unlike after rate limits, it does not grow
+back above that level for the rest of the run: a slow server does not get faster, and
+every timeout throws a whole answer's work away. Optional requests-per-minute and tokens-per-minute ceilings are
 token buckets holding ten seconds' worth, so short bursts are allowed but the average
 stays under the ceiling.
 
@@ -114,6 +116,7 @@ class AdaptiveLimiter:
         self._clock = clock
         self._last_decrease = -1e18
         self._timeouts_since_decrease = 0
+        self._ceiling = float(max_concurrent)
         self.timeouts = 0
         self._overload_share = overload_share
         # Recent replies, True for a rate-limit answer.
@@ -163,8 +166,8 @@ class AdaptiveLimiter:
     def on_success(self) -> None:
         """Additive increase."""
         self._recent.append(False)
-        if self.limit < self.max_concurrent:
-            self.limit = min(float(self.max_concurrent), self.limit + 1.0 / self.limit)
+        if self.limit < self._ceiling:
+            self.limit = min(self._ceiling, self.limit + 1.0 / self.limit)
             self._wake()
 
     def on_rate_limited(self) -> None:
@@ -191,6 +194,7 @@ class AdaptiveLimiter:
         if self._timeouts_since_decrease < repeat or self.limit <= 1.0:
             return
         self._decrease()
+        self._ceiling = self.limit
 
     def _decrease(self) -> None:
         self._last_decrease = self._clock()

@@ -392,6 +392,13 @@ class JudgeRunner:
                 halt = quota_halt(err, self.settings.max_wait, self.where) or self.watch.failure(
                     err, failures, exhausted=not will_retry
                 )
+                if halt is not None and halt.kind == "unreachable" and self.usage.calls_ok == 0:
+                    # Never reached at all: a wrong api_base or a server not started.
+                    self._fatal = self._fatal or JudgeFatalError(
+                        f"prb-judge: could not connect to {self.where} ({self.watch.streak} attempts; last: "
+                        f"{err.name}: {err.message}); check that the server is running and api_base is right"
+                    )
+                    raise self._fatal
                 if halt is not None:
                     self._stop(halt)
                     return self._stopped() or Outcome(f"{SKIPPED_MARK} stopped", "skipped")
