@@ -5,7 +5,6 @@ verdicts, and claims shared between runs on one cache (real sockets, fake server
 from __future__ import annotations
 
 import math
-import os
 import re
 import subprocess
 import threading
@@ -25,7 +24,7 @@ from prb_tasks.redact import PROVIDER_KEY_VARS, is_secret_name, redact
 from prb_tasks.rm.errors import ServedRMError
 from prb_tasks.rm.scorers.served import ServedScorer
 from prb_tasks.scoring.verdict import SKIPPED_MARK
-from prb_tasks.testing.fake_server import FakeLLMServer, Message, always, garbage, scripted
+from prb_tasks.testing.fake_server import FakeLLMServer, always, garbage, scripted
 from tests.test_judge_model import DOCS, chosen_policy, expected, judge, letters, requests_for
 
 KEY = "sk-prb-judge-test-KEY-77f3a91c"
