@@ -31,11 +31,8 @@ def _last_flag_value(argv: list[str], *names: str) -> str | None:
     return values[-1] if values else None
 
 
-def _write_judge_usage(output_path: str | None, started: float) -> Path | None:
+def _write_judge_usage(summary: dict | None, output_path: str | None, started: float) -> Path | None:
     """Save the judge's usage summary next to the results file lm-eval just wrote."""
-    from prb_tasks.judge.usage import take_last_summary
-
-    summary = take_last_summary()
     if summary is None or not output_path:
         return None
     root = Path(output_path)
@@ -101,6 +98,8 @@ def run_eval(argv: list[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
     from prb_tasks.errors import PRBError
+    from prb_tasks.judge.usage import interrupted_line, stopped_line, take_last_summary
+    from prb_tasks.redact import redact
 
     saved = sys.argv
     sys.argv = ["prb eval", "run", *argv]
@@ -109,8 +108,11 @@ def run_eval(argv: list[str]) -> int:
         cli_evaluate()
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    except KeyboardInterrupt:
+        print(redact(interrupted_line(take_last_summary())), file=sys.stderr, flush=True)
+        return 130
     except PRBError as exc:
-        print(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, file=sys.stderr)
+        print(redact(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__, file=sys.stderr)
         return 2
     except ValueError as exc:
         # lm-eval's own answer to a misspelled task name is a traceback.
@@ -123,9 +125,15 @@ def run_eval(argv: list[str]) -> int:
     finally:
         sys.argv = saved
     _print_legend(_flag_values(argv, "--tasks", "-t"))
-    written = _write_judge_usage(_last_flag_value(argv, "--output_path", "-o"), started)
+    summary = take_last_summary()
+    written = _write_judge_usage(summary, _last_flag_value(argv, "--output_path", "-o"), started)
     if written is not None:
         print(f"prb-judge usage summary: {written}")
+    stopped = stopped_line(summary) if summary is not None else None
+    if stopped:
+        # Last, so it is not lost above lm-eval's table; exit 3: results are incomplete.
+        print(redact(stopped), file=sys.stderr)
+        return 3
     return 0
 
 
@@ -246,7 +254,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``prb`` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "eval":
-        return run_eval(args_list[1:])
+        try:
+            return run_eval(args_list[1:])
+        except KeyboardInterrupt:  # while loading, before lm-eval started
+            from prb_tasks.judge.usage import interrupted_line
+
+            print(interrupted_line(None), file=sys.stderr)
+            return 130
     parser = _parser()
     args = parser.parse_args(args_list)
     if args.command == "tasks-dir":

@@ -178,13 +178,23 @@ def test_rate_limits_shrink_concurrency(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_answers_are_cached_but_empty_and_refused_ones_are_not(tmp_path: Path, transport: str) -> None:
-    with FakeLLMServer(always("A"), fault_script=["empty", "refusal"]) as srv:
+def test_answers_are_cached_but_empty_and_refused_ones_are_not(tmp_path: Path, transport: str, capsys: Any) -> None:
+    with FakeLLMServer(always("A")) as srv:
         lm = judge(srv, tmp_path, transport, num_concurrent=1)
-        first = lm.generate_until(requests_for(lm, DOCS[:3]))
+        # An empty reply is asked once more at once; two in a row stay empty (unparsed).
+        srv.push_faults(["empty", "empty"])
+        assert lm.generate_until(requests_for(lm, DOCS[:1])) == [""]
         summary = take_last_summary()
-        assert first[0] == "" and "can't help" in first[1] and letters(first)[2] == "A"
-        assert summary["empty_completions"] == 1 and summary["refused_completions"] == 1
+        assert summary["empty_completions"] == 1 and summary["empty_retries"] == 1
+        assert "1 empty replies were asked again once; 1 stayed empty" in capsys.readouterr().out
+        srv.push_faults(["refusal"])
+        assert "can't help" in lm.generate_until(requests_for(lm, DOCS[1:2]))[0]
+        assert take_last_summary()["refused_completions"] == 1
+        srv.push_faults(["empty"])
+        assert letters(lm.generate_until(requests_for(lm, DOCS[2:3]))) == ["A"]
+        summary = take_last_summary()
+        assert summary["empty_retries"] == 1 and summary["empty_completions"] == 0 and summary["answers_stored"] == 1
+        assert srv.stats()["total_requests"] == 5
         srv.reset()
         second = judge(srv, tmp_path, transport).generate_until(requests_for(lm, DOCS[:3]))
         assert srv.stats()["total_requests"] == 2  # only the empty and the refused one again
@@ -303,8 +313,13 @@ def test_max_cost_stops_spending_and_skips_the_rest(tmp_path: Path, transport: s
 
 
 def test_max_cost_needs_a_price(tmp_path: Path) -> None:
-    with FakeLLMServer() as srv, pytest.raises(JudgeConfigError, match="input_cost_per_mtok"):
-        judge(srv, tmp_path, "direct", max_cost=1.0)
+    # Checked when the first request is about to be sent (a cached run needs no price),
+    # before anything goes out.
+    with FakeLLMServer() as srv:
+        lm = judge(srv, tmp_path, "direct", max_cost=1.0)
+        with pytest.raises(JudgeConfigError, match="input_cost_per_mtok"):
+            lm.generate_until(requests_for(lm, DOCS[:3]))
+        assert srv.stats()["total_requests"] == 0
 
 
 def test_loglikelihood_points_to_the_scalar_tasks(tmp_path: Path) -> None:
@@ -315,9 +330,20 @@ def test_loglikelihood_points_to_the_scalar_tasks(tmp_path: Path) -> None:
 
 
 def test_missing_provider_key_is_reported_before_any_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    with pytest.raises(JudgeConfigError, match="ANTHROPIC_API_KEY"):
-        JudgeLM(model="anthropic/claude-haiku-4-5", cache_dir=str(tmp_path))
+    with FakeLLMServer(always("B")) as srv:
+        args = {"model": "anthropic/fake", "api_base": srv.url, "cache_dir": str(tmp_path), "backoff_base": 0.01}
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-0123456789")
+        lm = JudgeLM(**args)
+        assert letters(lm.generate_until(requests_for(lm, DOCS[:2]))) == ["B", "B"]
+        # Without the key a fully cached run still works (the key is never needed) ...
+        monkeypatch.delenv("ANTHROPIC_API_KEY")
+        lm = JudgeLM(**args)
+        assert letters(lm.generate_until(requests_for(lm, DOCS[:2]))) == ["B", "B"]
+        # ... and one that must send fails with one line before its first request.
+        srv.reset()
+        with pytest.raises(JudgeConfigError, match="ANTHROPIC_API_KEY"):
+            lm.generate_until(requests_for(lm, DOCS[:6]))
+        assert srv.stats()["total_requests"] == 0
 
 
 def test_summary_is_json_and_free_of_the_key(tmp_path: Path) -> None:

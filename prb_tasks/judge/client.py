@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from prb_tasks.judge.request import ChatRequest
+from prb_tasks.redact import redact
 from prb_tasks.retry import parse_retry_after
 
 _KEYISH = re.compile(r"\b(sk|pk|rk|key|api|tok|ghp|xox[bpa])[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
@@ -30,13 +31,11 @@ def sanitize(message: object, secrets: tuple[str, ...] = (), limit: int = 200) -
 
     Args:
         message: exception text (may contain headers or request echoes).
-        secrets: exact strings to redact (the key in use).
+        secrets: exact strings to redact (the key in use), on top of every credential
+            variable in the environment (:func:`prb_tasks.redact.redact`).
         limit: maximum length.
     """
-    text = " ".join(str(message).split())
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
+    text = redact(" ".join(str(message).split()), secrets)
     text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
     text = _KEYISH.sub("***", text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -79,6 +78,8 @@ class CallError(Exception):
         retryable: worth trying again.
         fatal: stop the whole run.
         retry_after: seconds the server asked to wait.
+        unreachable: no connection could be opened at all (refused, unknown host),
+            as opposed to one dropped mid-reply: what a dead server looks like.
     """
 
     def __init__(
@@ -90,6 +91,7 @@ class CallError(Exception):
         retryable: bool,
         fatal: bool = False,
         retry_after: float | None = None,
+        unreachable: bool = False,
     ) -> None:
         super().__init__(f"{name}: {message}")
         self.kind = kind
@@ -98,6 +100,7 @@ class CallError(Exception):
         self.retryable = retryable
         self.fatal = fatal
         self.retry_after = retry_after
+        self.unreachable = unreachable
 
 
 class ChatClient(Protocol):
@@ -109,11 +112,14 @@ class ChatClient(Protocol):
 
 
 def assemble_text(content: Any, reasoning: Any) -> str:
-    """Completion text to keep: reasoning (if the API returned it separately) then answer."""
+    """Completion text to keep: reasoning (if the API returned it separately) then answer.
+
+    Keys are redacted here, so a server echoing one never gets it into a sample or the cache.
+    """
     text = content if isinstance(content, str) else ""
     if isinstance(reasoning, str) and reasoning.strip() and "</think>" not in text:
-        return f"<think>{reasoning.strip()}</think>\n{text}"
-    return text
+        text = f"<think>{reasoning.strip()}</think>\n{text}"
+    return redact(text)
 
 
 def _int(value: Any) -> int | None:
@@ -135,6 +141,22 @@ def import_litellm() -> Any:
     return litellm
 
 
+# Names of the exceptions (anywhere in the cause chain) that mean "could not connect at
+# all": litellm reports a refused connection as an InternalServerError for most providers.
+_CONNECT_FAILURES = frozenset({"ConnectError", "ClientConnectorError", "ConnectionRefusedError", "ClientConnectorDNSError"})
+
+
+def _cause_names(exc: BaseException) -> set[str]:
+    names: set[str] = set()
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 16:
+        seen.add(id(current))
+        names.add(type(current).__name__)
+        current = current.__cause__ or current.__context__
+    return names
+
+
 def classify_litellm(exc: BaseException, secrets: tuple[str, ...] = ()) -> CallError:
     """Map a litellm exception to a :class:`CallError`."""
     litellm = import_litellm()
@@ -151,6 +173,14 @@ def classify_litellm(exc: BaseException, secrets: tuple[str, ...] = ()) -> CallE
     def error(kind: str, retryable: bool, fatal: bool = False) -> CallError:
         return CallError(kind, name, message, retryable=retryable, fatal=fatal, retry_after=retry_after)
 
+    if not isinstance(exc, litellm.Timeout) and _cause_names(exc) & _CONNECT_FAILURES:
+        return CallError("connection", "APIConnectionError", message, retryable=True, unreachable=True)
+    if status == 404 and not isinstance(exc, litellm.RateLimitError):
+        # Some providers' 404s arrive as APIError or BadRequestError: it is still a
+        # wrong model or URL, not a bad parameter.
+        return error("not_found", False, fatal=True)
+    if isinstance(exc, litellm.BadRequestError) and "LLM Provider NOT provided" in raw:
+        return error("not_found", False, fatal=True)
     if isinstance(exc, litellm.ContextWindowExceededError):
         return error("context_window", False)
     if isinstance(exc, litellm.ContentPolicyViolationError):

@@ -114,7 +114,7 @@ class DirectOpenAIClient:
         except aiohttp.ClientError as exc:
             raise CallError(
                 "connection", "APIConnectionError", sanitize(f"{type(exc).__name__}: {exc}", self._secrets),
-                retryable=True,
+                retryable=True, unreachable=isinstance(exc, aiohttp.ClientConnectorError),
             ) from None
         latency = time.perf_counter() - started
         if status != 200:

@@ -5,7 +5,12 @@ real share of recent replies (``overload_share``), the effective limit halves (a
 once per ``cooldown``, so one burst of 429s counts once); every success adds ``1/limit``,
 i.e. about one more slot per round of successes, up to ``num_concurrent``. A few stray
 429s (providers send some even when far below the limit) are retried without shrinking
-the pool: halving on each of them would collapse throughput for nothing. Optional requests-per-minute and tokens-per-minute ceilings are
+the pool: halving on each of them would collapse throughput for nothing. Timeouts
+count the same way, faster: a server that answers one request at a time (a CPU
+llama.cpp) lets the queued ones time out, so two timeouts among requests sent since
+the last decrease halve the limit -- and, unlike after rate limits, it does not grow
+back above that level for the rest of the run: a slow server does not get faster, and
+every timeout throws a whole answer's work away. Optional requests-per-minute and tokens-per-minute ceilings are
 token buckets holding ten seconds' worth, so short bursts are allowed but the average
 stays under the ceiling.
 
@@ -67,12 +72,18 @@ class Bucket:
 
 
 class Permit:
-    """One granted slot; hand it back with :meth:`AdaptiveLimiter.release`."""
+    """One granted slot; hand it back with :meth:`AdaptiveLimiter.release`.
 
-    __slots__ = ("tokens",)
+    Attributes:
+        tokens: tokens taken from the tokens-per-minute bucket.
+        granted: when the slot was granted (limiter clock).
+    """
 
-    def __init__(self, tokens: float) -> None:
+    __slots__ = ("tokens", "granted")
+
+    def __init__(self, tokens: float, granted: float = 0.0) -> None:
         self.tokens = tokens
+        self.granted = granted
 
 
 class AdaptiveLimiter:
@@ -104,6 +115,9 @@ class AdaptiveLimiter:
         self._cooldown = cooldown
         self._clock = clock
         self._last_decrease = -1e18
+        self._timeouts_since_decrease = 0
+        self._ceiling = float(max_concurrent)
+        self.timeouts = 0
         self._overload_share = overload_share
         # Recent replies, True for a rate-limit answer.
         self._recent: deque[bool] = deque(maxlen=min(256, max(20, 2 * max_concurrent)))
@@ -152,8 +166,8 @@ class AdaptiveLimiter:
     def on_success(self) -> None:
         """Additive increase."""
         self._recent.append(False)
-        if self.limit < self.max_concurrent:
-            self.limit = min(float(self.max_concurrent), self.limit + 1.0 / self.limit)
+        if self.limit < self._ceiling:
+            self.limit = min(self._ceiling, self.limit + 1.0 / self.limit)
             self._wake()
 
     def on_rate_limited(self) -> None:
@@ -163,10 +177,28 @@ class AdaptiveLimiter:
         # Judge the share over at least 20 replies, so two early 429s do not look like 100%.
         if limited < 2 or limited < self._overload_share * max(len(self._recent), 20):
             return
-        now = self._clock()
-        if now - self._last_decrease < self._cooldown:
+        if self._clock() - self._last_decrease < self._cooldown:
             return
-        self._last_decrease = now
+        self._decrease()
+
+    def on_timeout(self, permit: Permit, repeat: int = 2) -> None:
+        """A request got no reply in time: halve when ``repeat`` requests sent since the last decrease timed out.
+
+        Requests already queued at the server when the limit was lowered time out too;
+        counting only those sent afterwards halves once per round, not once per request.
+        """
+        self.timeouts += 1
+        if permit.granted < self._last_decrease:
+            return
+        self._timeouts_since_decrease += 1
+        if self._timeouts_since_decrease < repeat or self.limit <= 1.0:
+            return
+        self._decrease()
+        self._ceiling = self.limit
+
+    def _decrease(self) -> None:
+        self._last_decrease = self._clock()
+        self._timeouts_since_decrease = 0
         self.limit = max(1.0, self.limit / 2.0)
         self.lowest = min(self.lowest, self.limit)
         self.decreases += 1
@@ -193,7 +225,7 @@ class AdaptiveLimiter:
             if self._tpm is not None:
                 self._tpm.take(tokens)
             self.in_flight += 1
-            future.set_result(Permit(tokens))
+            future.set_result(Permit(tokens, self._clock()))
 
     def _schedule(self, delay: float) -> None:
         if self._timer is not None and not self._timer.cancelled():

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
+import sys
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,13 +20,10 @@ from typing import Any, overload
 from lm_eval.api.model import LM
 
 from prb_tasks.judge.cache import JudgeCache, default_cache_dir
-from prb_tasks.judge.client import ChatClient, import_litellm
+from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.errors import JudgeConfigError
-from prb_tasks.judge.options import (
-    OPENAI_COMPATIBLE_PREFIXES,
-    JudgeSettings,
-    resolve_settings,
-)
+from prb_tasks.judge.keys import resolve_key
+from prb_tasks.judge.options import JudgeSettings, resolve_settings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.request import ChatRequest, Message
 from prb_tasks.retry import RetryPolicy
@@ -36,8 +34,6 @@ log = logging.getLogger(__name__)
 
 # gen_kwargs we understand; ``do_sample`` is meaningless for chat APIs (temperature says it).
 _KNOWN_GEN_KWARGS = {"until", "max_gen_toks", "max_tokens", "temperature", "top_p", "seed", "do_sample"}
-# A key litellm needs for an OpenAI-compatible server that does not check keys.
-_PLACEHOLDER_KEY = "sk-no-key-required"
 
 
 class ChatMessagesJson(str):
@@ -58,63 +54,47 @@ class JudgeLM(LM):
         super().__init__()
         self.settings: JudgeSettings = resolve_settings(model_args)
         self.direct = self.settings.use_direct()
-        self._api_key = self._resolve_key()
         self.pricer = Pricer(self.settings)
-        if self.settings.max_cost is not None and self.pricer.listed() is None:
-            raise JudgeConfigError(
-                f"prb-judge: max_cost needs a price, and litellm lists none for {self.settings.model_id}; "
-                "set input_cost_per_mtok and output_cost_per_mtok"
-            )
         self.cache_dir = Path(self.settings.cache_dir).expanduser() if self.settings.cache_dir else default_cache_dir()
         self._saw_chat_template = False
         self._warned: set[str] = set()
         self._client: ChatClient | None = None
-        # Build the client now: its imports (aiohttp or litellm, 0.15-3 s) belong to
-        # start-up, not to the first judgment.
-        self._get_client()
+        self._client_lock = threading.Lock()
+        # Nothing heavy here: checking the key, looking up the price and building the
+        # client (imports of litellm or aiohttp, up to ~3 s) wait until a request is
+        # about to be sent (:meth:`_get_client`), so a fully cached run skips them.
 
-    # -- keys
-
-    def _resolve_key(self) -> str | None:
-        """The key to send, if we must pass one explicitly (kept in memory only: never logged or written)."""
-        s = self.settings
-        if s.api_key_env:
-            return os.environ[s.api_key_env]
-        local_openai = bool(s.api_base) and s.model_id.startswith(OPENAI_COMPATIBLE_PREFIXES)
-        if local_openai:
-            env = "HOSTED_VLLM_API_KEY" if s.model_id.startswith("hosted_vllm/") else "OPENAI_API_KEY"
-            # litellm's OpenAI client refuses to start without some key (and then reports
-            # a misleading server error), while local servers usually check none.
-            return os.environ.get(env) or (None if self.direct else _PLACEHOLDER_KEY)
-        litellm = import_litellm()
-        try:
-            env = litellm.validate_environment(model=s.model_id, api_base=s.api_base)
-        except Exception:  # noqa: BLE001 - unknown providers: let the first call tell
-            return None
-        missing = [k for k in env.get("missing_keys", []) if "KEY" in k or "TOKEN" in k or "CREDENTIALS" in k]
-        if missing:
-            raise JudgeConfigError(
-                f"prb-judge: {s.model_id} needs {' or '.join(missing)} in the environment "
-                "(or api_key_env=NAME naming the variable that holds the key)"
-            )
-        return None
+    # -- the client, made when the first request is about to be sent
 
     def _get_client(self) -> ChatClient:
-        """This judge's client, made once: its connection pool is kept between calls."""
-        if self._client is not None:
-            return self._client
-        s = self.settings
-        if self.direct:
-            from prb_tasks.judge.direct import DirectOpenAIClient
+        """This judge's client, made once (its connection pool is kept between calls).
 
-            assert s.api_base is not None
-            self._client = DirectOpenAIClient(s.model_id, s.api_base, self._api_key, s.timeout, s.num_concurrent)
-        else:
-            from prb_tasks.judge.client import LiteLLMClient
+        Checks first what would make every request fail: a missing provider key, or
+        ``max_cost`` without a price. The runner calls it off the event loop.
+        """
+        with self._client_lock:
+            if self._client is not None:
+                return self._client
+            s = self.settings
+            api_key = resolve_key(s, self.direct)
+            # The one price lookup (it may import litellm): here, not on the event loop.
+            if self.pricer.listed() is None and s.max_cost is not None:
+                raise JudgeConfigError(
+                    f"prb-judge: max_cost needs a price, and litellm lists none for {s.model_id}; "
+                    "set input_cost_per_mtok and output_cost_per_mtok"
+                )
+            if self.direct:
+                from prb_tasks.judge.direct import DirectOpenAIClient
 
-            self._client = LiteLLMClient(s.model_id, s.api_base, self._api_key, s.timeout)
-        close_at_exit(self._client)
-        return self._client
+                assert s.api_base is not None
+                client: ChatClient = DirectOpenAIClient(s.model_id, s.api_base, api_key, s.timeout, s.num_concurrent)
+            else:
+                from prb_tasks.judge.client import LiteLLMClient
+
+                client = LiteLLMClient(s.model_id, s.api_base, api_key, s.timeout)
+            close_at_exit(client)
+            self._client = client
+            return client
 
     # -- chat template hooks (lm-eval calls these with --apply_chat_template)
 
@@ -154,9 +134,6 @@ class JudgeLM(LM):
         # once; repeats are numbered here from the raw arguments (same args, same request).
         chats = _LazyRequests(self, [req.args[:2] for req in requests])
         s = self.settings
-        # Look the price up now: it may import litellm (~2 s), which must not stall the
-        # event loop in the middle of the run.
-        self.pricer.listed()
         usage = UsageTracker(model=s.model_id, transport="direct" if self.direct else "litellm", judgments=len(chats))
         cache = JudgeCache(self.cache_dir, s.cache)
         runner = JudgeRunner(
@@ -168,9 +145,12 @@ class JudgeLM(LM):
             retry=RetryPolicy(max_retries=s.max_retries, base=s.backoff_base, cap=s.backoff_max),
             show_progress=not disable_tqdm,
         )
+        results: list[str] | None = None
         try:
             results = runner.run(chats, chats.sample_indices())
+            usage.count_verdicts(results)
         finally:
+            # Also on Ctrl-C and fatal errors: `prb eval` reports what was saved.
             usage.cache_refused = cache.refused
             cache.close()
             summary = usage.summary()
@@ -178,6 +158,9 @@ class JudgeLM(LM):
             summary["cache_mode"] = s.cache
             remember_summary(summary)
         print(usage.render(), flush=True)
+        warning = usage.no_verdict_warning(s.reask)
+        if warning:
+            print(warning, file=sys.stderr, flush=True)
         return results
 
     # -- request building

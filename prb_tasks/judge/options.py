@@ -57,6 +57,9 @@ class JudgeSettings(BaseModel):
         timeout: seconds allowed for one HTTP attempt.
         backoff_base: first retry delay in seconds (doubles per attempt, with jitter).
         backoff_max: longest computed retry delay in seconds.
+        max_wait: most seconds one judgment may spend waiting between attempts (backoff
+            and ``Retry-After`` together); a provider asking for a longer wait (a quota
+            exhausted for hours) stops the run.
         cache: ``on`` (read and write), ``off``, ``read`` (never write), ``write`` (never
             read; store answers not yet stored), ``refresh`` (never read; overwrite).
         cache_dir: cache folder (default ``$PRB_CACHE_DIR/judge`` or the user cache dir).
@@ -74,7 +77,8 @@ class JudgeSettings(BaseModel):
         reask_prompt: the follow-up user message used by ``reask``.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf/nan are refused: ``max_cost=inf`` or ``timeout=nan`` would silently disable a limit.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     model: str | None = None
     api_base: str | None = None
@@ -87,6 +91,7 @@ class JudgeSettings(BaseModel):
     timeout: float = Field(120.0, gt=0)
     backoff_base: float = Field(1.0, ge=0)
     backoff_max: float = Field(60.0, gt=0)
+    max_wait: float = Field(600.0, gt=0)
     cache: CacheMode = "on"
     cache_dir: str | None = None
     temperature: float | Literal["omit"] | None = None
@@ -160,13 +165,24 @@ class ModelArgs(JudgeSettings):
 
 def _describe(exc: ValidationError, where: str, known: set[str]) -> str:
     problems: list[str] = []
+    # A value that fits no branch of a union (``temperature``: a number or ``omit``)
+    # gives one error per branch: say them as one.
+    by_key: dict[str, list[str]] = {}
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(settings)"
+        loc = str(err["loc"][0]) if err["loc"] else "(settings)"
         if err["type"] == "extra_forbidden":
             problems.append(f"unknown key '{loc}'")
+            continue
+        msg = err["msg"].removeprefix("Value error, ")
+        if loc in by_key:
+            by_key[loc].append(msg.removeprefix("Input should be "))
         else:
-            msg = err["msg"].removeprefix("Value error, ")
-            problems.append(f"'{loc}': {msg}" if err["loc"] else msg)
+            by_key[loc] = [msg]
+            problems.append(loc)
+    problems = [
+        p if p.startswith("unknown key") else (f"'{p}': " if p != "(settings)" else "") + " or ".join(by_key[p])
+        for p in problems
+    ]
     accepted = ", ".join(sorted(known))
     text = "; ".join(problems)
     if any(p.startswith("unknown key") for p in problems):

@@ -5,11 +5,18 @@ lm-eval hands every ``generate_until`` request of a run (all subtasks) to one
 served, under one :class:`~prb_tasks.judge.limiter.AdaptiveLimiter`, and the answers
 come back in request order.
 
-Per request: cache lookup -> wait for a slot -> call -> on success store the answer at
+Per request: cache lookup -> (first miss only: check the key and price, build the
+client) -> claim the request in the shared cache, or wait for the process that has it
+in flight (:mod:`.claims`) -> wait for a slot -> call -> on success store the answer at
 once (so a killed run loses only what was in flight) -> on a transient failure back
-off and retry -> after ``max_retries`` the judgment becomes an error outcome. A
-provider answer meaning "every call will fail" (bad key, unknown model, malformed
-request) stops the whole run immediately.
+off and retry, within ``max_retries`` and ``max_wait`` seconds of waiting -> then the
+judgment becomes an error outcome. An empty reply is asked once more.
+
+Run-wide stops: a provider answer meaning "every call will fail" (bad key, unknown
+model, malformed request) raises at once, as does a run whose first judgments all
+fail. An endpoint that stopped answering, or a quota spent for longer than
+``max_wait`` (:mod:`.health`), or ``max_cost`` reached, stops *sending*: the remaining
+judgments become skipped outcomes and results are still written.
 """
 
 from __future__ import annotations
@@ -27,12 +34,16 @@ from typing import Any, TypeVar
 from tqdm import tqdm
 
 from prb_tasks.judge.cache import CachedAnswer, JudgeCache
-from prb_tasks.judge.client import CallError, ChatClient
-from prb_tasks.judge.errors import JudgeFatalError
+from prb_tasks.judge.claims import ClaimBoard
+from prb_tasks.judge.client import CallError, CallResult, ChatClient
+from prb_tasks.judge.errors import JudgeError, JudgeFatalError
+from prb_tasks.judge.health import EndpointWatch, Halt, quota_halt
+from prb_tasks.judge.keys import key_variable
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.request import ChatRequest, cache_key, request_digest
+from prb_tasks.redact import redact
 from prb_tasks.retry import RetryPolicy
 from prb_tasks.judge.usage import UsageTracker
 from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
@@ -70,12 +81,26 @@ def _background_loop() -> asyncio.AbstractEventLoop:
 
 
 def run_sync(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-    """Run a coroutine on the background loop and wait for it (Ctrl-C cancels it)."""
-    future = asyncio.run_coroutine_threadsafe(coro, _background_loop())
+    """Run a coroutine on the background loop and wait for it.
+
+    Ctrl-C cancels it and waits (a few seconds at most) until its clean-up has run --
+    progress bar closed, claims released, counts final -- so nothing is drawn after
+    the caller's one-line message.
+    """
+    finished = threading.Event()
+
+    async def tracked() -> T:
+        try:
+            return await coro
+        finally:
+            finished.set()
+
+    future = asyncio.run_coroutine_threadsafe(tracked(), _background_loop())
     try:
         return future.result(timeout)
     except KeyboardInterrupt:
         future.cancel()
+        finished.wait(5)
         raise
 
 
@@ -103,13 +128,31 @@ class Outcome:
     error_kind: str | None = None
 
 
+class _Ticket:
+    """A judgment's place in the admission window, given back once (when it ends, or
+    earlier when it only waits for another process's answer)."""
+
+    __slots__ = ("_semaphore", "_held")
+
+    def __init__(self, semaphore: asyncio.Semaphore) -> None:
+        self._semaphore = semaphore
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._semaphore.release()
+
+
 class JudgeRunner:
     """Judges a list of requests.
 
     Args:
         settings: validated judge settings.
-        make_client: returns the transport client (called on the event loop; the
-            caller owns it, so its connections can outlive one run).
+        make_client: returns the transport client, checking first what would make
+            every call fail (missing key, max_cost without a price). Called once, off
+            the event loop, when the first request is about to be sent; the caller owns
+            the client, so its connections can outlive one run.
         cache: answer cache (with its read/write mode).
         pricer: prices each reply.
         usage: running totals (shared with the caller for the summary).
@@ -134,10 +177,19 @@ class JudgeRunner:
         self.usage = usage
         self.retry = retry
         self.show_progress = show_progress
-        self._fatal: JudgeFatalError | None = None
+        self.client: ChatClient | None = None
+        self._client_future: asyncio.Future[ChatClient] | None = None
+        self.claims: ClaimBoard | None = None
+        self._keep_alive: asyncio.Task[None] | None = None
+        self._fatal: JudgeError | None = None
+        self._halt: Halt | None = None
         self._in_flight = 0
         self._failed_streak = 0
         self._budget_note_shown = False
+        self._timeout_note_shown = False
+        self._settled = asyncio.Event()  # set whenever a call ends (its cost is then known)
+        self.where = f"{settings.model_id} at {settings.api_base}" if settings.api_base else settings.model_id
+        self.watch = EndpointWatch(self.where)
 
     def run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int]) -> list[str]:
         """Completions for ``requests``, in the same order.
@@ -152,7 +204,6 @@ class JudgeRunner:
     # -- orchestration
 
     async def _run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int]) -> list[str]:
-        self.client = self._make_client()
         self.limiter = AdaptiveLimiter(self.settings.num_concurrent, self.settings.rpm, self.settings.tpm)
         results: list[str] = [""] * len(requests)
         self.bar = tqdm(
@@ -170,8 +221,9 @@ class JudgeRunner:
                 await admission.acquire()
                 if self._fatal is not None:
                     break
-                task = asyncio.create_task(self._judge(index, requests, sample_indices[index], results))
-                task.add_done_callback(lambda _: admission.release())
+                ticket = _Ticket(admission)
+                task = asyncio.create_task(self._judge(index, requests, sample_indices[index], results, ticket))
+                task.add_done_callback(lambda _, ticket=ticket: ticket.release())
                 tasks.append(task)
             done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for waiting in pending:
@@ -192,6 +244,10 @@ class JudgeRunner:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
+            if self._keep_alive is not None:
+                self._keep_alive.cancel()
+            if self.claims is not None:
+                self.claims.close()
             settle = getattr(self.client, "settle", None)
             if settle is not None:
                 await settle()
@@ -199,6 +255,9 @@ class JudgeRunner:
             self.bar.close()
             self.usage.finished = time.monotonic()
             self.usage.lowest_concurrency = int(self.limiter.lowest)
+            if self._halt is not None:
+                self.usage.stopped, self.usage.stopped_kind = self._halt.reason, self._halt.kind
+            self._final_budget_note()
             self.cache.release_thread()
         return results
 
@@ -207,16 +266,18 @@ class JudgeRunner:
             return ""  # never used: skip hashing the request
         return cache_key(request_digest(request, self.settings.model_id, self.settings.api_base), sample_index)
 
-    async def _judge(self, index: int, requests: Sequence[ChatRequest], sample: int, results: list[str]) -> None:
+    async def _judge(
+        self, index: int, requests: Sequence[ChatRequest], sample: int, results: list[str], ticket: _Ticket
+    ) -> None:
         request = requests[index]
-        outcome = await self._answer(request, self._key(request, sample))
+        outcome = await self._answer(request, self._key(request, sample), ticket)
         text = outcome.text
         if outcome.status == "ok" and self.settings.reask and parse_verdict(text).outcome == "unparsed":
             # One follow-up turn asking only for the verdict; it is a request like any
             # other (cached, retried, priced) and both turns stay in the sample log.
             self.usage.reasks += 1
             followup = request.followup(text, self.settings.reask_prompt)
-            follow = await self._answer(followup, self._key(followup, sample))
+            follow = await self._answer(followup, self._key(followup, sample), ticket)
             if follow.status == "ok":
                 text = text + REASK_SEPARATOR + follow.text
             elif follow.status == "error":
@@ -229,46 +290,133 @@ class JudgeRunner:
 
     # -- one request
 
-    async def _answer(self, request: ChatRequest, key: str) -> Outcome:
+    async def _answer(self, request: ChatRequest, key: str, ticket: _Ticket) -> Outcome:
         hit = self.cache.get(key)
         if hit is not None:
             self.usage.hit(hit.cost)
             return Outcome(hit.text, "ok")
+        self._check_fatal()
+        stopped = self._stopped()
+        if stopped is not None:
+            return stopped
+        client = await self._client_ready()
+        board = self._claim_board()
+        if board is None:
+            return await self._send(client, request, key)
+        state, answer = await board.claim_or_wait(
+            key,
+            lookup=lambda: self.cache.get(key),
+            stopped=lambda: self._fatal is not None or self._halt is not None,
+            on_wait=ticket.release,
+        )
+        if state == "answered":
+            self.usage.hit(answer.cost, shared=True)
+            return Outcome(answer.text, "ok")
+        if state == "stopped":
+            self._check_fatal()
+            return self._stopped() or Outcome(f"{SKIPPED_MARK} stopped", "skipped")
+        try:
+            # Stored by its previous owner between our lookup and our claim.
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.usage.hit(hit.cost, shared=True)
+                return Outcome(hit.text, "ok")
+            return await self._send(client, request, key)
+        finally:
+            board.release(key)
+
+    async def _client_ready(self) -> ChatClient:
+        """The client, made (in a worker thread) when the first request needs it."""
+        if self.client is not None:
+            return self.client
+        if self._client_future is None:
+            self._client_future = asyncio.ensure_future(asyncio.to_thread(self._make_client))
+        try:
+            self.client = await asyncio.shield(self._client_future)
+        except JudgeError as exc:
+            self._fatal = self._fatal or exc
+            raise self._fatal from None
+        return self.client
+
+    def _claim_board(self) -> ClaimBoard | None:
+        """Claims in the shared cache (only when answers are both read and written)."""
+        if self.cache.mode != "on":
+            return None
+        if self.claims is None:
+            self.claims = ClaimBoard(self.cache.directory)
+            self._keep_alive = asyncio.ensure_future(self.claims.keep_alive())
+        return self.claims
+
+    async def _send(self, client: ChatClient, request: ChatRequest, key: str) -> Outcome:
         failures = 0
+        waited = 0.0
+        asked_again = False
         while True:
             self._check_fatal()
-            if self._over_budget():
-                return Outcome(f"{SKIPPED_MARK} max_cost reached", "skipped")
+            stopped = self._stopped() or await self._budget_gate(request)
+            if stopped is not None:
+                return stopped
             permit: Permit | None = await self.limiter.acquire(request.estimated_tokens())
             used: float | None = None
             try:
                 self._check_fatal()
-                if failures == 0 and self.cache.readable:
+                if failures == 0 and not asked_again and self.cache.readable:
                     # Another process sharing the cache may have answered it meanwhile.
                     hit = self.cache.get(key)
                     if hit is not None:
-                        self.usage.hit(hit.cost)
+                        self.usage.hit(hit.cost, shared=True)
                         return Outcome(hit.text, "ok")
-                if self._over_budget():
-                    return Outcome(f"{SKIPPED_MARK} max_cost reached", "skipped")
+                stopped = self._stopped() or await self._budget_gate(request)
+                if stopped is not None:
+                    return stopped
                 self._in_flight += 1
                 try:
-                    result = await self.client.call(request)
+                    result = await client.call(request)
                 finally:
                     self._in_flight -= 1
+                    self._settled.set()
                 if result.input_tokens is not None and result.output_tokens is not None:
                     used = result.input_tokens + result.output_tokens
             except CallError as err:
                 self.usage.failed_attempt(err.kind)
                 if err.kind == "rate_limit":
                     self.limiter.on_rate_limited()
+                elif err.kind == "timeout" and permit is not None:
+                    self.limiter.on_timeout(permit)
+                    self._note_timeout()
                 if err.fatal:
                     self._fatal = self._fatal or JudgeFatalError(self._fatal_message(err))
                     raise self._fatal from None
                 failures += 1
-                if err.retryable and self.retry.should_retry(failures):
+                will_retry = err.retryable and self.retry.should_retry(failures)
+                halt = quota_halt(err, self.settings.max_wait, self.where) or self.watch.failure(
+                    err, failures, exhausted=not will_retry
+                )
+                if halt is not None and halt.kind == "unreachable" and self.usage.calls_ok == 0:
+                    # Never reached at all: a wrong api_base or a server not started.
+                    self._fatal = self._fatal or JudgeFatalError(
+                        f"prb-judge: could not connect to {self.where} ({self.watch.streak} attempts; last: "
+                        f"{err.name}: {err.message}); check that the server is running and api_base is right"
+                    )
+                    raise self._fatal
+                if halt is not None:
+                    self._stop(halt)
+                    return self._stopped() or Outcome(f"{SKIPPED_MARK} stopped", "skipped")
+                delay = self.retry.delay(failures, err.retry_after) if will_retry else 0.0
+                remaining = self.settings.max_wait - waited
+                if will_retry and delay > remaining:
+                    if err.retry_after is None and remaining > 0.01:
+                        delay = remaining  # a computed backoff may be shortened; a server's ask is not
+                    else:
+                        self._note_failure(err)
+                        return Outcome(
+                            f"{ERROR_MARK} {err.name}: {err.message} (gave up after waiting {waited:.0f} s "
+                            f"in all; max_wait={self.settings.max_wait:g})",
+                            "error", err.kind,
+                        )
+                if will_retry:
                     self.usage.retries += 1
-                    delay = self.retry.delay(failures, err.retry_after)
+                    waited += delay
                     # Give the slot back before sleeping, so waiting requests use it meanwhile.
                     if permit is not None:
                         self.limiter.release(permit)
@@ -280,11 +428,12 @@ class JudgeRunner:
             finally:
                 if permit is not None:
                     self.limiter.release(permit, used)
-            # Success.
-            self.limiter.on_success()
-            self._failed_streak = 0
-            cost = self.pricer.cost(result)
-            self.usage.call(cost, result.latency, result.input_tokens, result.output_tokens, result.reasoning_tokens)
+            cost = self._succeeded(result)
+            if not result.refused and not result.text.strip() and not asked_again:
+                # Empty replies are usually a server hiccup: ask once more, at once.
+                asked_again = True
+                self.usage.empty_retries += 1
+                continue
             if result.refused:
                 self.usage.refused += 1
             elif not result.text.strip():
@@ -300,13 +449,46 @@ class JudgeRunner:
                     latency=round(result.latency, 4),
                     created=time.time(),
                 ))
+                self.usage.stored += int(self.cache.writable)
             return Outcome(result.text, "ok")
+
+    def _succeeded(self, result: CallResult) -> float | None:
+        """Account a reply; its cost in dollars (None: unknown)."""
+        self.limiter.on_success()
+        self.watch.success()
+        self._failed_streak = 0
+        cost = self.pricer.cost(result)
+        self.usage.call(cost, result.latency, result.input_tokens, result.output_tokens, result.reasoning_tokens)
+        return cost
 
     # -- run-wide conditions
 
     def _check_fatal(self) -> None:
         if self._fatal is not None:
             raise self._fatal
+
+    def _stopped(self) -> Outcome | None:
+        """The skipped outcome of every judgment not yet sent, once the run stopped sending."""
+        if self._halt is None:
+            return None
+        return Outcome(f"{SKIPPED_MARK} {self._halt.short}", "skipped")
+
+    def _stop(self, halt: Halt) -> None:
+        if self._halt is not None:
+            return
+        self._halt = halt
+        tqdm.write(redact(f"prb-judge: {halt.reason}; no new requests are sent (the rest are skipped)"),
+                   file=sys.stderr)
+
+    def _note_timeout(self) -> None:
+        if self._timeout_note_shown:
+            return
+        self._timeout_note_shown = True
+        tqdm.write(
+            f"prb-judge: a request got no reply within timeout={self.settings.timeout:g} s; it is retried, and "
+            "repeated timeouts lower the concurrency. Slow local server? Raise timeout= (e.g. timeout=600).",
+            file=sys.stderr,
+        )
 
     def _note_failure(self, err: CallError) -> None:
         self._failed_streak += 1
@@ -317,35 +499,71 @@ class JudgeRunner:
             )
             raise self._fatal
 
-    def _over_budget(self) -> bool:
+    def _expected_cost(self, request: ChatRequest) -> float:
+        """Dollars a request will probably cost: the average so far, else from the listed price."""
+        priced = self.usage.calls_ok - self.usage.spent.unknown
+        if priced > 0:
+            return self.usage.spent.known / priced
+        price = self.pricer.listed()
+        if price is None:
+            return 0.0
+        prompt = sum(len(m.get("content", "")) for m in request.messages) // 4
+        return price.cost(prompt, request.max_tokens or 512) or 0.0
+
+    async def _budget_gate(self, request: ChatRequest) -> Outcome | None:
+        """Wait until sending ``request`` fits in ``max_cost``; its skipped outcome if it never will.
+
+        Requests in flight are counted at their expected cost: while they would take
+        spending past the limit, this waits for them to report their real cost. So
+        what the run spends can pass ``max_cost`` only by what the requests in flight
+        cost beyond that estimate (at most ``num_concurrent`` requests' worth).
+        """
         limit = self.settings.max_cost
         if limit is None:
-            return False
-        spent = self.usage.spent.known
-        average = spent / self.usage.calls_ok if self.usage.calls_ok else 0.0
-        # Count what is already in flight at the average price, so the budget is not
-        # overshot by a whole round of concurrent requests.
-        if spent + self._in_flight * average < limit:
-            return False
+            return None
+        while True:
+            spent = self.usage.spent.known
+            each = self._expected_cost(request)
+            if spent >= limit or spent + each > limit:
+                break
+            if spent + (self._in_flight + 1) * each <= limit:
+                return None
+            settled = self._settled
+            settled.clear()
+            await settled.wait()
         if not self._budget_note_shown:
             self._budget_note_shown = True
             note = (
-                f"max_cost ${limit:g} reached (spent ${spent:.4f}); remaining judgments are "
-                "skipped (see skip_rate). Re-run with a higher max_cost: answers so far are cached."
+                f"max_cost ${limit:.4f} reached: ${spent:.4f} spent and {self._in_flight} request(s) in flight "
+                f"(about ${each:.4f} each); no new requests are sent, the remaining judgments are skipped "
+                "(skip_rate). Re-run with a higher max_cost to continue: answers so far are cached."
             )
             self.usage.budget_stop = note
             tqdm.write(f"prb-judge: {note}", file=sys.stderr)
-        return True
+        return Outcome(f"{SKIPPED_MARK} max_cost reached", "skipped")
+
+    def _final_budget_note(self) -> None:
+        """Restate the budget stop with the final spending (what the summary's cost says)."""
+        limit = self.settings.max_cost
+        if limit is None or not self._budget_note_shown:
+            return
+        self.usage.budget_stop = (
+            f"max_cost ${limit:.4f} reached: ${self.usage.spent.known:.4f} spent in all, including the requests "
+            "already in flight when the limit was reached; the remaining judgments were skipped (skip_rate). "
+            "Re-run with a higher max_cost to continue: answers so far are cached."
+        )
 
     def _fatal_message(self, err: CallError) -> str:
         model = self.settings.model_id
         where = f" at {self.settings.api_base}" if self.settings.api_base else ""
         detail = f"({err.name}: {err.message})"
         if err.kind == "auth":
-            source = self.settings.api_key_env or "the provider's API key environment variable"
-            return f"prb-judge: {model}{where} rejected the API key {detail}; check {source}"
+            return f"prb-judge: {model}{where} rejected the API key {detail}; check {key_variable(self.settings)}"
         if err.kind == "not_found":
-            return f"prb-judge: model '{model}' was not found{where} {detail}; check the model id and api_base"
+            return (
+                f"prb-judge: model '{model}' or its URL was not found{where} {detail}; check the model id "
+                "(with its litellm provider prefix, e.g. openai/gpt-4o-mini) and api_base"
+            )
         return (
             f"prb-judge: {model}{where} rejected the request itself {detail}; every judgment would fail "
             "the same way, so the run stopped (check model_args such as temperature or max_tokens)"

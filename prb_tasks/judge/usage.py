@@ -25,8 +25,11 @@ def take_last_summary() -> dict[str, Any] | None:
 
 
 def remember_summary(summary: dict[str, Any]) -> None:
+    """Keep a run's summary (keys redacted) for :func:`take_last_summary`."""
+    from prb_tasks.redact import redact_data
+
     _LAST.clear()
-    _LAST.append(summary)
+    _LAST.append(redact_data(summary))
 
 
 def _percentile(sorted_values: list[float], q: float) -> float | None:
@@ -96,12 +99,25 @@ class UsageTracker:
     final_errors: Counter[str] = field(default_factory=Counter)
     budget_stop: str | None = None
     lowest_concurrency: int | None = None
+    stored: int = 0
+    shared: int = 0
+    empty_retries: int = 0
+    stopped: str | None = None
+    stopped_kind: str | None = None
+    answered: int = 0
+    unparsed: int = 0
 
     # -- recording
 
-    def hit(self, cost: float | None) -> None:
-        """An answer served from the cache (costs nothing now)."""
+    def hit(self, cost: float | None, shared: bool = False) -> None:
+        """An answer served from the cache (costs nothing now).
+
+        Args:
+            cost: what it cost when it was made.
+            shared: another process sharing the cache answered it while this run waited.
+        """
         self.cache_hits += 1
+        self.shared += int(shared)
         self.cached_value.add(cost)
 
     def call(
@@ -137,13 +153,39 @@ class UsageTracker:
         elif outcome == "skipped":
             self.skipped += 1
 
+    def count_verdicts(self, completions: list[str]) -> None:
+        """Count the replies that carry a readable verdict (for the no-verdict warning)."""
+        from prb_tasks.scoring.verdict import parse_verdict
+
+        outcomes = [parse_verdict(c).outcome for c in completions]
+        self.answered = sum(o in ("verdict", "unparsed") for o in outcomes)
+        self.unparsed = outcomes.count("unparsed")
+
     # -- reporting
 
     def postfix(self, concurrency: int) -> str:
         """Short live status for the progress bar."""
+        timeouts = self.attempt_errors.get("timeout", 0)
         return (
             f"hits={self.cache_hits} sent={self.calls} err={self.errors} "
-            f"cost={self.spent.label()} conc={concurrency}"
+            + (f"timeouts={timeouts} " if timeouts else "")
+            + f"cost={self.spent.label()} conc={concurrency}"
+        )
+
+    def no_verdict_warning(self, reask: bool) -> str | None:
+        """One line when every reply lacked a readable verdict (None otherwise)."""
+        if not self.answered or self.unparsed < self.answered:
+            return None
+        advice = (
+            "even after re-asking; check the replies in the --log_samples output and try a template"
+            if reask else
+            "check the replies in the --log_samples output, then try reask=1 (asks once more for the "
+            "verdict only) or a template"
+        )
+        return (
+            f"prb-judge: warning: none of the {self.answered} replies had a verdict the parser could read "
+            f"(parse_fail = 1.0); {advice} that asks for `Result: A` or `Result: B` "
+            "(--metadata system_template=FILE or user_template=FILE)"
         )
 
     def summary(self) -> dict[str, Any]:
@@ -163,7 +205,11 @@ class UsageTracker:
             "requests_ok": self.calls_ok,
             "retries": self.retries,
             "reasks": self.reasks,
+            "answers_stored": self.stored,
+            "answers_shared": self.shared,
             "empty_completions": self.empty,
+            "empty_retries": self.empty_retries,
+            "unparsed_replies": self.unparsed,
             "refused_completions": self.refused,
             "tokens": {
                 "input": self.input_tokens,
@@ -183,6 +229,8 @@ class UsageTracker:
             "failed_attempts_by_kind": dict(sorted(self.attempt_errors.items())),
             "lowest_concurrency": self.lowest_concurrency,
             "budget_stop": self.budget_stop,
+            "stopped": self.stopped,
+            "stopped_kind": self.stopped_kind,
             "wall_s": round(wall, 3),
         }
 
@@ -211,14 +259,57 @@ class UsageTracker:
             final = ", ".join(f"{k} {v}" for k, v in s["errors_by_kind"].items()) or "none"
             tried = ", ".join(f"{k} {v}" for k, v in s["failed_attempts_by_kind"].items()) or "none"
             lines.append(f"  errors: final {final}; failed attempts {tried}")
-        if self.empty or self.refused:
-            lines.append(f"  empty completions {self.empty}, refusals {self.refused} (not cached)")
+        if self.shared:
+            lines.append(f"  {self.shared} answers came from another process sharing the cache (waited, not sent twice)")
+        if self.empty or self.refused or self.empty_retries:
+            lines.append(
+                f"  {self.empty_retries} empty replies were asked again once; {self.empty} stayed empty "
+                f"(counted as unparsed); {self.refused} refusals; empty and refused replies are not cached"
+            )
         if self.cache_refused:
             lines.append(f"  {self.cache_refused} cache entries were not JSON answers and were ignored")
         if self.budget_stop:
             lines.append(f"  {self.budget_stop}")
-        return "\n".join(lines)
+        if self.stopped:
+            lines.append(f"  stopped early: {self.stopped}")
+        from prb_tasks.redact import redact
+
+        return redact("\n".join(lines))
 
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
+
+
+def stopped_line(summary: dict[str, Any]) -> str | None:
+    """The last line of a run that stopped sending early (None if it did not)."""
+    if not summary.get("stopped"):
+        return None
+    answered = summary["judgments"] - summary["errors"] - summary["skipped"]
+    when = {"unreachable": "once the server answers again", "quota": "once the quota has reset"}.get(
+        summary.get("stopped_kind") or "", "")
+    return (
+        f"prb eval: the judge stopped early ({summary['stopped']}); {answered} of {summary['judgments']} "
+        f"judgments are answered and cached, the rest are skipped (skip_rate). Re-run the same command "
+        f"{when + ' ' if when else ''}to resume: cached answers are not sent again."
+    )
+
+
+def interrupted_line(summary: dict[str, Any] | None) -> str:
+    """The one line ``prb eval`` prints on Ctrl-C.
+
+    Args:
+        summary: the interrupted judge run's summary (None: no judge run had started).
+    """
+    if summary is None:
+        return "prb eval: interrupted before any judgment was sent; re-run the same command to start again."
+    mode = summary.get("cache_mode")
+    if mode in ("off", "read"):
+        return (f"prb eval: interrupted; cache={mode} keeps no new answers, so re-running sends the "
+                f"{summary['requests_ok']} answered requests again.")
+    where = f" in {summary['cache_dir']}" if summary.get("cache_dir") else ""
+    return (
+        f"prb eval: interrupted; {summary['answers_stored']} new answers were saved{where} "
+        f"({summary['cache_hits']} more were already cached, {summary['judgments']} judgments in all). "
+        "Re-run the same command to resume: saved answers are not sent again."
+    )

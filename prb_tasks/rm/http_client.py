@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from prb_tasks.redact import redact
 from prb_tasks.retry import RetryPolicy, parse_retry_after
 
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -108,5 +109,6 @@ def post_json(
                 reason = f"no reply within {timeout:g} s"
             retryable = True
         if not retryable or not policy.should_retry(attempt):
-            raise HTTPFailure(url, attempt, status, reason)
+            # A server may echo the bearer token back in its error body.
+            raise HTTPFailure(url, attempt, status, redact(reason))
         sleep(min(policy.delay(attempt, wait), MAX_WAIT))

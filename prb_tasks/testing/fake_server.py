@@ -20,6 +20,14 @@ Endpoints (all non-streaming unless noted):
 * Control: ``GET /_stats`` returns :meth:`FakeLLMServer.stats` as JSON,
   ``POST /_reset`` clears it.
 
+Rehearsing hostile or failing servers: ``echo_credentials`` puts the credentials each
+request carried (``Authorization``, ``x-api-key``, ``api-key``, ``x-goog-api-key``,
+``?key=``) into every error body and reply, as careless servers do; ``die_after=N``
+stops listening after N answers (a crashed server: later connections are refused);
+``max_parallel=N`` works on at most N chat requests at a time and queues the rest (a
+CPU llama.cpp server answers one at a time); the ``quota`` fault is OpenAI's 429
+``insufficient_quota``, and a long ``retry_after`` a daily limit.
+
 Library use::
 
     with FakeLLMServer(policy=always("A"), faults={"429": 0.1}, seed=0) as srv:
@@ -35,6 +43,7 @@ Command line (prints ``READY http://127.0.0.1:PORT`` once listening)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import random
@@ -73,10 +82,10 @@ Policy = Callable[[list[Message], str], str]
 REFUSAL_TEXT = "I'm sorry, but I can't help with that."
 
 FAULT_KINDS: frozenset[str] = frozenset(
-    {"429", "500", "503", "timeout", "drop", "malformed", "empty", "refusal", "401", "400", "404"}
+    {"429", "500", "503", "timeout", "drop", "malformed", "empty", "refusal", "401", "400", "404", "quota"}
 )
 
-_ERROR_FAULTS = frozenset({"429", "500", "503", "401", "400", "404"})
+_ERROR_FAULTS = frozenset({"429", "500", "503", "401", "400", "404", "quota"})
 
 
 # --------------------------------------------------------------------------- policies
@@ -422,6 +431,8 @@ _OPENAI_ERRORS: dict[str, tuple[int, str, str, str | None]] = {
     "400": (400, "Invalid request (injected by fake server).", "invalid_request_error", None),
     "404": (404, "The model `{model}` does not exist or you do not have access to it.",
             "invalid_request_error", "model_not_found"),
+    "quota": (429, "You exceeded your current quota, please check your plan and billing details.",
+              "insufficient_quota", "insufficient_quota"),
 }
 
 _ANTHROPIC_ERRORS: dict[str, tuple[int, str, str]] = {
@@ -431,6 +442,7 @@ _ANTHROPIC_ERRORS: dict[str, tuple[int, str, str]] = {
     "401": (401, "authentication_error", "invalid x-api-key"),
     "400": (400, "invalid_request_error", "Invalid request (injected by fake server)."),
     "404": (404, "not_found_error", "model: {model}"),
+    "quota": (429, "rate_limit_error", "Your credit balance is too low to access the API (injected quota)."),
 }
 
 _OLLAMA_ERRORS: dict[str, tuple[int, str]] = {
@@ -440,6 +452,7 @@ _OLLAMA_ERRORS: dict[str, tuple[int, str]] = {
     "401": (401, "unauthorized"),
     "400": (400, "invalid request (injected by fake server)"),
     "404": (404, 'model "{model}" not found, try pulling it first'),
+    "quota": (429, "quota exceeded (injected by fake server)"),
 }
 
 
@@ -457,6 +470,23 @@ def _error_body(api: str, kind: str, model: str, message: str | None = None) -> 
     status, text, err_type, code = _OPENAI_ERRORS[kind]
     return status, {"error": {"message": message or text.format(model=model), "type": err_type, "param": None,
                               "code": code}}
+
+
+# Where clients put credentials; ``echo_credentials`` sends these values back.
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+
+
+def _credentials(headers: dict[str, str], path: str) -> list[str]:
+    found = [f"{name}: {headers[name]}" for name in _CREDENTIAL_HEADERS if headers.get(name)]
+    query = path.split("?", 1)[1] if "?" in path else ""
+    found += [f"query {part}" for part in query.split("&") if part.startswith("key=")]
+    return found
+
+
+def _error_message(payload: dict[str, Any]) -> str:
+    """The human-readable message inside an error body made by :func:`_error_body`."""
+    err = payload.get("error")
+    return str(err.get("message", "")) if isinstance(err, dict) else str(err)
 
 
 _CHAT_ROUTES = {
@@ -596,13 +626,25 @@ class _Handler(BaseHTTPRequestHandler):
                 hint = " (litellm's anthropic provider appends /v1/messages; pass api_base without /v1)"
             elif path.endswith("/v1/v1/chat/completions"):
                 hint = " (api_base already ended in /v1 twice)"
-            self._send_json(404, {"error": {"message": f"no route for POST {path}{hint}", "type": "not_found",
-                                            "code": None}})
+            self._send_json(404, {"error": {"message": self._echo(f"no route for POST {path}{hint}"),
+                                            "type": "not_found", "code": None}})
             return
         self._chat(api, path, raw)
 
+    def _echo(self, message: str) -> str:
+        """``message``, plus the credentials the request carried when ``echo_credentials`` is on."""
+        owner = self.server.owner
+        if not owner.echo_credentials:
+            return message
+        seen = _credentials({k.lower(): v for k, v in self.headers.items()}, self.path)
+        return f"{message} (request credentials: {'; '.join(seen) or 'none'})"
+
     def _chat(self, api: str, path: str, raw: bytes) -> None:
         owner = self.server.owner
+        if owner._dead.is_set():
+            # Died (``die_after``) but the listener is still closing: answer nothing.
+            self.close_connection = True
+            return
         headers = {k.lower(): v for k, v in self.headers.items()}
         try:
             body = json.loads(raw or b"null")
@@ -625,6 +667,8 @@ class _Handler(BaseHTTPRequestHandler):
             owner._count_fault(fault)
         if fault in _ERROR_FAULTS:
             status, payload = _error_body(api, fault, model)
+            if owner.echo_credentials:
+                status, payload = _error_body(api, fault, model, message=self._echo(_error_message(payload)))
             extra = {}
             if fault == "429":
                 extra = {"Retry-After": f"{owner.retry_after:g}",
@@ -641,9 +685,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
 
+        with owner._working:
+            self._answer(api, body, model, stream, fault)
+        owner._answered()
+
+    def _answer(self, api: str, body: dict[str, Any], model: str, stream: bool, fault: str | None) -> None:
+        owner = self.server.owner
         # Event.wait instead of time.sleep so close() is not held up by sleeping handlers.
         if owner.latency > 0:
             owner._closing.wait(owner.latency)
+        if owner._dead.is_set():
+            self.close_connection = True
+            return
 
         if fault == "malformed":
             self._send(200, _MALFORMED_BODY)
@@ -666,7 +719,7 @@ class _Handler(BaseHTTPRequestHandler):
             owner._count("successes")
             if isinstance(text, PolicyMiss):
                 owner._count("policy_misses")
-        text = str(text)
+        text = self._echo(str(text)) if owner.echo_credentials else str(text)
 
         prompt_tokens = max(1, sum(_count_tokens(m["content"]) for m in messages))
         serial = owner._serial()
@@ -695,6 +748,9 @@ class FakeLLMServer:
         hang_seconds: How long the ``"timeout"`` fault stalls before answering.
         models: Model names listed by ``GET /v1/models`` and ``GET /api/tags``.
         verbose: Log requests and unexpected handler errors to stderr.
+        echo_credentials: Copy the credentials each request carried into error bodies
+            and replies (a careless server; for redaction tests).
+        die_after: Stop listening after this many chat replies (None: never).
     """
 
     def __init__(
@@ -712,6 +768,9 @@ class FakeLLMServer:
         models: Sequence[str] = ("fake",),
         record_requests: bool = True,
         verbose: bool = False,
+        echo_credentials: bool = False,
+        die_after: int | None = None,
+        max_parallel: int | None = None,
     ) -> None:
         """Bind the socket and start serving.
 
@@ -734,6 +793,14 @@ class FakeLLMServer:
             record_requests: Keep every request in :attr:`requests`; turn off for
                 long runs to bound memory.
             verbose: Log each request to stderr.
+            echo_credentials: Send back the credentials of each request (header values
+                and ``?key=``) in error messages and appended to reply texts.
+            die_after: After this many chat replies (those past fault injection) the
+                server closes, so later connections are refused, as when a server
+                process dies.
+            max_parallel: Work on at most this many chat requests at a time (the rest
+                queue, their ``latency`` running one after another), like a CPU
+                llama.cpp server; None: no limit.
         """
         self.policy: Policy = policy if policy is not None else always("A")
         self.latency = float(latency)
@@ -742,6 +809,13 @@ class FakeLLMServer:
         self.models = list(models)
         self.record_requests = record_requests
         self.verbose = verbose
+        self.echo_credentials = echo_credentials
+        self.die_after = die_after
+        self._working: Any = (
+            threading.BoundedSemaphore(max_parallel) if max_parallel else contextlib.nullcontext()
+        )
+        self._answers = 0
+        self._dead = threading.Event()
 
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
@@ -896,6 +970,16 @@ class FakeLLMServer:
                     return kind
             return None
 
+    def _answered(self) -> None:
+        """Count a chat answer; with ``die_after``, close once that many are out."""
+        with self._lock:
+            self._answers += 1
+            dying = self.die_after is not None and self._answers == self.die_after
+        if dying:
+            self._dead.set()
+            # From another thread: close() waits for the serving loop, which waits for handlers.
+            threading.Thread(target=self.close, name="FakeLLMServer-die", daemon=True).start()
+
     def _serial(self) -> int:
         with self._lock:
             return next(self._serial_counter)
@@ -934,7 +1018,8 @@ class FakeLLMServer:
             stop: Event that ends serving when set (e.g. from a signal handler).
         """
         try:
-            while not stop.wait(0.5):
+            # Also returns when the server closed itself (``die_after``).
+            while not stop.wait(0.5) and not self._closing.is_set():
                 pass
         finally:
             self.close()
@@ -1009,6 +1094,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--retry-after", type=float, default=0.05, help="Retry-After seconds on 429 replies")
     parser.add_argument("--hang-seconds", type=float, default=30.0, help="stall of the 'timeout' fault")
     parser.add_argument("--verbose", action="store_true", help="log each request to stderr")
+    parser.add_argument("--echo-credentials", action="store_true",
+                        help="send the credentials each request carried back in errors and replies")
+    parser.add_argument("--die-after", type=int, default=None, metavar="N", help="stop listening after N replies")
+    parser.add_argument("--max-parallel", type=int, default=None, metavar="N",
+                        help="work on at most N chat requests at a time (the rest queue)")
     args = parser.parse_args(argv)
 
     chosen = rejected = None
@@ -1035,6 +1125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         record_requests=False,
         verbose=args.verbose,
+        echo_credentials=args.echo_credentials,
+        die_after=args.die_after,
+        max_parallel=args.max_parallel,
     )
     stop = threading.Event()
 

@@ -28,6 +28,7 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from typing import Any
 from urllib.parse import urlparse
 
+from prb_tasks.redact import redact
 from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.formatting import messages
 from prb_tasks.rm.heads import resolve_head, reward
@@ -119,7 +120,7 @@ class ServedScorer(Scorer):
             values = head_values(self.api, reply)
         except (KeyError, IndexError, TypeError, ValueError):
             raise ServedRMError(f"prb-rm: unexpected reply from {self.url} for api={self.api}: "
-                                f"{json.dumps(reply)[:200]}") from None
+                                f"{redact(json.dumps(reply))[:200]}") from None
         if self.head == "last_softmax":
             return float(values[-1])  # already probabilities (use_activation=true)
         return reward(values, resolve_head(self.head, len(values)))

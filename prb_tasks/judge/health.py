@@ -1,0 +1,117 @@
+"""When to stop sending: the endpoint is gone, or the provider's quota is spent.
+
+Two run-wide conditions make every further request pointless, however many retries
+are left:
+
+* **The endpoint is gone** (a local server crashed, a tunnel closed): no connection can
+  be opened at all. :class:`EndpointWatch` declares it after ``threshold`` attempts in a
+  row, across all judgments, failed to connect (any reply from the server, even an
+  error, resets the count) *and* one judgment has already backed off
+  ``patience`` times or used up its retries -- so a server that restarts within a few
+  seconds does not end the run, and one that is down does not cost every remaining
+  judgment its full set of retries.
+* **The quota is spent**: a rate-limit answer asking to wait longer than
+  ``max_wait`` (a daily quota), or OpenAI's ``insufficient_quota`` (no waiting helps).
+
+Either way the run stops sending, the judgments not yet answered become
+``[prb:skipped]`` outcomes, results are still written, and re-running the same command
+resumes from the cache.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from prb_tasks.judge.client import CallError
+
+# OpenAI's "You exceeded your current quota, please check your plan and billing details"
+# (type/code ``insufficient_quota``): a 429 that no amount of waiting fixes.
+_HARD_QUOTA = re.compile(r"insufficient_quota|exceeded your current quota|check your plan and billing", re.I)
+
+
+@dataclass(frozen=True)
+class Halt:
+    """Why a run stopped sending.
+
+    Attributes:
+        kind: ``unreachable`` or ``quota``.
+        reason: one line saying what happened (provider's message included, key-free).
+        short: a few words for the skipped outcomes.
+    """
+
+    kind: str
+    reason: str
+    short: str
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
+
+
+class EndpointWatch:
+    """Counts connection failures in a row and says when the endpoint is gone.
+
+    Args:
+        where: how to name the endpoint in messages (model and URL).
+        threshold: failed connection attempts in a row that may mean "gone".
+        patience: back-offs one judgment must have waited through before that.
+    """
+
+    def __init__(self, where: str, threshold: int = 10, patience: int = 3) -> None:
+        self.where = where
+        self.threshold = threshold
+        self.patience = patience
+        self.streak = 0
+
+    def success(self) -> None:
+        """The server answered (anything but a failure to connect)."""
+        self.streak = 0
+
+    def failure(self, err: CallError, failures: int, exhausted: bool) -> Halt | None:
+        """Record a failed attempt; a :class:`Halt` when the endpoint is judged gone.
+
+        Args:
+            err: the classified failure.
+            failures: failed attempts so far of the judgment it belongs to.
+            exhausted: that judgment has no retries left.
+        """
+        if not err.unreachable:
+            self.streak = 0
+            return None
+        self.streak += 1
+        if self.streak < self.threshold or not (exhausted or failures > self.patience):
+            return None
+        return Halt(
+            "unreachable",
+            f"{self.where} stopped answering: {self.streak} connection attempts in a row failed "
+            f"(last: {err.name}: {err.message})",
+            "endpoint unreachable",
+        )
+
+
+def quota_halt(err: CallError, max_wait: float, where: str) -> Halt | None:
+    """A :class:`Halt` when a rate-limit answer means the quota is spent for longer than ``max_wait``.
+
+    Args:
+        err: the classified failure.
+        max_wait: ``max_wait`` setting (seconds one judgment may wait in total).
+        where: how to name the provider in messages.
+    """
+    if err.kind != "rate_limit":
+        return None
+    if _HARD_QUOTA.search(err.message):
+        wait = "its quota is used up"
+    elif err.retry_after is not None and err.retry_after > max_wait:
+        wait = f"it asks to wait {_duration(err.retry_after)}, longer than max_wait={max_wait:g} s"
+    else:
+        return None
+    return Halt(
+        "quota",
+        f"{where}: {wait} ({err.name}: {err.message})",
+        "provider quota exhausted",
+    )
