@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.errors import PRBError
+from prb_tasks.textfiles import utf8_lines
 
 _SECRET_HINTS = ("key", "token", "secret", "password")
 _LABEL_KEYS = ("config", "model", "pretrained", "scorer", "endpoint")
@@ -49,7 +50,20 @@ def _samples_for(results_path: Path, task: str) -> list[dict[str, Any]]:
     path = results_path.parent / f"samples_{task}_{stamp}.jsonl"
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = []
+    with path.open("rb") as handle:
+        for number, line in enumerate(utf8_lines(handle, path, "samples file"), start=1):
+            if not line.strip():
+                continue
+            fix = "re-run the evaluation with --log_samples or move the file away"
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise PRBError(f"prb compare: {path} line {number} is not valid JSON ({exc}); {fix}") from None
+            if not isinstance(row, dict):
+                raise PRBError(f"prb compare: {path} line {number} is not a JSON object; {fix}")
+            rows.append(row)
+    return rows
 
 
 def load_runs(paths: list[Path]) -> list[Run]:
@@ -68,6 +82,8 @@ def load_runs(paths: list[Path]) -> list[Run]:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise PRBError(f"prb compare: cannot read {path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise PRBError(f"prb compare: {path} is not an lm-eval results file (not a JSON object)")
         groups = {
             name: list(subtasks)
             for name, subtasks in (data.get("group_subtasks") or {}).items()
