@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import re
 import string
 from collections.abc import Callable, Iterator
@@ -256,8 +257,8 @@ def _binop_estimate(operator: str, left: Any, right: Any) -> None:
             _check_size(_size(right) * max(left, 0), "'*'")
         elif isinstance(left, int) and isinstance(right, int):
             _check_bits(left.bit_length() + right.bit_length())
-    elif operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
-        _check_bits(max(left.bit_length(), 1) * right)
+    elif operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
+        _check_bits(int(right * math.log2(abs(left))) + 1)
     elif operator == "+" and isinstance(left, sequence) and isinstance(right, sequence):
         _check_size(_size(left) + _size(right), "'+'")
     elif operator == "%" and isinstance(left, str):
