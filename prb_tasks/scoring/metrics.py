@@ -3,6 +3,8 @@
 Judge tasks with both orders hold two documents per pair; metrics about a pair
 (``acc_pair``, ``consistency``) are emitted per document as ``(pair_key, value)`` and
 combined by the aggregations below, which ignore pairs missing an order (``--limit``).
+The aggregations return :class:`~prb_tasks.scoring.group_weights.Measured` values (the
+number of items behind each), so group rows weight subsets by what was measured.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from prb_tasks.scoring.group_weights import Measured
 from prb_tasks.scoring.verdict import official_letter, parse_verdict
 
 _NAN = float("nan")
@@ -90,24 +93,24 @@ def pair_all_correct(items: Iterable[tuple[str, int]]) -> float:
     """Share of pairs whose two orders were both judged correctly."""
     pairs = _complete_pairs(items)
     if not pairs:
-        return _NAN
-    return sum(all(v) for v in pairs) / len(pairs)
+        return Measured(_NAN, 0)
+    return Measured(sum(all(v) for v in pairs) / len(pairs), len(pairs))
 
 
 def pair_consistency(items: Iterable[tuple[str, str | None]]) -> float:
     """Share of pairs where both orders preferred the same response (unparsed: inconsistent)."""
     pairs = _complete_pairs(items)
     if not pairs:
-        return _NAN
-    return sum(v[0] is not None and v[0] == v[1] for v in pairs) / len(pairs)
+        return Measured(_NAN, 0)
+    return Measured(sum(v[0] is not None and v[0] == v[1] for v in pairs) / len(pairs), len(pairs))
 
 
 def share_of_a(items: Iterable[str | None]) -> float:
     """Share of parsed verdicts that name position A."""
     parsed = [x for x in items if x in ("A", "B")]
     if not parsed:
-        return _NAN
-    return sum(x == "A" for x in parsed) / len(parsed)
+        return Measured(_NAN, 0)
+    return Measured(sum(x == "A" for x in parsed) / len(parsed), len(parsed))
 
 
 def is_nan(value: float) -> bool:

@@ -122,3 +122,39 @@ def build_tiny_rm(
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def build_tiny_base_lm(folder: Path, arch: Arch = "gpt2", hidden: int = 32, layers: int = 2, seed: int = 0) -> Path:
+    """Write a tiny random causal language model (no classification head) and its tokenizer.
+
+    Loading it as a sequence classifier leaves the head (``score.weight``) out of the
+    checkpoint, so transformers initialises it at random: what a user gets by pointing
+    ``pretrained=`` at a base or chat model instead of a reward model.
+
+    Args:
+        folder: where to save (created).
+        arch: ``gpt2`` or ``llama``.
+        hidden: hidden size.
+        layers: transformer blocks.
+        seed: torch seed for the random weights.
+    """
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    tokenizer = train_tokenizer(arch)
+    torch.manual_seed(seed)
+    if arch == "gpt2":
+        eos = tokenizer.eos_token_id
+        model: Any = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=hidden, n_layer=layers, n_head=2,
+                                                n_positions=512, bos_token_id=eos, eos_token_id=eos))
+    else:
+        model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden,
+                                             intermediate_size=hidden * 2, num_hidden_layers=layers,
+                                             num_attention_heads=4, num_key_value_heads=2,
+                                             max_position_embeddings=512, bos_token_id=tokenizer.bos_token_id,
+                                             eos_token_id=tokenizer.eos_token_id))
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
