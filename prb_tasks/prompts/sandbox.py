@@ -130,11 +130,14 @@ def _measure(value: Any, limit: int = MAX_VALUE) -> tuple[int, int]:
             stack.extend((x, level + 1) for x in item)
         elif isinstance(item, Namespace):
             stack.append((object.__getattribute__(item, "_Namespace__attrs"), level + 1))
-        elif hasattr(item, "__dict__") and not callable(item):
-            size += 16
-            stack.append((vars(item), level + 1))
         else:
             size += 16
+            try:
+                fields = vars(item) if not callable(item) else None
+            except TypeError:  # no __dict__ (slots, builtins)
+                fields = None
+            if fields:
+                stack.append((fields, level + 1))
     if budget is not None:
         budget.walk -= walked
         if budget.walk < 0:
