@@ -115,7 +115,11 @@ def run_eval(argv: list[str]) -> int:
         print(redact(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__, file=sys.stderr)
         return 2
     except ValueError as exc:
-        # lm-eval's own answer to a misspelled task name is a traceback.
+        # lm-eval's own answers to a misspelled task name and to bad JSON in --metadata or
+        # --model_args are tracebacks.
+        if str(exc).startswith("Invalid JSON"):
+            print(f"prb: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 2
         if not str(exc).startswith("Tasks not found"):
             raise
         print(f"prb: {exc}; `prb tasks-dir` holds prb's tasks (personalized_rb, personalized_rb_sample, "

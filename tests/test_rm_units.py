@@ -33,11 +33,11 @@ def test_unknown_key_is_rejected_in_one_line_naming_it_and_the_accepted_ones():
 
 
 @pytest.mark.parametrize("raw, fragment", [
-    ({"dtype": "fp8"}, "dtype='fp8'"),
-    ({"head": "mean"}, "head='mean'"),
-    ({"device": "tpu"}, "device='tpu'"),
+    ({"dtype": "fp8"}, "dtype=fp8"),
+    ({"head": "mean"}, "head=mean"),
+    ({"device": "tpu"}, "device=tpu"),
     ({"batch_size": 0}, "batch_size=0"),
-    ({"cache": "maybe"}, "cache='maybe'"),
+    ({"cache": "maybe"}, "cache=maybe"),
     ({"scorer": "hf"}, "needs pretrained"),
     ({"scorer": "served"}, "needs endpoint"),
     ({"pretrained": "a", "endpoint": "http://x"}, "not both"),

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.textfiles import utf8_lines
 
 
 def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -31,8 +32,8 @@ def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
             raise DataError(f"prb: cannot read parquet file {path}: {exc}") from exc
         yield from table.to_pylist()
         return
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for lineno, line in enumerate(utf8_lines(handle, path, "data file", DataError), start=1):
             if not line.strip():
                 continue
             try:

@@ -11,6 +11,7 @@ from typing import Any
 
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.options import parse_config_file
+from prb_tasks.textfiles import read_text
 
 
 def list_configs() -> dict[str, Path]:
@@ -49,7 +50,7 @@ def load_config(ref: str) -> dict[str, Any]:
 
     path = _find(ref)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(read_text(path, "judge config", JudgeConfigError))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

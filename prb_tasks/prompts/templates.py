@@ -3,8 +3,11 @@
 Templates are looked up by name (e.g. ``judge/user.jinja``). A user can replace them
 with ``--metadata``: ``templates`` = a folder holding files of the same names
 (missing ones fall back to ours), or ``system_template`` / ``user_template`` = one file
-each. User files are rendered in a sandboxed environment so a template cannot reach
-Python internals, and an undefined variable is an error rather than silent blank text.
+each. Templates are rendered in a sandbox with limits (:mod:`prb_tasks.prompts.sandbox`)
+so a template can reach neither Python internals nor unbounded memory or time, and an
+undefined variable is an error rather than silent blank text. Every problem with a
+template (not UTF-8, does not parse, include/import/extends, a limit, an error while
+rendering) is one line naming the file and, where known, the line.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError
-from jinja2.sandbox import SandboxedEnvironment
 
 from prb_tasks.errors import PRBError
+from prb_tasks.prompts.sandbox import LimitedSandbox, TemplateFeatureRefused, TemplateLimit, budget_scope, prepare
 from prb_tasks.resources import templates_dir
+from prb_tasks.textfiles import read_text
 
 
 #: A template whose source starts with this comment is rendered exactly, without the
@@ -71,13 +75,13 @@ def resolve(name: str, folder: str | None = None, override: str | None = None) -
     candidates.append(templates_dir() / name)
     for path in candidates:
         if path.is_file():
-            return TemplateRef(path.resolve(), path.read_text(encoding="utf-8"))
+            return TemplateRef(path.resolve(), read_text(path, "template", TemplateProblem))
     raise TemplateProblem(f"prb: no template '{name}' found in {', '.join(map(str, candidates))}")
 
 
 @lru_cache(maxsize=1)
-def _environment() -> SandboxedEnvironment:
-    return SandboxedEnvironment(
+def _environment() -> LimitedSandbox:
+    return LimitedSandbox(
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -89,11 +93,24 @@ def _environment() -> SandboxedEnvironment:
 @lru_cache(maxsize=64)
 def _compile(ref: TemplateRef):  # noqa: ANN202 - jinja's Template type
     try:
-        return _environment().from_string(ref.source)
+        return prepare(_environment(), ref.source, str(ref.path))
     except TemplateError as exc:
         line = getattr(exc, "lineno", None)
         where = f"{ref.path}:{line}" if line else str(ref.path)
         raise TemplateProblem(f"prb: template {where} does not parse: {exc}") from None
+    except TemplateFeatureRefused as exc:
+        raise TemplateProblem(f"prb: template {ref.path}:{exc.lineno} {exc}") from None
+
+
+def _template_line(ref: TemplateRef, exc: BaseException) -> str:
+    """``path:line`` of the innermost template line in ``exc``'s traceback (jinja maps frames to lines)."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == str(ref.path):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f"{ref.path}:{line}" if line else str(ref.path)
 
 
 def render(ref: TemplateRef, **variables: Any) -> str:
@@ -105,10 +122,18 @@ def render(ref: TemplateRef, **variables: Any) -> str:
     """
     template = _compile(ref)
     try:
-        text = template.render(**variables)
+        with budget_scope():
+            text = template.render(**variables)
         return text if ref.source.startswith(VERBATIM_MARK) else text.strip()
     except TemplateError as exc:
         available = ", ".join(sorted(variables))
         raise TemplateProblem(
-            f"prb: template {ref.path} failed to render: {exc} (available variables: {available})"
+            f"prb: template {_template_line(ref, exc)} failed to render: {exc} (available variables: {available})"
+        ) from None
+    except TemplateLimit as exc:
+        raise TemplateProblem(f"prb: template {_template_line(ref, exc)}: {exc}; simplify the template") from None
+    except Exception as exc:  # noqa: BLE001 - a template is user code: whatever it raises is its own error
+        message = str(exc).splitlines()[0] if str(exc).strip() else ""
+        raise TemplateProblem(
+            f"prb: template {_template_line(ref, exc)} failed to render: {type(exc).__name__}: {message}"
         ) from None

@@ -16,6 +16,7 @@ from typing import Any
 
 from prb_tasks.errors import PRBError
 from prb_tasks.report.source import data_source
+from prb_tasks.textfiles import utf8_lines
 
 _SECRET_HINTS = ("key", "token", "secret", "password")
 _LABEL_KEYS = ("config", "model", "pretrained", "scorer", "endpoint", "served_model")
@@ -113,11 +114,11 @@ def _read_json(path: Path) -> Any:
 def _read_samples(path: Path) -> list[dict[str, Any]]:
     samples: list[dict[str, Any]] = []
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise SkipRun(f"skipped {path.parent}: cannot read {path.name} ({exc.strerror or exc})") from None
     with handle:
-        for lineno, line in enumerate(handle, start=1):
+        for lineno, line in enumerate(utf8_lines(handle, path, "samples file", SkipRun), start=1):
             if not line.strip():
                 continue
             try:

@@ -60,6 +60,9 @@ class RMOptions(BaseModel):
         device: ``auto`` (CUDA if available, else CPU), ``cpu``, ``cuda``, ``cuda:N``
             or ``mps``; lm-eval's ``--device`` is used when this is not given.
         trust_remote_code: allow the checkpoint's own Python code (off unless asked).
+        allow_random_head: score with a checkpoint some of whose weights (usually the
+            classification head of a base language model) are not in it and would be
+            initialised at random; refused unless set, and such scores are never cached.
         head: how the classifier output becomes one reward: ``logit`` (the single
             logit; the last class's logit for multi-class heads), ``last_softmax``
             (softmax over classes, probability of the last class) or ``auto``
@@ -107,6 +110,7 @@ class RMOptions(BaseModel):
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
     device: str = "auto"
     trust_remote_code: bool = False
+    allow_random_head: bool = False
     head: Literal["auto", "logit", "last_softmax"] = "auto"
     input_format: Literal["auto", "chat", "plain", "pair"] = "auto"
     max_length: int | None = Field(default=None, ge=8)
@@ -143,7 +147,7 @@ class RMOptions(BaseModel):
             raise ValueError("must be at least 1")
         return value
 
-    @field_validator("cache", mode="before")
+    @field_validator("cache", "allow_random_head", mode="before")
     @classmethod
     def _switch(cls, value: Any) -> Any:
         if isinstance(value, str) and value.strip().lower() in _SWITCH_WORDS:
@@ -177,6 +181,8 @@ class RMOptions(BaseModel):
             raise ValueError("scorer=hf needs pretrained=<hub id or folder>")
         if chosen == "served" and not self.endpoint:
             raise ValueError("scorer=served needs endpoint=<http(s)://host:port>")
+        if chosen != "hf" and self.allow_random_head:
+            raise ValueError(f"allow_random_head= is only used by scorer=hf, not scorer={chosen}")
         if chosen not in ("hf",) and self.pretrained:
             raise ValueError(f"pretrained= is only used by scorer=hf, not scorer={chosen}")
         if chosen != "served" and self.endpoint:
@@ -231,6 +237,36 @@ def accepted_keys() -> list[str]:
     return sorted(RMOptions.model_fields)
 
 
+def _typed_text(key: str, value: Any, argv: list[str] | None = None) -> str:
+    """``value`` as the user typed it in ``--model_args`` (lm-eval turns ``-1`` into ``-1.0``).
+
+    Args:
+        key: the model_args key.
+        value: the value lm-eval passed for it.
+        argv: the command line (default ``sys.argv``; ``prb eval`` and ``lm_eval`` put the
+            user's arguments there while the model is built).
+    """
+    import sys
+
+    try:
+        from lm_eval._cli.utils import handle_cli_value_string, split_top_level
+    except ImportError:  # another lm-eval layout: show the value as received
+        return str(value)
+    words = list(sys.argv if argv is None else argv)
+    typed = None
+    for flag, text in zip(words, words[1:]):
+        if flag != "--model_args" or text.lstrip().startswith("{"):
+            continue
+        for item in split_top_level(text):
+            name, _, raw = item.partition("=")
+            if name.strip() == key:
+                typed = raw.strip()
+    # Only trust the command line if it is where this value came from.
+    if typed is not None and handle_cli_value_string(typed) == value:
+        return typed
+    return str(value)
+
+
 def _first_problem(error: ValidationError, raw: dict[str, Any]) -> str:
     problem = error.errors()[0]
     location = [str(part) for part in problem.get("loc", ()) if part not in ("", None)]
@@ -240,7 +276,7 @@ def _first_problem(error: ValidationError, raw: dict[str, Any]) -> str:
                 + ", ".join(accepted_keys()))
     if location:
         key = location[0]
-        return f"prb-rm: model_args {key}={raw.get(key)!r} is invalid: {message}"
+        return f"prb-rm: model_args {key}={_typed_text(key, raw.get(key))} is invalid: {message}"
     return f"prb-rm: invalid model_args: {message}"
 
 

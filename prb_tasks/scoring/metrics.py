@@ -8,14 +8,13 @@ Per-position metrics (``acc_pos_a``, ``acc_pos_b``, ``pos_bias``) are emitted as
 each position, in the official task each pair gives one to the position its seeded
 draw chose.
 
-In a group row lm-eval can only average the subsets' values, weighted by their
-sizes. For ``acc_pos_a`` / ``acc_pos_b`` that is the pooled accuracy in both-order
-tasks (every subset has as many A as B judgments) and, in the official task, a
-stratified estimate (each subset weighted by its size, not by how many of its pairs
-the draws happened to put in A). For ``pos_bias`` it is the size-weighted mean of the
-subsets' biases, which is what we document: the mean bias a reader of the per-subset
-numbers sees. It is not |group acc_pos_a - group acc_pos_b|, where opposite biases
-in two subsets would cancel.
+The aggregations return :class:`~prb_tasks.scoring.group_weights.Measured` values (the
+number of items behind each), so group rows weight subsets by what was measured: for
+``acc_pos_a`` / ``acc_pos_b`` that is the pooled accuracy over all judgments with the
+chosen answer in that position. For ``pos_bias`` it is the mean of the subsets' biases
+weighted by their judgments: the mean bias a reader of the per-subset numbers sees. It
+is not |group acc_pos_a - group acc_pos_b|, where opposite biases in two subsets would
+cancel.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from prb_tasks.scoring.group_weights import Measured
 from prb_tasks.scoring.official import official_judgment
 from prb_tasks.scoring.verdict import parse_verdict
 
@@ -123,21 +123,21 @@ def pair_all_correct(items: Iterable[tuple[str, int]]) -> float:
     """Share of pairs whose two orders were both judged correctly."""
     pairs = _complete_pairs(items)
     if not pairs:
-        return _NAN
-    return sum(all(v) for v in pairs) / len(pairs)
+        return Measured(_NAN, 0)
+    return Measured(sum(all(v) for v in pairs) / len(pairs), len(pairs))
 
 
 def pair_consistency(items: Iterable[tuple[str, str | None]]) -> float:
     """Share of pairs where both orders preferred the same response (unparsed: inconsistent)."""
     pairs = _complete_pairs(items)
     if not pairs:
-        return _NAN
-    return sum(v[0] is not None and v[0] == v[1] for v in pairs) / len(pairs)
+        return Measured(_NAN, 0)
+    return Measured(sum(v[0] is not None and v[0] == v[1] for v in pairs) / len(pairs), len(pairs))
 
 
-def _accuracy_where(items: Iterable[tuple[str, int]], position: str) -> float:
+def _accuracy_where(items: Iterable[tuple[str, int]], position: str) -> Measured:
     hits = [int(correct) for pos, correct in items if pos == position]
-    return sum(hits) / len(hits) if hits else _NAN
+    return Measured(sum(hits) / len(hits) if hits else _NAN, len(hits))
 
 
 def acc_chosen_in_a(items: Iterable[tuple[str, int]]) -> float:
@@ -153,15 +153,18 @@ def acc_chosen_in_b(items: Iterable[tuple[str, int]]) -> float:
 def position_bias(items: Iterable[tuple[str, int]]) -> float:
     """|accuracy with chosen in A - accuracy with chosen in B| (NaN if a position is empty)."""
     items = list(items)
-    return abs(acc_chosen_in_a(items) - acc_chosen_in_b(items))
+    in_a, in_b = acc_chosen_in_a(items), acc_chosen_in_b(items)
+    if not (in_a.measured and in_b.measured):
+        return Measured(_NAN, 0)
+    return Measured(abs(in_a - in_b), in_a.measured + in_b.measured)
 
 
 def share_of_a(items: Iterable[str | None]) -> float:
     """Share of parsed verdicts that name position A."""
     parsed = [x for x in items if x in ("A", "B")]
     if not parsed:
-        return _NAN
-    return sum(x == "A" for x in parsed) / len(parsed)
+        return Measured(_NAN, 0)
+    return Measured(sum(x == "A" for x in parsed) / len(parsed), len(parsed))
 
 
 def is_nan(value: float) -> bool:

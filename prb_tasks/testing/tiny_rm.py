@@ -66,6 +66,19 @@ def train_tokenizer(arch: Arch, vocab_size: int = 600):  # noqa: ANN201 - transf
                                    unk_token="<unk>", model_max_length=512)
 
 
+def _tiny_config(arch: Arch, tokenizer: Any, hidden: int, layers: int, max_positions: int) -> Any:
+    from transformers import GPT2Config, LlamaConfig
+
+    if arch == "gpt2":
+        eos = tokenizer.eos_token_id
+        return GPT2Config(vocab_size=len(tokenizer), n_embd=hidden, n_layer=layers, n_head=2,
+                          n_positions=max_positions, bos_token_id=eos, eos_token_id=eos)
+    return LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2,
+                       num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                       max_position_embeddings=max_positions,
+                       bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+
+
 def build_tiny_rm(
     folder: Path,
     arch: Arch = "gpt2",
@@ -92,21 +105,12 @@ def build_tiny_rm(
         ``folder``, loadable with ``pretrained=<folder>``.
     """
     import torch
-    from transformers import AutoModelForSequenceClassification, GPT2Config, LlamaConfig
+    from transformers import AutoModelForSequenceClassification
 
     tokenizer = train_tokenizer(arch)
     if chat_template is not None:
         tokenizer.chat_template = chat_template
-    config: Any
-    if arch == "gpt2":
-        eos = tokenizer.eos_token_id
-        config = GPT2Config(vocab_size=len(tokenizer), n_embd=hidden, n_layer=layers, n_head=2,
-                            n_positions=max_positions, bos_token_id=eos, eos_token_id=eos)
-    else:
-        config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 2,
-                             num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                             max_position_embeddings=max_positions,
-                             bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    config = _tiny_config(arch, tokenizer, hidden, layers, max_positions)
     config.num_labels = num_labels
     # Neither tokenizer has a pad token and the config names none: the scorer must cope.
     config.pad_token_id = None
@@ -156,3 +160,30 @@ def saturate_last_class(folder: Path, margin: float = 10.0, spread: float = 0.3)
         model.score.weight[1, 0] = margin
     model.save_pretrained(folder)
     return Path(folder)
+
+
+def build_tiny_base_lm(folder: Path, arch: Arch = "gpt2", hidden: int = 32, layers: int = 2, seed: int = 0) -> Path:
+    """Write a tiny random causal language model (no classification head) and its tokenizer.
+
+    Loading it as a sequence classifier leaves the head (``score.weight``) out of the
+    checkpoint, so transformers initialises it at random: what a user gets by pointing
+    ``pretrained=`` at a base or chat model instead of a reward model.
+
+    Args:
+        folder: where to save (created).
+        arch: ``gpt2`` or ``llama``.
+        hidden: hidden size.
+        layers: transformer blocks.
+        seed: torch seed for the random weights.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = train_tokenizer(arch)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(_tiny_config(arch, tokenizer, hidden, layers, 512))
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -99,16 +99,24 @@ class HFScorer(Scorer):
         # transformers renamed torch_dtype to dtype in 4.56.
         major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
         dtype_key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+        verbosity = transformers.logging.get_verbosity()
+        # transformers prints a table of missing weights at load time; _check_head says it in one line.
+        transformers.logging.set_verbosity_error()
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, **common)
-            self.model = transformers.AutoModelForSequenceClassification.from_pretrained(
-                source, **common, **{dtype_key: self.dtype}
+            self.model, loading = transformers.AutoModelForSequenceClassification.from_pretrained(
+                source, **common, **{dtype_key: self.dtype}, output_loading_info=True
             )
         except (OSError, ValueError) as exc:
             if "trust_remote_code" in str(exc) and not options.trust_remote_code:
                 raise RMError(f"prb-rm: pretrained={source!r} needs its own Python code to load; if you trust it, "
                               "add trust_remote_code=true to --model_args (never done unless asked)") from None
             raise RMError(f"prb-rm: cannot load pretrained={source!r}: {_first_line(exc)}") from None
+        finally:
+            transformers.logging.set_verbosity(verbosity)
+        self.random_weights = sorted(loading.get("missing_keys") or ()) + sorted(
+            str(k[0]) if isinstance(k, tuple) else str(k) for k in loading.get("mismatched_keys") or ())
+        self._check_head(source)
         self.model.to(self.device)
         self.model.eval()
 
@@ -126,11 +134,30 @@ class HFScorer(Scorer):
         else:
             model_id = source
             revision = getattr(self.model.config, "_commit_hash", None) or options.revision or "main"
-        self.identity = ScorerIdentity(
+        # Weights drawn at random this run are no reward model: such scores are never cached.
+        self.identity = None if self.random_weights else ScorerIdentity(
             kind="hf", model=model_id, revision=revision,
             dtype=str(self.dtype).replace("torch.", ""), head=self.head, max_length=self.max_length,
             extra=self._identity_extra(),
         )
+
+    def _check_head(self, source: str) -> None:
+        """Refuse a checkpoint whose head (or any weight) transformers had to initialise at random."""
+        if not self.random_weights:
+            return
+        shown = ", ".join(self.random_weights[:4]) + (", ..." if len(self.random_weights) > 4 else "")
+        one = len(self.random_weights) == 1
+        if not self.options.allow_random_head:
+            raise RMError(
+                f"prb-rm: pretrained={source!r} is not a reward model: {shown} {'is' if one else 'are'} not in "
+                f"the checkpoint, so transformers initialised {'it' if one else 'them'} at random and the "
+                "scores would be noise; use a reward-model checkpoint "
+                "(a sequence classifier trained on preferences), or pass allow_random_head=true to score "
+                "with random weights anyway (those scores are never cached)"
+            )
+        self._notes.append(f"allow_random_head=true: {shown} initialised at random, so scores are noise "
+                           "and were not cached")
+
 
     # -- setup (the official protocol's scorer overrides these)
 

@@ -13,3 +13,8 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     share_of_a,
 )
 from prb_tasks.docs.personalized_rb import load_dataset  # noqa: F401
+from prb_tasks.scoring.group_weights import install
+
+# Group rows weight subsets by what each metric measured (a subset without a readable
+# verdict no longer turns the group's pos_a_rate into NaN); see group_weights.
+install()

@@ -1,0 +1,70 @@
+"""Read users' text files (data, templates, configs) as UTF-8, with a one-line error otherwise.
+
+A file saved in another encoding (Latin-1, UTF-16, a Windows code page) or a binary file
+given by mistake would raise :class:`UnicodeDecodeError` with a traceback; here it becomes
+one line naming the file, the line and the first bad byte. A UTF-8 byte-order mark is
+accepted and dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from prb_tasks.errors import PRBError
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def not_utf8(path: Path | str, what: str, line: int, data: bytes, exc: UnicodeDecodeError) -> str:
+    """The one-line message for a file that is not UTF-8.
+
+    Args:
+        path: the file.
+        what: what the file is for the user (``template``, ``judge config``, ``data file``).
+        line: line number of ``data`` in the file (1-based).
+        data: the bytes that failed to decode, starting at the beginning of line ``line``.
+        exc: the decoding error (its ``start`` is an offset into ``data``).
+    """
+    before = data[:exc.start]
+    line += before.count(b"\n")
+    column = exc.start - (before.rfind(b"\n") + 1) + 1
+    bad = data[exc.start:exc.start + 1].hex()
+    return (f"prb: {what} {path} is not UTF-8 text (line {line}, byte {column}: 0x{bad}); "
+            "save it with UTF-8 encoding")
+
+
+def read_text(path: Path, what: str, error: type[PRBError] = PRBError) -> str:
+    """The text of a UTF-8 file.
+
+    Args:
+        path: the file.
+        what: what the file is for the user, for the message (``template``, ``judge config``).
+        error: the :class:`PRBError` subclass raised when the bytes are not UTF-8.
+    """
+    try:
+        data = path.read_bytes().removeprefix(_BOM)
+    except OSError as exc:
+        raise error(f"prb: cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(not_utf8(path, what, 1, data, exc)) from None
+
+
+def utf8_lines(lines: Iterable[bytes], path: Path, what: str, error: type[PRBError] = PRBError) -> Iterator[str]:
+    """Decode the lines of a file opened in binary mode, one at a time (large files stream).
+
+    Args:
+        lines: the file's lines as bytes (a file object opened with ``"rb"``).
+        path: the file, for the message.
+        what: what the file is for the user (``data file``).
+        error: the :class:`PRBError` subclass raised on bytes that are not UTF-8.
+    """
+    for number, raw in enumerate(lines, start=1):
+        if number == 1:
+            raw = raw.removeprefix(_BOM)
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise error(not_utf8(path, what, number, raw, exc)) from None
