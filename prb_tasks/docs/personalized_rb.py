@@ -140,7 +140,9 @@ def _posts_for(rows: list[PRBRow], options: DocOptions) -> list[list[SelectedPos
     return select_posts_many([(row.question, row.profile) for row in rows], options.retrieval)
 
 
-def _plan_for(record: PlanRecord | None, identity: dict[str, Any], row: PRBRow, options: DocOptions) -> PlanRecord | None:
+def _plan_for(
+    record: PlanRecord | None, identity: dict[str, Any], row: PRBRow, options: DocOptions
+) -> PlanRecord | None:
     """The stage-1 plan of this row, checked to be about the same question."""
     key = identity["pair_key"]
     if record is None:

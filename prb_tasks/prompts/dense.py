@@ -9,7 +9,7 @@ MS MARCO; MiniLM-L6 is a 22M-parameter sentence-similarity model), so rankings a
 close in spirit, not identical.
 
 Rows are embedded many at a time: posts of consecutive rows are pooled into chunks of
-about :data:`CHUNK_TEXTS` texts, identical texts are embedded once, and each chunk is one
+a few hundred (CPU) or thousand (GPU) texts, identical texts are embedded once, and each chunk is one
 encoder call (batched by length inside). Finished chunks are handed to ``on_chunk`` so
 a caller can store them before the next one starts (an interrupted run keeps them).
 """
@@ -20,9 +20,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-# Texts per encoder call: large enough to batch well across rows, small enough that
-# progress shows up often on a CPU (about a minute per chunk there).
-CHUNK_TEXTS = 1024
+# Texts per encoder call: large enough to batch well across rows (batches are sorted by
+# length inside a call), small enough that progress shows up often. A CPU embeds a few
+# dozen posts a second, a GPU thousands.
+CHUNK_TEXTS = {"cpu": 256, "gpu": 4096}
 # Above this many texts on a CPU, say up front what is coming and that it is cached.
 _NOTICE_TEXTS = 20_000
 
@@ -46,7 +47,7 @@ def rank_dense(
     queries: Sequence[tuple[str, Sequence[str]]],
     encoder: Any,
     on_chunk: Callable[[list[int], list[list[int]]], None] | None = None,
-    chunk_texts: int = CHUNK_TEXTS,
+    chunk_texts: int | None = None,
     progress: bool = True,
 ) -> list[list[int]]:
     """Every post of every row, ranked by dot product with the row's question.
@@ -55,7 +56,7 @@ def rank_dense(
         queries: per row, the question and the post texts.
         encoder: a :class:`~prb_tasks.text.encoder.SentenceEncoder`.
         on_chunk: called with the row indices and rankings of each finished chunk.
-        chunk_texts: about how many texts go into one encoder call.
+        chunk_texts: about how many texts go into one encoder call (default by device).
         progress: show a progress bar over posts.
     """
     import numpy as np
@@ -70,7 +71,8 @@ def rank_dense(
     bar = tqdm(total=total, desc="prb: dense retrieval (all-MiniLM-L6-v2)", unit="text",
                disable=not progress, file=sys.stderr)
     try:
-        for rows in _chunks(queries, chunk_texts):
+        limit = chunk_texts or CHUNK_TEXTS["cpu" if encoder.device == "cpu" else "gpu"]
+        for rows in _chunks(queries, limit):
             slot: dict[str, int] = {}
             for index in rows:
                 question, posts = queries[index]

@@ -7,8 +7,9 @@ Two retrievers rank *all* posts of a profile against the question:
   with all-MiniLM-L6-v2 offline.
 
 The top ``k`` are shown, each cut to ``max_post_chars`` (0 keeps the text exactly as
-written, as the authors do). Rankings are cached per (retriever, question, posts):
-in memory for BM25, in memory and on disk for the dense retriever.
+written, as the authors do). Rankings are cached per (retriever, question, posts), in
+memory and on disk (``<prb cache>/retrieval``), so a later run, another task variant
+or another ``k`` reuses them.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def format_posts(posts: Sequence[SelectedPost]) -> str:
 
 
 def retrieval_cache_dir() -> Path:
-    """Where dense rankings are kept: ``<prb cache>/retrieval``."""
+    """Where rankings are kept: ``<prb cache>/retrieval``."""
     from prb_tasks.resources import cache_root
 
     return cache_root() / "retrieval"
@@ -110,7 +111,7 @@ def rank_profiles(
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; expected one of {RETRIEVERS}")
     identity = _identity(retriever)
-    cache = rank_cache(retrieval_cache_dir() if retriever == "embedding" else None)
+    cache = rank_cache(retrieval_cache_dir())
     keys = [ranking_key(identity, question, posts) for question, posts in queries]
     rankings: list[tuple[int, ...] | None] = [
         cache.get(key, len(posts)) for key, (_, posts) in zip(keys, queries)

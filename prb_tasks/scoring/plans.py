@@ -55,8 +55,11 @@ PLANNED_LEGEND = (
 def is_plan_task(name: str) -> bool:
     """True for stage-1 planner task names (``personalized_rb_plan`` and its subtasks)."""
     return name == "personalized_rb_plan" or name.startswith("personalized_rb_plan_")
+# A list item: bullet, "1." / "1)" / "(1)", or "a." / "a)", optionally after a heading mark.
 _ITEM = re.compile(
-    r"^(?P<indent>[ \t]*)(?:#{1,6}[ \t]*)?(?:[-*•+▪◦‣]|\(?\d{1,2}[.)]|\(?[a-hA-H][.)](?=\s))[ \t]+(?P<text>\S.*)$"
+    r"^(?P<indent>[ \t]*)(?:#{1,6}[ \t]*)?"
+    r"(?:[-*•+▪◦‣]|\(?\d{1,2}[.)]|\(?[a-hA-H][.)](?=\s))"
+    r"[ \t]+(?P<text>\S.*)$"
 )
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(?P<text>\S.*)$")
 _FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.DOTALL)
