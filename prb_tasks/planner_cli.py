@@ -178,6 +178,10 @@ def run_planner(argv: list[str], run_eval: Callable[[list[str]], int]) -> int:
     except PlannerUsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("prb: planner interrupted; answers and rankings received so far are cached, so the same "
+              "command continues where it stopped", file=sys.stderr)
+        return 130
 
 
 def _run(argv: list[str], run_eval: Callable[[list[str]], int]) -> int:

@@ -105,6 +105,9 @@ def test_one_command_gold_planner_equals_the_oracle_and_reruns_from_cache(
     assert {s["doc"]["variant"] for s in planned} == {"planned"}
     assert all(s["doc"]["plan_aspects"] for s in planned)
     assert any(p.name.startswith("usage_") for p in (out / "plan").rglob("*.json"))
+    table = run_cli(["compare", str(out)], cwd=tmp_path, env=env(tmp_path))
+    assert table.returncode == 0, table.stderr[-2000:]
+    assert "| personalized_rb_planned |" in table.stdout and "| personalized_rb_oracle |" in table.stdout
 
     # The same command again: every answer comes from the cache.
     again = run_cli([*args[:-3], "--output_path", str(tmp_path / "again"), "--log_samples"],

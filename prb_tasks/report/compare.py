@@ -71,7 +71,9 @@ def _row(run: Run, group: str) -> Row:
 
 def build_rows(paths: list[Path]) -> list[Row]:
     """Rows for every prb group found under ``paths``, best accuracy first per task."""
-    rows = [_row(run, group) for run in load_runs(paths) for group in run.groups]
+    # Planner stage 1 (personalized_rb_plan) scores plans, not pairs: it has no acc row.
+    rows = [_row(run, group) for run in load_runs(paths) for group in run.groups
+            if "acc,none" in run.results.get(group, {})]
     return sorted(rows, key=lambda r: (r.task, -(r.acc if r.acc is not None else -1.0)))
 
 
