@@ -252,3 +252,35 @@ def test_stage1_docs_carry_what_stage2_and_the_metric_need() -> None:
     assert len(first["post_ids"]) == 3 and "Post 3 (Category:" in first["prompt"]
     assert not any(a["aspect"] in first["prompt"] for a in ART[0]["rubric_aspects"])
     assert "NONE" in first["system_prompt"]
+
+
+# --------------------------------------------------------------------------- one-command arguments
+
+
+def test_planner_model_args_inherit_only_what_fits() -> None:
+    from prb_tasks.planner_cli import split_model_args
+
+    given = {"model": "openai/small", "api_base": "http://gpu:8000/v1", "cache_dir": "/c", "num_concurrent": 8,
+             "reask": True, "max_tokens": 300, "planner_model": "anthropic/big", "planner_max_tokens": 900}
+    judge, planner = split_model_args(given)
+    assert judge == {k: v for k, v in given.items() if not k.startswith("planner_")}
+    # Another model: the judge's server and model are not inherited; shared settings are.
+    assert planner == {"model": "anthropic/big", "cache_dir": "/c", "num_concurrent": 8, "max_tokens": 900}
+    # No planner model: the judge plans for itself (never with the verdict re-ask).
+    _, itself = split_model_args({"model": "openai/small", "api_base": "http://gpu", "reask": True})
+    assert itself == {"model": "openai/small", "api_base": "http://gpu"}
+
+
+def test_planner_rewrites_only_the_options_it_owns() -> None:
+    from prb_tasks.planner_cli import _as_dict, _without, task_names, wants_planner
+
+    argv = ["--model", "prb-judge", "--tasks", "personalized_rb", "personalized_rb_planner,personalized_rb_oracle",
+            "--model_args", "model=openai/x,planner_model=openai/y", "num_concurrent=4", "--limit", "3",
+            "--metadata", '{"data_dir": "sample"}', "--output_path=runs", "--log_samples"]
+    assert wants_planner(argv)
+    assert task_names(argv) == ["personalized_rb", "personalized_rb_planner", "personalized_rb_oracle"]
+    assert _as_dict(argv, ("--model_args", "-a"), "--model_args") == {
+        "model": "openai/x", "planner_model": "openai/y", "num_concurrent": 4}
+    assert _as_dict(argv, ("--metadata",), "--metadata") == {"data_dir": "sample"}
+    kept = _without(argv, ("--tasks", "-t", "--model_args", "-a", "--metadata", "--output_path", "-o"))
+    assert kept == ["--model", "prb-judge", "--limit", "3", "--log_samples"]

@@ -65,7 +65,8 @@ def rank_dense(
     total = sum(len(posts) + 1 for _, posts in queries)
     if total >= _NOTICE_TEXTS and encoder.device == "cpu":
         print(f"prb: dense retrieval embeds {total:,} texts of {len(queries):,} rows on the CPU "
-              "(slow: a GPU takes minutes); rankings are cached, so this happens once per data set",
+              "(slow: hours for the full benchmark; a GPU is far faster); rankings are cached, so this happens "
+              "once per data set",
               file=sys.stderr, flush=True)
     rankings: list[list[int]] = [[] for _ in queries]
     bar = tqdm(total=total, desc="prb: dense retrieval (all-MiniLM-L6-v2)", unit="text",

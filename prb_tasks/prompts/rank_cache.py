@@ -21,7 +21,7 @@ from pathlib import Path
 
 import diskcache
 
-from prb_tasks.jsonstore import JsonOnlyDisk, UnsafeCacheEntry
+from prb_tasks.jsonstore import open_json_cache, read_json
 
 # Bump when the meaning of a stored ranking changes.
 KEY_VERSION = 1
@@ -64,17 +64,12 @@ class RankCache:
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
         self._memory: dict[str, tuple[int, ...]] = {}
-        self._disk: diskcache.Cache | None = None
         self._lock = threading.Lock()
         self.refused = 0
 
     def _open(self) -> diskcache.Cache | None:
-        if self.directory is None:
-            return None
-        if self._disk is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._disk = diskcache.Cache(str(self.directory), disk=JsonOnlyDisk, size_limit=2**32)
-        return self._disk
+        # Opened on first use: a run whose rankings are all in memory never touches disk.
+        return open_json_cache(self.directory) if self.directory is not None else None
 
     def get(self, key: str, size: int) -> tuple[int, ...] | None:
         """The stored ranking of a profile with ``size`` posts, or None."""
@@ -85,18 +80,10 @@ class RankCache:
             disk = self._open()
             if disk is None:
                 return None
-            try:
-                text = disk.get(key)
-            except UnsafeCacheEntry:
-                self.refused += 1
+            value, refused = read_json(disk, key)
+            if value is None and not refused:
                 return None
-            if not isinstance(text, str):
-                return None
-            try:
-                value = json.loads(text)
-            except ValueError:
-                value = None
-            if not _valid(value, size):
+            if refused or not _valid(value, size):
                 self.refused += 1
                 return None
             ranking = self._memory[key] = tuple(value)
