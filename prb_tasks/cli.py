@@ -59,7 +59,7 @@ def _print_legend(requested: list[str]) -> None:
     """Explain the metric names under lm-eval's table, for runs of prb tasks."""
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.scoring.metrics import JUDGE_LEGEND, SCALAR_LEGEND
-    from prb_tasks.scoring.plans import PLAN_LEGEND, PLANNED_LEGEND, is_plan_task
+    from prb_tasks.scoring.plans import PLAN_LEGEND, is_plan_task
 
     names = [t.strip() for spec in requested for t in spec.split(",")]
     ours = [n for n in names if n in plugin_task_names()]
@@ -70,8 +70,6 @@ def _print_legend(requested: list[str]) -> None:
         lines += PLAN_LEGEND
     if any("scalar" not in n and not is_plan_task(n) for n in ours):
         lines += [line for line in JUDGE_LEGEND if line not in lines]
-    if any(n.startswith("personalized_rb_planned") for n in ours):
-        lines += PLANNED_LEGEND
     if lines:
         print("\n".join(["Metrics:", *(f"  {line}" for line in lines),
                          "  +/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"]))

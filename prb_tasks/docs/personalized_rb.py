@@ -222,7 +222,7 @@ def _judge_docs(
             })
     if failed:
         print(f"prb: {failed} plans of {subset.config} failed or were skipped in stage 1; those rows are "
-              "judged with no aspects (counted in plan_empty); re-run stage 1 to fill them in",
+              "judged with no aspects; re-run stage 1 to fill them in",
               file=sys.stderr, flush=True)
     return docs
 

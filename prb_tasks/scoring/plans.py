@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from prb_tasks.scoring.metrics import process_judge_both
 from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, strip_reasoning
 
 PlanOutcome = Literal["plan", "empty", "error", "skipped"]
@@ -46,9 +45,6 @@ PLAN_LEGEND = (
     "plan_precision: share of the plan's aspects that match a rubric aspect (non-empty plans)",
     "plan_empty: share of replies with no aspects; plan_size: aspects per plan; "
     "error_rate / skip_rate: request failed / not sent",
-)
-PLANNED_LEGEND = (
-    "plan_empty (planned): share of judgments where stage 1 inferred no aspects, so the judge saw none",
 )
 
 
@@ -324,10 +320,3 @@ def process_plan(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         "skip_rate": int(plan.outcome == "skipped"),
     }
 
-
-def process_judge_planned(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-    """Stage 2: score one order of a pair like any both-order judge task, and say
-    whether the judge saw an empty plan."""
-    out = process_judge_both(doc, results)
-    out["plan_empty"] = int(doc.get("plan_empty", 0))
-    return out

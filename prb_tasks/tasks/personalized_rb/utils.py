@@ -10,9 +10,4 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     share_of_a,
 )
 from prb_tasks.docs.personalized_rb import load_dataset  # noqa: F401
-from prb_tasks.scoring.plans import (  # noqa: F401
-    plan_precision,
-    plan_recall,
-    process_judge_planned,
-    process_plan,
-)
+from prb_tasks.scoring.plans import plan_precision, plan_recall, process_plan  # noqa: F401
