@@ -57,6 +57,7 @@ def _print_legend(requested: list[str]) -> None:
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.scoring import bestofn, breakdowns
     from prb_tasks.scoring.metrics import JUDGE_LEGEND, SCALAR_LEGEND
+    from prb_tasks.scoring.plans import PLAN_LEGEND, is_plan_task
 
     names = [t.strip() for spec in requested for t in spec.split(",")]
     ours = [n for n in names if n in plugin_task_names()]
@@ -65,7 +66,9 @@ def _print_legend(requested: list[str]) -> None:
     lines: list[str] = []
     if any("scalar" in n for n in pairs):
         lines += SCALAR_LEGEND
-    if any("scalar" not in n for n in pairs):
+    if any(is_plan_task(n) for n in pairs):
+        lines += PLAN_LEGEND
+    if any("scalar" not in n and not is_plan_task(n) for n in pairs):
         lines += [line for line in JUDGE_LEGEND if line not in lines]
     if bon:
         lines += bestofn.LEGEND
@@ -86,9 +89,13 @@ def run_eval(argv: list[str]) -> int:
     Args:
         argv: arguments as ``lm_eval run`` takes them.
     """
+    from prb_tasks.planner_cli import run_planner, wants_planner
     from prb_tasks.plugin import activate
 
     argv = list(argv)
+    if wants_planner(argv):
+        # Two ordinary lm-eval runs (planner, then judge), each through this function.
+        return run_planner(argv, run_eval)
     # Our judge reads chat messages; without a chat template lm-eval would flatten the
     # system prompt into the user turn, which is not the benchmark's protocol.
     if _last_flag_value(argv, "--model") == "prb-judge" and "--apply_chat_template" not in argv:

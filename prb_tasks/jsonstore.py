@@ -8,6 +8,8 @@ text; each cache then checks that the text is one of its own JSON values.
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +49,46 @@ class JsonOnlyDisk(diskcache.Disk):
         if mode == MODE_TEXT and isinstance(filename, str) and ".." not in Path(filename).parts:
             return super().fetch(mode, filename, value, read)
         raise UnsafeCacheEntry(f"cache entry stored in mode {mode} is not JSON text")
+
+
+_OPEN: dict[str, diskcache.Cache] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_json_cache(directory: Path, size_limit: int = 2**34) -> diskcache.Cache:
+    """The process-wide JSON-only cache in ``directory`` (created if missing).
+
+    One ``Cache`` object per directory and process; threads share it (diskcache is
+    thread-safe) and several processes may share the directory.
+
+    Args:
+        directory: cache folder.
+        size_limit: bytes after which diskcache evicts the oldest entries.
+    """
+    path = str(directory.resolve())
+    with _OPEN_LOCK:
+        cache = _OPEN.get(path)
+        if cache is None:
+            directory.mkdir(parents=True, exist_ok=True)
+            cache = diskcache.Cache(path, disk=JsonOnlyDisk, size_limit=size_limit)
+            _OPEN[path] = cache
+        return cache
+
+
+def read_json(cache: diskcache.Cache, key: str) -> tuple[Any, bool]:
+    """The JSON value stored under ``key``, and whether an entry had to be refused.
+
+    Returns ``(None, False)`` when nothing is stored, ``(None, True)`` when the entry is
+    not clean JSON text (never decoded further), else ``(value, False)``; the caller
+    still checks that the value has the shape it stores.
+    """
+    try:
+        text = cache.get(key)
+    except UnsafeCacheEntry:
+        return None, True
+    if not isinstance(text, str):
+        return None, False
+    try:
+        return json.loads(text), False
+    except ValueError:
+        return None, True

@@ -2,8 +2,13 @@
 
 One loader serves every task; the task YAML says which subset and variant it wants
 (``dataset_kwargs``) and the user tunes it with ``--metadata`` (``data_dir``, ``k``,
-``max_post_chars``, ``templates``, ``system_template``, ``user_template``). lm-eval
-also passes every ``--model_args`` key here, hence ``**_unused``.
+``max_post_chars``, ``retriever``, ``retriever_device``, ``plans``, ``plans_missing``,
+``templates``, ``system_template``, ``user_template``). lm-eval also passes every
+``--model_args`` key here, hence ``**_unused``.
+
+The planner's two stages are variants too: ``plan`` (stage 1: question + retrieved
+posts, the model lists the aspects this user expects) and ``planned`` (stage 2: the
+judge sees the aspects that stage 1 inferred, read from its samples files).
 
 Prompts are rendered here, once, so the sample log shows exactly what was sent and
 the judge backend sees plain chat messages. Raw profiles are never copied into docs.
@@ -11,30 +16,46 @@ the judge backend sees plain chat messages. Raw profiles are never copied into d
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from prb_tasks.data import profile_store
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.plan_files import PlanRecord, load_plans, question_sha
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.sources import load_rows, resolve_data_dir
 from prb_tasks.data.personalized_rb.subsets import Subset, subset_by_name
 from prb_tasks.docs.pairs import BOTH_ORDERS, judge_pair_docs, judge_system_prompt, to_dataset
-from prb_tasks.prompts.retrieval import DEFAULT_K, DEFAULT_MAX_POST_CHARS, select_posts
+from prb_tasks.prompts.retrieval import (
+    DEFAULT_K,
+    DEFAULT_MAX_POST_CHARS,
+    RETRIEVERS,
+    RetrievalOptions,
+    SelectedPost,
+    format_posts,
+    select_posts_many,
+)
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
 from prb_tasks.scoring.order import official_positions
+from prb_tasks.scoring.plans import parse_plan
 
-Variant = Literal["both", "official", "profile", "oracle", "scalar", "scalar_profile"]
-JUDGE_VARIANTS = ("both", "official", "profile", "oracle")
+Variant = Literal["both", "official", "profile", "oracle", "planned", "plan", "scalar", "scalar_profile"]
+JUDGE_VARIANTS = ("both", "official", "profile", "oracle", "planned")
+PLAN_VARIANTS = ("plan",)
 SCALAR_VARIANTS = ("scalar", "scalar_profile")
+PLANS_MISSING = ("error", "skip")
 
 _USER_TEMPLATE = {
     "both": "judge/user.jinja",
     "official": "judge/user.jinja",
     "profile": "judge/user_profile.jinja",
     "oracle": "judge/user_oracle.jinja",
+    "planned": "judge/user_planned.jinja",
+    "plan": "planner/user.jinja",
     "scalar_profile": "rm/user_profile.jinja",
 }
+_SYSTEM_TEMPLATE = {"plan": "planner/system.jinja"}
 
 
 @dataclass(frozen=True)
@@ -43,16 +64,24 @@ class DocOptions:
 
     Attributes:
         data_dir: local copy of the data (``"sample"`` for the bundled one).
-        k: posts shown in profile variants.
-        max_post_chars: longest post text shown.
+        k: posts shown in profile variants (and to the planner).
+        max_post_chars: longest post text shown; 0 shows posts whole.
+        retriever: how posts are ranked: ``bm25`` or ``embedding`` (dense).
+        retriever_device: where the dense retriever's model runs (``auto``, ``cpu``, ``cuda``...).
+        plans: stage 1's samples file or output folder (``planned`` variant).
+        plans_missing: ``error`` (default) or ``skip`` rows that have no plan.
         templates: folder of replacement templates.
-        system_template: file replacing the judge system prompt.
+        system_template: file replacing the judge (or planner) system prompt.
         user_template: file replacing the user-message template of this variant.
     """
 
     data_dir: str | None = None
     k: int = DEFAULT_K
     max_post_chars: int = DEFAULT_MAX_POST_CHARS
+    retriever: str = "bm25"
+    retriever_device: str = "auto"
+    plans: str | None = None
+    plans_missing: str = "error"
     templates: str | None = None
     system_template: str | None = None
     user_template: str | None = None
@@ -73,14 +102,60 @@ class DocOptions:
             value = raw.get(name)
             return None if value in (None, "") else str(value)
 
+        def as_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+            value = as_str(name) or default
+            if value not in choices:
+                raise DataError(f"prb: --metadata '{name}' must be one of {', '.join(choices)}, got {value!r}")
+            return value
+
+        max_post_chars = as_int("max_post_chars", DEFAULT_MAX_POST_CHARS, 0)
+        if 0 < max_post_chars < 50:
+            raise DataError(f"prb: --metadata 'max_post_chars' must be 0 (whole posts) or at least 50, "
+                            f"got {max_post_chars}")
         return cls(
             data_dir=as_str("data_dir"),
             k=as_int("k", DEFAULT_K, 1),
-            max_post_chars=as_int("max_post_chars", DEFAULT_MAX_POST_CHARS, 50),
+            max_post_chars=max_post_chars,
+            retriever=as_choice("retriever", "bm25", RETRIEVERS),
+            retriever_device=as_str("retriever_device") or "auto",
+            plans=as_str("plans"),
+            plans_missing=as_choice("plans_missing", "error", PLANS_MISSING),
             templates=as_str("templates"),
             system_template=as_str("system_template"),
             user_template=as_str("user_template"),
         )
+
+
+    @property
+    def retrieval(self) -> RetrievalOptions:
+        """How posts are picked for the profile-aware variants."""
+        return RetrievalOptions(self.retriever, self.k, self.max_post_chars, self.retriever_device)
+
+
+def _posts_for(rows: list[PRBRow], options: DocOptions) -> list[list[SelectedPost]]:
+    """Top-k posts of every row, ranked in one batch (dense retrieval embeds across rows)."""
+    return select_posts_many([(row.question, row.profile) for row in rows], options.retrieval)
+
+
+def _plan_for(
+    record: PlanRecord | None, identity: dict[str, Any], row: PRBRow, options: DocOptions
+) -> PlanRecord | None:
+    """The stage-1 plan of this row, checked to be about the same question."""
+    key = identity["pair_key"]
+    if record is None:
+        if options.plans_missing == "skip":
+            return None
+        raise DataError(
+            f"prb: no plan for row {key} (id {row.id!r}) in '{options.plans}'; run stage 1 "
+            "(personalized_rb_plan) on the same data without --limit, or add plans_missing=skip "
+            "to --metadata to judge only rows that have a plan"
+        )
+    if record.question_sha != question_sha(row.question):
+        raise DataError(
+            f"prb: the plan for row {key} in {record.source} was made for a different question "
+            "(other data?); run stage 1 on the same data as stage 2"
+        )
+    return record
 
 
 def _identity(row: PRBRow, index: int, subset: Subset, variant: Variant) -> dict[str, Any]:
@@ -110,23 +185,49 @@ def _judge_docs(
     system_prompt = judge_system_prompt(options.templates, options.system_template)
     user_ref = resolve(_USER_TEMPLATE[variant], options.templates, options.user_template)
     positions = official_positions(len(rows)) if variant == "official" else None
+    all_posts = _posts_for(rows, options) if variant == "profile" else [[] for _ in rows]
+    if variant == "planned" and options.plans is None:
+        raise DataError("prb: personalized_rb_planned needs the plans of stage 1: "
+                        "--metadata '{\"plans\": \"<stage-1 --output_path folder>\"}'")
+    plans = load_plans(options.plans) if variant == "planned" and options.plans else None
     docs: list[dict[str, Any]] = []
+    failed = 0
     for index, row in enumerate(rows):
-        posts = (
-            select_posts(row.question, row.profile, options.k, options.max_post_chars)
-            if variant == "profile" else []
-        )
+        posts = all_posts[index]
+        identity = _identity(row, index, subset, variant)
+        extra: dict[str, Any] = {}
+        inferred: list[str] | None = None
+        if plans is not None:
+            record = _plan_for(plans.get(identity["pair_key"]), identity, row, options)
+            if record is None:
+                continue
+            plan = parse_plan(record.completion)
+            failed += plan.outcome in ("error", "skipped")
+            inferred = list(plan.aspects)
+            extra = {"plan_aspects": inferred, "plan_empty": int(not inferred)}
         orders = ["A" if positions[index] else "B"] if positions is not None else BOTH_ORDERS
         docs.extend(judge_pair_docs(
-            {**_identity(row, index, subset, variant), "post_ids": [p.id for p in posts]},
+            {**identity, "post_ids": [p.id for p in posts], **extra},
             row.chosen, row.rejected, system_prompt,
-            lambda a, b: _render_user(user_ref, row, a, b, posts),
+            lambda a, b: _render_user(user_ref, row, a, b, posts, inferred),
             positions=orders,
         ))
+    if failed:
+        print(f"prb: {failed} plans of {subset.config} failed or were skipped in stage 1; those rows are "
+              "judged with no aspects; re-run stage 1 to fill them in",
+              file=sys.stderr, flush=True)
     return docs
 
 
-def _render_user(ref: TemplateRef, row: PRBRow, a: str, b: str, posts: list) -> str:
+def _render_user(
+    ref: TemplateRef, row: PRBRow, a: str, b: str, posts: list, inferred: list[str] | None = None
+) -> str:
+    # In the planned variant ``aspects`` holds the *inferred* aspects (same shape as the
+    # gold ones, without evidence or reason), so the judge never sees the rubric.
+    aspects = (
+        [{"aspect": text, "evidence": "", "reason": ""} for text in inferred]
+        if inferred is not None else [aspect.model_dump() for aspect in row.rubric_aspects]
+    )
     return render(
         ref,
         question=row.question,
@@ -134,8 +235,28 @@ def _render_user(ref: TemplateRef, row: PRBRow, a: str, b: str, posts: list) -> 
         response_a=a,
         response_b=b,
         posts=posts,
-        aspects=[aspect.model_dump() for aspect in row.rubric_aspects],
+        posts_text=format_posts(posts),
+        aspects=aspects,
     )
+
+
+def _plan_docs(rows: list[PRBRow], subset: Subset, options: DocOptions) -> list[dict[str, Any]]:
+    """Stage 1 of the planner: question + top-k posts; the model lists the expected aspects."""
+    system_prompt = judge_system_prompt(options.templates, options.system_template, _SYSTEM_TEMPLATE["plan"])
+    user_ref = resolve(_USER_TEMPLATE["plan"], options.templates, options.user_template)
+    docs: list[dict[str, Any]] = []
+    for index, (row, posts) in enumerate(zip(rows, _posts_for(rows, options))):
+        docs.append({
+            **_identity(row, index, subset, "plan"),
+            "question_sha": question_sha(row.question),
+            # For the plan-quality metric only; never rendered into the prompt.
+            "gold_aspects": [aspect.aspect for aspect in row.rubric_aspects],
+            "post_ids": [p.id for p in posts],
+            "system_prompt": system_prompt,
+            "prompt": render(user_ref, question=row.question, category=row.category,
+                             posts=posts, posts_text=format_posts(posts)),
+        })
+    return docs
 
 
 def _scalar_docs(
@@ -145,14 +266,12 @@ def _scalar_docs(
         resolve(_USER_TEMPLATE[variant], options.templates, options.user_template)
         if variant == "scalar_profile" else None
     )
+    all_posts = _posts_for(rows, options) if user_ref is not None else [[] for _ in rows]
     docs: list[dict[str, Any]] = []
-    for index, row in enumerate(rows):
-        posts = (
-            select_posts(row.question, row.profile, options.k, options.max_post_chars)
-            if user_ref is not None else []
-        )
+    for index, (row, posts) in enumerate(zip(rows, all_posts)):
         prompt = (
-            render(user_ref, question=row.question, category=row.category, posts=posts)
+            render(user_ref, question=row.question, category=row.category, posts=posts,
+                   posts_text=format_posts(posts))
             if user_ref is not None else row.question
         )
         profile_key = f"{tag}::{subset.config}/{index}"
@@ -185,9 +304,12 @@ def build_docs(
     rows = load_rows(chosen_subset, source or opts.data_dir)
     if variant in JUDGE_VARIANTS:
         return _judge_docs(rows, chosen_subset, variant, opts)
+    if variant in PLAN_VARIANTS:
+        return _plan_docs(rows, chosen_subset, opts)
     if variant in SCALAR_VARIANTS:
         return _scalar_docs(rows, chosen_subset, variant, opts, _source_tag(opts, source))
-    raise DataError(f"prb: unknown task variant '{variant}'; expected one of {JUDGE_VARIANTS + SCALAR_VARIANTS}")
+    known = JUDGE_VARIANTS + PLAN_VARIANTS + SCALAR_VARIANTS
+    raise DataError(f"prb: unknown task variant '{variant}'; expected one of {known}")
 
 
 def load_dataset(**kwargs: Any):  # noqa: ANN201 - datasets.DatasetDict, imported lazily

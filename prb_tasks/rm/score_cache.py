@@ -13,14 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import diskcache
-
-from prb_tasks.jsonstore import JsonOnlyDisk, UnsafeCacheEntry
+from prb_tasks.jsonstore import open_json_cache, read_json
 
 # Bump when the meaning of a stored score changes (key layout, formatting rules).
 KEY_VERSION = 1
@@ -58,23 +55,6 @@ def score_key(identity: ScorerIdentity, formatted_input: str) -> str:
     return "rm:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-_OPEN: dict[str, diskcache.Cache] = {}
-_OPEN_LOCK = threading.Lock()
-
-
-def _open(directory: Path) -> diskcache.Cache:
-    # One Cache object per directory and process; threads share it (diskcache is
-    # thread-safe), processes may share the directory.
-    path = str(directory.resolve())
-    with _OPEN_LOCK:
-        cache = _OPEN.get(path)
-        if cache is None:
-            directory.mkdir(parents=True, exist_ok=True)
-            cache = diskcache.Cache(path, disk=JsonOnlyDisk, size_limit=2**34)
-            _OPEN[path] = cache
-        return cache
-
-
 class ScoreCache:
     """Reward scores on disk, keyed by :func:`score_key`.
 
@@ -84,22 +64,16 @@ class ScoreCache:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self._cache = _open(directory)
+        self._cache = open_json_cache(directory)
         self.refused = 0
 
     def get(self, key: str) -> float | None:
         """The stored score, or None if absent or not a clean JSON number."""
-        try:
-            text = self._cache.get(key)
-        except UnsafeCacheEntry:
+        value, refused = read_json(self._cache, key)
+        if refused:
             self.refused += 1
             return None
-        if not isinstance(text, str):
-            return None
-        try:
-            value = json.loads(text)
-        except ValueError:
-            self.refused += 1
+        if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             self.refused += 1

@@ -13,6 +13,7 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     share_of_a,
 )
 from prb_tasks.docs.personalized_rb import load_dataset  # noqa: F401
+from prb_tasks.scoring.plans import plan_precision, plan_recall, process_plan  # noqa: F401
 from prb_tasks.scoring.group_weights import install
 
 # Group rows weight subsets by what each metric measured (a subset without a readable
