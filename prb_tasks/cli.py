@@ -90,6 +90,7 @@ def run_eval(argv: list[str]) -> int:
     from lm_eval.__main__ import cli_evaluate
 
     from prb_tasks.errors import PRBError
+    from prb_tasks.judge.errors import RunStopped
 
     saved = sys.argv
     sys.argv = ["prb eval", "run", *argv]
@@ -98,6 +99,10 @@ def run_eval(argv: list[str]) -> int:
         cli_evaluate()
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    except RunStopped as exc:
+        # A dry run or submitted batches: stopped on purpose, before any results.
+        print(str(exc), flush=True)
+        return exc.exit_code
     except PRBError as exc:
         print(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, file=sys.stderr)
         return 2
@@ -166,6 +171,17 @@ def run_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_batch(args: argparse.Namespace) -> int:
+    """``prb batch status|cancel``: the provider batches recorded in a judge cache folder."""
+    from prb_tasks.judge.batch.commands import batch_cancel, batch_status
+    from prb_tasks.judge.cache import default_cache_dir
+
+    folder = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
+    if args.batch_command == "status":
+        return batch_status(folder, args.all)
+    return batch_cancel(folder, args.batch_id)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="prb",
@@ -177,6 +193,7 @@ def _parser() -> argparse.ArgumentParser:
             "  lm_eval --include_path \"$(prb tasks-dir)\" --model litellm ... --tasks personalized_rb\n"
             "  prb data validate ./prb_data\n"
             "  prb cache info ; prb cache clear --older-than 30d\n"
+            "  prb batch status ; prb batch cancel BATCH_ID\n"
             "  prb compare runs/\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
@@ -208,6 +225,15 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--older-than", metavar="AGE", help="only answers older than AGE, e.g. 30d, 12h, 2w")
             cmd.add_argument("--scores", action="store_true",
                              help="clear the prb-rm score cache instead of the judge cache")
+
+    batch = sub.add_parser("batch", help="provider batches submitted by prb-judge runs with batch=true")
+    batch_sub = batch.add_subparsers(dest="batch_command", metavar="ACTION", required=True)
+    status = batch_sub.add_parser("status", help="list recorded batches; refresh the running ones")
+    status.add_argument("--all", action="store_true", help="also list every collected batch")
+    cancel = batch_sub.add_parser("cancel", help="ask the provider to cancel a running batch")
+    cancel.add_argument("batch_id", metavar="ID", help="batch id as `prb batch status` shows it")
+    for cmd in (status, cancel):
+        cmd.add_argument("--cache-dir", help="judge cache folder (default: $PRB_CACHE_DIR/judge or the user cache dir)")
     return parser
 
 
@@ -231,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         return datatools.validate(args.dir)
     if args.command == "cache":
         return run_cache(args)
+    if args.command == "batch":
+        return run_batch(args)
     if args.command == "compare":
         from prb_tasks.errors import PRBError
         from prb_tasks.report.compare import compare

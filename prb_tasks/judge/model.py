@@ -58,7 +58,8 @@ class JudgeLM(LM):
         super().__init__()
         self.settings: JudgeSettings = resolve_settings(model_args)
         self.direct = self.settings.use_direct()
-        self._api_key = self._resolve_key()
+        # A dry run sends nothing, so it needs no key (an estimate comes before signing up).
+        self._api_key = None if self.settings.dry_run else self._resolve_key()
         self.pricer = Pricer(self.settings)
         if self.settings.max_cost is not None and self.pricer.listed() is None:
             raise JudgeConfigError(
@@ -71,7 +72,8 @@ class JudgeLM(LM):
         self._client: ChatClient | None = None
         # Build the client now: its imports (aiohttp or litellm, 0.15-3 s) belong to
         # start-up, not to the first judgment.
-        self._get_client()
+        if not self.settings.dry_run:
+            self._get_client()
 
     # -- keys
 
@@ -154,10 +156,20 @@ class JudgeLM(LM):
         # once; repeats are numbered here from the raw arguments (same args, same request).
         chats = _LazyRequests(self, [req.args[:2] for req in requests])
         s = self.settings
+        if s.dry_run:
+            from prb_tasks.judge.dryrun import run_dry_run
+
+            run_dry_run(self, chats, chats.sample_indices(), [getattr(r, "task_name", None) for r in requests])
         # Look the price up now: it may import litellm (~2 s), which must not stall the
         # event loop in the middle of the run.
         self.pricer.listed()
         usage = UsageTracker(model=s.model_id, transport="direct" if self.direct else "litellm", judgments=len(chats))
+        settled: dict[int, str] = {}
+        if s.batch:
+            # Provider batches fill the cache first; the run below then finds the answers there.
+            from prb_tasks.judge.batch import run_batches, run_unsettled
+
+            settled = run_batches(self, chats, chats.sample_indices(), usage, show_progress=not disable_tqdm)
         cache = JudgeCache(self.cache_dir, s.cache)
         runner = JudgeRunner(
             settings=s,
@@ -169,7 +181,8 @@ class JudgeLM(LM):
             show_progress=not disable_tqdm,
         )
         try:
-            results = runner.run(chats, chats.sample_indices())
+            results = (run_unsettled(runner, chats, chats.sample_indices(), settled, usage) if settled
+                       else runner.run(chats, chats.sample_indices()))
         finally:
             usage.cache_refused = cache.refused
             cache.close()

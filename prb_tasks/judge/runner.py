@@ -32,7 +32,7 @@ from prb_tasks.judge.errors import JudgeFatalError
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
-from prb_tasks.judge.request import ChatRequest, cache_key, request_digest
+from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
 from prb_tasks.retry import RetryPolicy
 from prb_tasks.judge.usage import UsageTracker
 from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
@@ -299,6 +299,7 @@ class JudgeRunner:
                     cost=cost,
                     latency=round(result.latency, 4),
                     created=time.time(),
+                    profile=answer_profile(request, self.settings.model_id, self.settings.api_base),
                 ))
             return Outcome(result.text, "ok")
 

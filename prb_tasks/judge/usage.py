@@ -96,6 +96,8 @@ class UsageTracker:
     final_errors: Counter[str] = field(default_factory=Counter)
     budget_stop: str | None = None
     lowest_concurrency: int | None = None
+    # What provider batches did in this run (batch=true), see prb_tasks.judge.batch.
+    batch: dict[str, Any] | None = None
 
     # -- recording
 
@@ -184,6 +186,7 @@ class UsageTracker:
             "lowest_concurrency": self.lowest_concurrency,
             "budget_stop": self.budget_stop,
             "wall_s": round(wall, 3),
+            "batch": self.batch,
         }
 
     def render(self) -> str:
@@ -217,6 +220,13 @@ class UsageTracker:
             lines.append(f"  {self.cache_refused} cache entries were not JSON answers and were ignored")
         if self.budget_stop:
             lines.append(f"  {self.budget_stop}")
+        if self.batch:
+            b = self.batch
+            lines.append(
+                f"  batches: {len(b['batches_submitted'])} submitted ({b['requests_submitted']} requests), "
+                f"{b['answers_collected']} answers collected, {b['failed']} failed; "
+                f"cost {b['cost_label']} at batch prices (the answers above count as cache hits)"
+            )
         return "\n".join(lines)
 
 
