@@ -130,13 +130,13 @@ def estimate(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence
             name = task_names[index] or "(unnamed task)"
             row = rows.setdefault(name, TaskEstimate(name))
             row.requests += 1
+            profile = answer_profile(request, model, api_base)
+            profile_max[profile] = request.max_tokens
             key = cache_key(request_digest(request, model, api_base), sample_indices[index])
             if cache is not None and cache.get(key) is not None:
                 row.cached += 1
                 continue
             row.input_tokens += counter.count(request.messages)
-            profile = answer_profile(request, model, api_base)
-            profile_max[profile] = request.max_tokens
             sending.append((row, profile))
     finally:
         if cache is not None:

@@ -257,6 +257,7 @@ class BatchDriver:
                 self._count_done(ids.values())
                 return
             seen: set[str] = set()
+            skipped: set[str] = set()
             cost = Money()
             answered = failed = 0
             for item in items:
@@ -275,7 +276,10 @@ class BatchDriver:
                 elif item.outcome == "error" and item.error is not None:
                     self._fail(key, item.error.kind, item.error.name, item.error.message, item.error.retryable)
                     failed += 1
-            unfinished = [key for cid, key in ids.items() if cid not in seen]
+                else:
+                    skipped.add(item.custom_id)
+            # Expired or cancelled before they ran, or missing from the results.
+            unfinished = [key for cid, key in ids.items() if cid not in seen or cid in skipped]
             fresh.state, fresh.end, fresh.status = "collected", status.end, status.status
             fresh.answered, fresh.failed, fresh.unfinished = answered, failed, len(unfinished)
             fresh.cost = None if cost.unknown else round(cost.known, 6)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -175,6 +176,11 @@ class OpenAIBatchAPI:
 
     def __init__(self, api_base: str | None, api_key: str | None, timeout: float, retry: RetryPolicy) -> None:
         self._litellm = import_litellm()
+        # litellm 1.106.2's afile_content sometimes runs its synchronous half twice; the
+        # second coroutine is dropped unsent (one download, checked against the fake
+        # server) but Python warns about it when collecting it.
+        warnings.filterwarnings("ignore", message="coroutine 'OpenAIFilesAPI.afile_content' was never awaited",
+                                category=RuntimeWarning)
         self._kwargs: dict[str, Any] = {"custom_llm_provider": "openai", "max_retries": 0, "timeout": timeout}
         if api_base:
             self._kwargs["api_base"] = api_base
