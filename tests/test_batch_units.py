@@ -12,17 +12,22 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from prb_tasks.judge.batch.bodies import BodyBuilder, _raw_body  # noqa: E402
-from prb_tasks.judge.batch.driver import custom_id_for  # noqa: E402
-from prb_tasks.judge.batch.ledger import Failure, Ledger  # noqa: E402
-from prb_tasks.judge.batch.providers import AnthropicBatchAPI, anthropic_message_result  # noqa: E402
-from prb_tasks.judge.errors import JudgeConfigError  # noqa: E402
-from prb_tasks.judge.options import resolve_settings  # noqa: E402
-from prb_tasks.judge.pricing import Pricer  # noqa: E402
-from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest  # noqa: E402
-from prb_tasks.judge.tokens import token_counter_for  # noqa: E402
-from prb_tasks.retry import RetryPolicy  # noqa: E402
-from prb_tasks.taskdocs import build_docs  # noqa: E402
+from prb_tasks.judge.batch.bodies import BodyBuilder, _raw_body
+from prb_tasks.judge.batch.driver import custom_id_for
+from prb_tasks.judge.batch.ledger import Failure, Ledger
+from prb_tasks.judge.batch.providers import AnthropicBatchAPI, anthropic_message_result
+from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.judge.options import resolve_settings
+from prb_tasks.judge.pricing import Pricer
+from prb_tasks.judge.request import (
+    ChatRequest,
+    answer_profile,
+    cache_key,
+    request_digest,
+)
+from prb_tasks.judge.tokens import token_counter_for
+from prb_tasks.retry import RetryPolicy
+from prb_tasks.taskdocs import build_docs
 
 DOCS = build_docs("Art_and_Entertainment", "both", source="sample")[:4]
 
@@ -98,7 +103,7 @@ def test_profile_depends_on_system_prompt_and_settings_not_on_the_case() -> None
     ({"model": "ollama_chat/qwen3:8b", "batch": True}, "works with OpenAI"),
     ({"model": "openai/gpt-4.1", "batch": True, "cache": "off"}, "needs cache=on"),
     ({"model": "openai/gpt-4.1", "batch": True, "max_cost": 5}, "max_cost cannot be enforced"),
-    ({"model": "openai/gpt-4.1", "batch_wait": False}, "only apply with batch=true"),
+    ({"model": "openai/gpt-4.1", "batch_wait": False}, "only used with batch=true"),
     ({"model": "openai/gpt-4.1", "batch": True, "batch_poll": 0}, "batch_poll"),
 ])
 def test_batch_options_are_checked(args: dict, fragment: str) -> None:
@@ -118,10 +123,10 @@ def test_anthropic_reply_parsing_matches_litellm_assembly() -> None:
     assert anthropic_message_result({**message, "stop_reason": "refusal"}).refused
     api = AnthropicBatchAPI("http://h:1", "k", 5, RetryPolicy(0))
     assert api.url == "http://h:1/v1/messages/batches"
-    error = api._item('{"custom_id": "x", "result": {"type": "errored", "error": {"type": "error", '
-                      '"error": {"type": "invalid_request_error", "message": "bad"}}}}')
+    error = api._item({"custom_id": "x", "result": {"type": "errored", "error": {
+        "type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}}})
     assert error is not None and error.outcome == "error" and not error.error.retryable
-    assert api._item('{"custom_id": "x", "result": {"type": "expired"}}').outcome == "unfinished"
+    assert api._item({"custom_id": "x", "result": {"type": "expired"}}).outcome == "unfinished"
 
 
 def test_ledger_jobs_failures_and_an_exclusive_lease(tmp_path: Path) -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lm_eval.api.instance import Instance
 
 from prb_tasks.data.subsets import SUBSETS
 from prb_tasks.judge.batch.ledger import Ledger
@@ -35,11 +34,9 @@ from prb_tasks.testing.fake_batches import BatchScript
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows
 from tests.runner import metric, read_results, run_cli
+from tests.test_judge_e2e import ENV, KEY, TASK, N, assert_no_key, usage_of
+from tests.test_judge_model import expected, letters, requests_for
 
-KEY = "sk-prb-batch-SECRET-5c1e77a0d2"
-ENV = {"PRB_TEST_KEY": KEY}
-TASK = "personalized_rb_sample"
-N = 72
 METRICS = ("acc", "acc_macro", "acc_pair", "consistency", "pos_a_rate", "parse_fail", "error_rate", "skip_rate")
 MODELS = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-haiku-4-5"}
 PROVIDERS = list(MODELS)
@@ -85,19 +82,6 @@ def run(tmp_path: Path, srv: FakeLLMServer, provider: str, cache: Path, out: Pat
 def group_metrics(out: Path) -> dict[str, float]:
     results = read_results(out)
     return {name: metric(results, TASK, name) for name in METRICS}
-
-
-def usage_of(out: Path) -> dict[str, Any]:
-    files = sorted(out.rglob("usage_*.json"), key=lambda p: p.stat().st_mtime)
-    assert files, f"no usage summary under {out}"
-    return json.loads(files[-1].read_text())
-
-
-def assert_no_key(*folders: Path) -> None:
-    for folder in folders:
-        for path in folder.rglob("*"):
-            if path.is_file():
-                assert KEY.encode() not in path.read_bytes(), f"API key found in {path}"
 
 
 def canonical(body: dict[str, Any]) -> str:
@@ -230,7 +214,7 @@ def test_dry_run_sends_nothing_and_predicts_the_real_run(tmp_path: Path) -> None
                "--output_path", str(tmp_path / "dry")]
         # No key is needed to estimate.
         dry = subprocess.run([sys.executable, "-m", "prb_tasks", *cmd], cwd=tmp_path, env=no_key_env,
-                             capture_output=True, text=True, timeout=300)
+                             capture_output=True, text=True, timeout=300, check=False)
         assert dry.returncode == 0 and "Traceback" not in dry.stderr, dry.stderr[-2000:]
         assert srv.stats()["http_requests"] == 0
         assert not list((tmp_path / "dry").rglob("results_*.json")) and not cache.exists()
@@ -248,7 +232,7 @@ def test_dry_run_sends_nothing_and_predicts_the_real_run(tmp_path: Path) -> None
         assert sent == to_send and usage["tokens"]["input"] == input_tokens
 
         again = subprocess.run([sys.executable, "-m", "prb_tasks", *cmd], cwd=tmp_path, env=no_key_env,
-                               capture_output=True, text=True, timeout=300)
+                               capture_output=True, text=True, timeout=300, check=False)
         assert again.returncode == 0 and srv.stats()["total_requests"] == sent
     assert "| **total** | 72 | 72 | 0 | 0 | 0 | $0.0000 | $0.0000 |" in again.stdout
     # Output tokens of this judge with these prompts and settings are known now.
@@ -263,7 +247,6 @@ def sample_docs() -> list[dict[str, Any]]:
 
 
 DOCS = sample_docs()
-GEN = {"until": [], "max_gen_toks": 512, "temperature": 0.0, "do_sample": False}
 
 
 @pytest.fixture(autouse=True)
@@ -279,23 +262,6 @@ def judge(srv: FakeLLMServer, provider: str, cache: Path, **args: Any) -> JudgeL
     return JudgeLM(**settings)
 
 
-def instances(lm: JudgeLM, docs: list[dict[str, Any]]) -> list[Instance]:
-    out = []
-    for i, doc in enumerate(docs):
-        context = lm.apply_chat_template([{"role": "system", "content": doc["system_prompt"]},
-                                          {"role": "user", "content": doc["prompt"]}])
-        out.append(Instance("generate_until", doc, (context, dict(GEN)), i))
-    return out
-
-
-def letters(outputs: list[str]) -> list[str | None]:
-    return [parse_verdict(o).letter for o in outputs]
-
-
-def right_answers(docs: list[dict[str, Any]]) -> list[str]:
-    return [d["chosen_position"] for d in docs]
-
-
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_partial_failures_and_an_expired_batch_are_recovered_on_the_next_run(tmp_path: Path, provider: str) -> None:
     rows = [r for s in SUBSETS for r in sample_rows(s.config)]
@@ -306,14 +272,14 @@ def test_partial_failures_and_an_expired_batch_are_recovered_on_the_next_run(tmp
         srv.batches.script(BatchScript(polls=1, end="expired", answered=16, errors={0: "500", 3: "400", 5: "empty"}))
         lm = judge(srv, provider, tmp_path)
         with pytest.raises(RunStopped, match="expired or was cancelled") as info:
-            lm.generate_until(instances(lm, docs))
+            lm.generate_until(requests_for(lm, docs))
         assert "Run the same command again" in str(info.value)
         first = srv.batches.submitted_ids()
         # The retries of requests 0 and 5 went into a second batch in the same run; the 8
         # requests the expired batch never ran wait for the next run.
         assert srv.stats()["batches"]["created"] == 2 and sum(first.values()) == 24 + 2
 
-        out = judge(srv, provider, tmp_path).generate_until(instances(lm, docs))
+        out = judge(srv, provider, tmp_path).generate_until(requests_for(lm, docs))
         submitted = srv.batches.submitted_ids()
         stats = srv.stats()
     assert stats["batches"]["created"] == 3 and sum(submitted.values()) == 24 + 2 + 8
@@ -321,7 +287,7 @@ def test_partial_failures_and_an_expired_batch_are_recovered_on_the_next_run(tmp
     assert sorted(Counter(submitted.values()).items()) == [(1, 24 - 10), (2, 10)]
     assert stats["total_requests"] == 0
     assert out[3].startswith(f"{ERROR_MARK} BadRequestError") and KEY not in out[3]
-    assert letters(out[:3] + out[4:]) == right_answers(docs[:3] + docs[4:])
+    assert letters(out[:3] + out[4:]) == expected(docs[:3] + docs[4:])
     summary = take_last_summary()
     assert summary["errors"] == 1 and summary["cache_hits"] == 23 and summary["requests_sent"] == 0
 
@@ -333,10 +299,10 @@ def test_a_lost_creation_reply_does_not_submit_twice(tmp_path: Path, provider: s
     with FakeLLMServer(prefer_texts([r["chosen"] for r in rows], [r["rejected"] for r in rows])) as srv:
         srv.batches.script(BatchScript(polls=1, lose_create_reply=True))
         lm = judge(srv, provider, tmp_path, timeout=5)
-        out = lm.generate_until(instances(lm, docs))
+        out = lm.generate_until(requests_for(lm, docs))
         stats = srv.stats()["batches"]
     assert stats["lost_replies"] == 1 and stats["created"] == 1 and stats["duplicates"] == 0
-    assert letters(out) == right_answers(docs)
+    assert letters(out) == expected(docs)
     ledger = Ledger(tmp_path)
     assert [j.state for j in ledger.jobs()] == ["collected"]
 
@@ -347,7 +313,7 @@ def test_retries_are_bounded_then_error_outcomes(tmp_path: Path) -> None:
         always_500 = {0: "500"}
         srv.batches.script(*[BatchScript(polls=0, errors=always_500) for _ in range(3)])
         lm = judge(srv, "openai", tmp_path, batch_retries=2)
-        out = lm.generate_until(instances(lm, docs))
+        out = lm.generate_until(requests_for(lm, docs))
         submitted = srv.batches.submitted_ids()
     # First try plus two retries, each in its own later batch; then an error outcome.
     assert sorted(submitted.values()) == [1, 1, 1, 3]
@@ -360,7 +326,7 @@ def test_provider_errors_stop_with_one_line(tmp_path: Path) -> None:
         srv.batches.push_http_faults(["401"])
         lm = judge(srv, "anthropic", tmp_path)
         with pytest.raises(Exception) as info:
-            lm.generate_until(instances(lm, DOCS[:2]))
+            lm.generate_until(requests_for(lm, DOCS[:2]))
     message = str(info.value)
     assert message.startswith("prb-judge: anthropic") and "rejected the API key" in message
     assert "\n" not in message and KEY not in message
@@ -376,14 +342,27 @@ def test_a_later_process_resumes_running_batches_from_the_ledger(tmp_path: Path,
         srv.batches.script(BatchScript(polls=10**9))
         lm = judge(srv, provider, tmp_path, batch_wait=False, batch_max_requests=4)
         with pytest.raises(RunStopped, match="not answered yet") as info:
-            lm.generate_until(instances(lm, docs))
+            lm.generate_until(requests_for(lm, docs))
         assert str(info.value).count("fake") >= 3 and "Collect them by running the same command again" in str(info.value)
         # Another judge object (as a new process would) while they still run: nothing new.
         with pytest.raises(RunStopped, match="not answered yet"):
-            judge(srv, provider, tmp_path, batch_wait=False).generate_until(instances(lm, docs))
+            judge(srv, provider, tmp_path, batch_wait=False).generate_until(requests_for(lm, docs))
         assert srv.stats()["batches"]["created"] == 3
         srv.batches.finish_all()
-        out = judge(srv, provider, tmp_path).generate_until(instances(lm, docs))
+        out = judge(srv, provider, tmp_path).generate_until(requests_for(lm, docs))
         stats = srv.stats()["batches"]
     assert stats["created"] == 3 and stats["requests"] == 10 and stats["duplicates"] == 0
-    assert letters(out) == right_answers(docs)
+    assert letters(out) == expected(docs)
+
+
+def test_a_batch_rejected_as_a_whole_stops_with_the_reason_and_frees_its_requests(tmp_path: Path) -> None:
+    with FakeLLMServer() as srv:
+        srv.batches.script(BatchScript(polls=0, end="failed"))
+        lm = judge(srv, "openai", tmp_path)
+        with pytest.raises(Exception, match="rejected batch .* as a whole") as info:
+            lm.generate_until(requests_for(lm, DOCS[:3]))
+        assert "scripted failure" in str(info.value) and "\n" not in str(info.value)
+        # Nothing ran, so the next run submits the same requests again (and now succeeds).
+        out = judge(srv, "openai", tmp_path).generate_until(requests_for(lm, DOCS[:3]))
+        assert sorted(srv.batches.submitted_ids().values()) == [2, 2, 2]
+    assert all(parse_verdict(o).letter == "A" for o in out)

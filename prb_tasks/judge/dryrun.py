@@ -24,7 +24,12 @@ from prb_tasks.judge.cache import JudgeCache
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.history import output_history
 from prb_tasks.judge.pricing import Price
-from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
+from prb_tasks.judge.request import (
+    ChatRequest,
+    answer_profile,
+    cache_key,
+    request_digest,
+)
 from prb_tasks.judge.tokens import token_counter_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,7 +108,7 @@ def _dollars(value: float | None) -> str:
 
 
 def _per_million(price: Price) -> str:
-    return f"${price.input_per_token * 1e6:,.2f} / ${price.output_per_token * 1e6:,.2f} per million input / output tokens"
+    return f"${price.input_per_token * 1e6:,.2f} / ${price.output_per_token * 1e6:,.2f}"
 
 
 def estimate(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
@@ -173,8 +178,8 @@ def estimate(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence
         row.standard = _cost(row.standard, standard, row.input_tokens, 0.0)
         row.batch = _cost(row.batch, batch, row.input_tokens, 0.0)
     if standard is not None and batch is not None:
-        notes.append(f"Prices: {_per_million(standard)} ({standard.source}); batch: {_per_million(batch)} "
-                     f"({batch.source}).")
+        notes.append(f"Prices per million input / output tokens: {_per_million(standard)} ({standard.source}); "
+                     f"batch {_per_million(batch)} ({batch.source}).")
     else:
         notes.append(f"Prices: none known for {model}; set input_cost_per_mtok and output_cost_per_mtok.")
     if s.reask:

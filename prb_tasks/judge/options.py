@@ -156,7 +156,7 @@ class JudgeSettings(BaseModel):
         if not self.batch:
             extra = sorted(self.model_fields_set & {"batch_wait", "batch_poll", "batch_max_requests", "batch_retries"})
             if extra:
-                raise ValueError(f"{', '.join(extra)} only apply with batch=true")
+                raise ValueError(f"{', '.join(extra)}: only used with batch=true")
             return self
         if self.model and not self.model.startswith(BATCH_PREFIXES):
             raise ValueError(

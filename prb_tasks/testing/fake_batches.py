@@ -38,7 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 if TYPE_CHECKING:  # pragma: no cover
     from prb_tasks.testing.fake_server import FakeLLMServer
 
-__all__ = ["BatchScript", "FakeBatches", "OPENAI_MAX_REQUESTS", "ANTHROPIC_MAX_REQUESTS"]
+__all__ = ["ANTHROPIC_MAX_REQUESTS", "OPENAI_MAX_REQUESTS", "BatchScript", "FakeBatches"]
 
 OPENAI_MAX_REQUESTS = 50_000
 ANTHROPIC_MAX_REQUESTS = 100_000
@@ -550,12 +550,12 @@ class FakeBatches:
     def _finish(self, batch: _Batch, end: str) -> None:
         """Run the batch's requests (as far as ``end`` allows) and write its results."""
         from prb_tasks.testing.fake_server import (
+            REFUSAL_TEXT,
             PolicyMiss,
             _anthropic_reply,
             _error_body,
             _normalize,
             _openai_reply,
-            REFUSAL_TEXT,
         )
 
         owner = self._owner

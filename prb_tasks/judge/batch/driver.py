@@ -40,11 +40,21 @@ from tqdm import tqdm
 
 from prb_tasks.judge.batch.bodies import BodyBuilder
 from prb_tasks.judge.batch.ledger import SUBMIT_GRACE, Failure, Job, Ledger
-from prb_tasks.judge.batch.providers import BatchStatus, ItemResult, batch_api, provider_of
+from prb_tasks.judge.batch.providers import (
+    BatchStatus,
+    ItemResult,
+    batch_api,
+    provider_of,
+)
 from prb_tasks.judge.cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.client import CallError, CallResult
 from prb_tasks.judge.errors import JudgeError, JudgeFatalError, RunStopped
-from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
+from prb_tasks.judge.request import (
+    ChatRequest,
+    answer_profile,
+    cache_key,
+    request_digest,
+)
 from prb_tasks.judge.runner import Outcome, run_sync
 from prb_tasks.judge.usage import Money, UsageTracker
 from prb_tasks.retry import RetryPolicy
@@ -127,6 +137,8 @@ class BatchDriver:
         self._ids: dict[str, dict[str, str]] = {}
         self._waited = False
         self._statuses: dict[str, BatchStatus] = {}
+        self._last_waiting: list[Job] = []
+        self._fresh = True  # todo was just read from the cache: no need to look again
 
     def _key(self, lm: JudgeLM) -> str | None:
         """The key for batch calls: the judge's, else the provider's variable (never logged)."""
@@ -151,7 +163,7 @@ class BatchDriver:
             try:
                 await self._loop()
             finally:
-                self._show()
+                self._show(self._last_waiting)
                 self.bar.close()
                 self.usage.batch = self.report.as_dict()
         finally:
@@ -168,7 +180,7 @@ class BatchDriver:
             remaining = self._remaining()
             if remaining:
                 await self._submit(remaining)
-            waiting = self._waiting_jobs()
+            waiting = self._last_waiting = self._our_jobs()
             self._show(waiting)
             if not waiting:
                 return
@@ -193,9 +205,6 @@ class BatchDriver:
             if any(key in self.todo for key in self._ids_of(job).values()):
                 out.append(job)
         return out
-
-    def _waiting_jobs(self) -> list[Job]:
-        return self._our_jobs()
 
     def _pending(self) -> set[str]:
         return {key for job in self._our_jobs() for key in self._ids_of(job).values()}
@@ -338,7 +347,7 @@ class BatchDriver:
         for key in self.todo:
             if key in self.done or key in pending or key in self.blocked or key in self.final:
                 continue
-            if self.cache.get(key) is not None:
+            if not self._fresh and self.cache.get(key) is not None:
                 self.done.add(key)
                 continue
             failure = self.ledger.failure(key)
@@ -346,6 +355,7 @@ class BatchDriver:
                 self.final[key] = failure
                 continue
             out.append(key)
+        self._fresh = False
         return out
 
     async def _submit(self, keys: list[str]) -> None:
@@ -447,10 +457,10 @@ class BatchDriver:
             parts.append(f"{job.batch_id or job.job_id}: {state}{done}")
         where = "" if self.settings.cache_dir is None else f" --cache-dir {shlex.quote(str(self.cache_dir))}"
         return "\n".join([
-            f"prb-judge: {len(waiting)} batch(es) at {self.provider} hold {held} requests not answered yet "
-            f"({'; '.join(parts)}); no results were written.",
-            "Collect them by running the same command again (nothing is submitted twice; "
-            "batch_wait=true waits until they end):",
+            (f"prb-judge: {len(waiting)} batch(es) at {self.provider} hold {held} requests not answered yet "
+             f"({'; '.join(parts)}); no results were written."),
+            ("Collect them by running the same command again (nothing is submitted twice; "
+             "batch_wait=true waits until they end):"),
             f"  {rerun_command()}",
             f"Progress: prb batch status{where}",
         ])

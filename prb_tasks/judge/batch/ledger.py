@@ -33,9 +33,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.jsonstore import UnsafeCacheEntry
 from prb_tasks.judge.cache import open_store
 from prb_tasks.judge.errors import JudgeError
-from prb_tasks.jsonstore import UnsafeCacheEntry
 
 # A job still ``submitting`` after this many seconds belongs to a process that died.
 SUBMIT_GRACE = 600.0

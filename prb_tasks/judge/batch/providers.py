@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from prb_tasks.judge.client import CallError, CallResult, assemble_text, classify_litellm, import_litellm, sanitize
+from prb_tasks.judge.client import (
+    CallError,
+    CallResult,
+    assemble_text,
+    classify_litellm,
+    import_litellm,
+    sanitize,
+)
 from prb_tasks.judge.direct import chat_completion_result, status_error
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.retry import RetryPolicy, parse_retry_after
@@ -150,6 +157,21 @@ def _openai_error(exc: BaseException, secrets: tuple[str, ...]) -> CallError:
     return classify_litellm(exc, secrets)
 
 
+def _result_lines(text: str, parse: Callable[[dict[str, Any]], ItemResult | None]) -> list[ItemResult]:
+    """Parse a results JSONL document; lines that are not results with a custom id are skipped."""
+    items = []
+    for line in text.splitlines():
+        try:
+            data = json.loads(line) if line.strip() else None
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("custom_id"), str):
+            item = parse(data)
+            if item is not None:
+                items.append(item)
+    return items
+
+
 def _timestamp(value: Any) -> float | None:
     if isinstance(value, (int, float)):
         return float(value)
@@ -256,17 +278,11 @@ class OpenAIBatchAPI:
             content = await with_retries(lambda f=file_id: self._call("afile_content", file_id=f), self.retry)
             raw = getattr(content, "content", content)
             text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
-            items.extend(self._item(line) for line in text.splitlines() if line.strip())
-        return [i for i in items if i is not None]
+            items.extend(_result_lines(text, self._item))
+        return items
 
-    def _item(self, line: str) -> ItemResult | None:
-        try:
-            data = json.loads(line)
-        except ValueError:
-            return None
-        custom_id = data.get("custom_id") if isinstance(data, dict) else None
-        if not isinstance(custom_id, str):
-            return None
+    def _item(self, data: dict[str, Any]) -> ItemResult | None:
+        custom_id = data["custom_id"]
         response = data.get("response")
         error = data.get("error")
         if isinstance(response, dict):
@@ -456,22 +472,12 @@ class AnthropicBatchAPI:
         # key is only ever sent to the server the user configured.
         payload = await with_retries(lambda: self._request("GET", f"{self.url}/{status.batch_id}/results"),
                                      self.retry)
-        items = []
-        for line in payload.decode("utf-8", "replace").splitlines():
-            if line.strip():
-                item = self._item(line)
-                if item is not None:
-                    items.append(item)
-        return items
+        return _result_lines(payload.decode("utf-8", "replace"), self._item)
 
-    def _item(self, line: str) -> ItemResult | None:
-        try:
-            data = json.loads(line)
-        except ValueError:
-            return None
-        custom_id = data.get("custom_id") if isinstance(data, dict) else None
-        result = data.get("result") if isinstance(data, dict) else None
-        if not isinstance(custom_id, str) or not isinstance(result, dict):
+    def _item(self, data: dict[str, Any]) -> ItemResult | None:
+        custom_id = data["custom_id"]
+        result = data.get("result")
+        if not isinstance(result, dict):
             return None
         kind = result.get("type")
         if kind == "succeeded":
