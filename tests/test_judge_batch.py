@@ -366,3 +366,20 @@ def test_a_batch_rejected_as_a_whole_stops_with_the_reason_and_frees_its_request
         out = judge(srv, "openai", tmp_path).generate_until(requests_for(lm, DOCS[:3]))
         assert sorted(srv.batches.submitted_ids().values()) == [2, 2, 2]
     assert all(parse_verdict(o).letter == "A" for o in out)
+
+
+def test_a_batch_the_provider_no_longer_knows_is_released_and_resubmitted(tmp_path: Path) -> None:
+    docs = DOCS[:3]
+    with FakeLLMServer() as srv:
+        srv.batches.script(BatchScript(polls=10**9))
+        lm = judge(srv, "anthropic", tmp_path, batch_wait=False)
+        with pytest.raises(RunStopped):
+            lm.generate_until(requests_for(lm, docs))
+        ledger = Ledger(tmp_path)
+        (job,) = ledger.jobs()
+        job.batch_id = "msgbatch_deleted"  # as if deleted at the provider
+        ledger.save(job)
+        srv.batches.script(BatchScript(polls=0))
+        out = judge(srv, "anthropic", tmp_path).generate_until(requests_for(lm, docs))
+        assert letters(out) == ["A", "A", "A"] and srv.stats()["batches"]["created"] == 2
+    assert [j.state for j in Ledger(tmp_path).jobs()] == ["abandoned", "collected"]

@@ -221,6 +221,9 @@ class BatchDriver:
                 assert job.batch_id is not None
                 status = await self.api.retrieve(job.batch_id)
             except CallError as err:
+                if err.kind == "not_found" and job.state == "submitted":
+                    self._forget(job)
+                    continue
                 raise self._api_error(err, f"checking batch {job.batch_id or job.job_id}") from None
             self._statuses[job.job_id] = status
             counts = {"total": status.total, "done": status.done, "failed": status.failed}
@@ -229,6 +232,14 @@ class BatchDriver:
                 self.ledger.save(job)
             if status.ended:
                 await self._collect(job, status)
+
+    def _forget(self, job: Job) -> None:
+        """A batch the provider no longer knows (deleted, or another account): free its requests."""
+        job.state = "abandoned"
+        job.note = "the provider does not know this batch (404); its requests were released"
+        self.ledger.save(job)
+        tqdm.write(f"prb-judge: {self.provider} does not know batch {job.batch_id} (deleted, or another "
+                   "account's key?); its unanswered requests will be submitted again", file=sys.stderr)
 
     async def _recover(self, job: Job, known: set[str]) -> None:
         """Resolve a submission left half-done by a process that died (or is still sending)."""

@@ -438,7 +438,8 @@ class AnthropicBatchAPI:
         matches = []
         for item in data.get("data", []) if isinstance(data, dict) else []:
             status = self._status(item)
-            if status.batch_id in known or status.created is None or status.created < since - 5:
+            # A minute of slack for clock skew between us and the provider.
+            if status.batch_id in known or status.created is None or status.created < since - 60:
                 continue
             if status.total == requests:
                 matches.append(status.batch_id)
