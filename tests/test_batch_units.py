@@ -158,3 +158,17 @@ def test_ledger_jobs_failures_and_an_exclusive_lease(tmp_path: Path) -> None:
     assert log in (["a in", "a out", "b in", "b out"], ["b in", "b out", "a in", "a out"])
     # The ledger names the key's variable, never a key.
     assert other.job(job.job_id).api_key_env == "MY_KEY_ENV"
+
+
+def test_batch_key_comes_from_the_environment_and_a_missing_one_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prb_tasks.judge.batch.providers import batch_key
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(JudgeConfigError, match="needs ANTHROPIC_API_KEY"):
+        batch_key("anthropic", None, None)
+    with pytest.raises(JudgeConfigError, match="needs MY_VAR"):
+        batch_key("openai", "http://h/v1", "MY_VAR")
+    assert batch_key("openai", "http://h/v1", None)  # a local server may check no key
+    monkeypatch.setenv("MY_VAR", "sk-x-1234")
+    assert batch_key("anthropic", None, "MY_VAR") == "sk-x-1234"

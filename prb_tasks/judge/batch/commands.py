@@ -9,37 +9,26 @@ answered and resubmits the rest.
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import datetime
 from pathlib import Path
 
 from prb_tasks.judge.batch.ledger import Job, Ledger
-from prb_tasks.judge.batch.providers import BatchStatus, batch_api
+from prb_tasks.judge.batch.providers import BatchStatus, batch_api, batch_key
 from prb_tasks.judge.client import CallError
+from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.runner import run_sync
 from prb_tasks.retry import RetryPolicy
 
-_DEFAULT_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 # Collected jobs shown without --all.
 _RECENT = 10
 
 
-def _key_for(job: Job) -> tuple[str | None, str | None]:
-    """(key, problem): the key to query ``job``'s provider with, or why there is none."""
-    env = job.api_key_env or _DEFAULT_ENV.get(job.provider, "")
-    key = os.environ.get(env) if env else None
-    if key:
-        return key, None
-    if job.provider == "openai" and job.api_base:
-        return "sk-no-key-required", None
-    return None, f"set {env} to refresh"
-
-
 async def _ask(job: Job, cancel: bool) -> BatchStatus:
-    key, problem = _key_for(job)
-    if key is None:
-        raise CallError("auth", "MissingKey", problem or "no key", retryable=False)
+    try:
+        key = batch_key(job.provider, job.api_base, job.api_key_env)
+    except JudgeConfigError as exc:
+        raise CallError("auth", "MissingKey", str(exc).removeprefix("prb-judge: "), retryable=False) from None
     api = batch_api(job.provider, job.api_base, key, 60.0, RetryPolicy(max_retries=2, base=0.5, cap=5.0))
     try:
         assert job.batch_id is not None

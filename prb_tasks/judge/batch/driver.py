@@ -44,6 +44,7 @@ from prb_tasks.judge.batch.providers import (
     BatchStatus,
     ItemResult,
     batch_api,
+    batch_key,
     provider_of,
 )
 from prb_tasks.judge.cache import CachedAnswer, JudgeCache
@@ -66,7 +67,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # Batch API calls move whole files: allow them more time than one chat call.
 MIN_BATCH_TIMEOUT = 600.0
-_PLACEHOLDER_KEY = "sk-no-key-required"
 
 
 def custom_id_for(key: str) -> str:
@@ -125,8 +125,8 @@ class BatchDriver:
         self.show_progress = show_progress
         self.price = lm.pricer.batch()
         self.retry = RetryPolicy(max_retries=s.max_retries, base=s.backoff_base, cap=s.backoff_max)
-        self.api = batch_api(self.provider, self.api_base, self._key(lm), max(s.timeout, MIN_BATCH_TIMEOUT),
-                             self.retry)
+        key = batch_key(self.provider, self.api_base, s.api_key_env)
+        self.api = batch_api(self.provider, self.api_base, key, max(s.timeout, MIN_BATCH_TIMEOUT), self.retry)
         self.bodies = BodyBuilder(self.model)
         self.report = BatchReport(self.provider)
         self.keys = [cache_key(request_digest(chats[i], self.model, self.api_base), sample_indices[i])
@@ -139,15 +139,6 @@ class BatchDriver:
         self._statuses: dict[str, BatchStatus] = {}
         self._last_waiting: list[Job] = []
         self._fresh = True  # todo was just read from the cache: no need to look again
-
-    def _key(self, lm: JudgeLM) -> str | None:
-        """The key for batch calls: the judge's, else the provider's variable (never logged)."""
-        if lm._api_key:
-            return lm._api_key
-        env = "OPENAI_API_KEY" if self.provider == "openai" else "ANTHROPIC_API_KEY"
-        if os.environ.get(env):
-            return os.environ[env]
-        return _PLACEHOLDER_KEY if self.provider == "openai" and self.api_base else None
 
     # -- the loop
 

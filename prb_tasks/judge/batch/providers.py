@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 import warnings
 from collections.abc import Awaitable, Callable
@@ -512,6 +513,27 @@ def batch_api(provider: str, api_base: str | None, api_key: str | None, timeout:
     if provider == "anthropic":
         return AnthropicBatchAPI(api_base, api_key, timeout, retry)
     raise JudgeConfigError(f"prb-judge: no batch API for provider {provider!r}; batch=true needs openai/ or anthropic/")
+
+
+_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+# OpenAI's client refuses to start without some key; local test servers check none.
+_PLACEHOLDER_KEY = "sk-no-key-required"
+
+
+def batch_key(provider: str, api_base: str | None, api_key_env: str | None) -> str:
+    """The key for batch calls, from ``api_key_env`` or the provider's usual variable.
+
+    Raises :class:`JudgeConfigError` (one line naming the variable) when there is none;
+    an OpenAI-compatible server at ``api_base`` may go without one.
+    """
+    variable = api_key_env or _KEY_VARIABLES.get(provider, "")
+    key = os.environ.get(variable) if variable else None
+    if key:
+        return key
+    if provider == "openai" and api_base and not api_key_env:
+        return _PLACEHOLDER_KEY
+    raise JudgeConfigError(f"prb-judge: batch=true with {provider} needs {variable} in the environment "
+                           "(or api_key_env=NAME naming the variable that holds the key)")
 
 
 def provider_of(model: str) -> str:
