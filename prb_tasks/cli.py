@@ -107,6 +107,7 @@ def run_eval(argv: list[str]) -> int:
     from prb_tasks.errors import PRBError
     from prb_tasks.judge.usage import interrupted_line, stopped_line, take_last_summary
     from prb_tasks.redact import redact
+    from prb_tasks.judge.errors import RunStopped
 
     saved = sys.argv
     sys.argv = ["prb eval", "run", *argv]
@@ -115,6 +116,10 @@ def run_eval(argv: list[str]) -> int:
         cli_evaluate()
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    except RunStopped as exc:
+        # A dry run or submitted batches: stopped on purpose, before any results.
+        print(str(exc), flush=True)
+        return exc.exit_code
     except KeyboardInterrupt:
         print(redact(interrupted_line(take_last_summary())), file=sys.stderr, flush=True)
         return 130
@@ -197,6 +202,17 @@ def run_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_batch(args: argparse.Namespace) -> int:
+    """``prb batch status|cancel``: the provider batches recorded in a judge cache folder."""
+    from prb_tasks.judge.batch.commands import batch_cancel, batch_status
+    from prb_tasks.judge.cache import default_cache_dir
+
+    folder = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
+    if args.batch_command == "status":
+        return batch_status(folder, args.all)
+    return batch_cancel(folder, args.batch_id)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="prb",
@@ -210,6 +226,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb cache info ; prb cache clear --older-than 30d\n"
             "  prb templates official ./official_prompts\n"
             "  prb compare runs/ --out report/\n"
+            "  prb batch status ; prb batch cancel BATCH_ID\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -258,6 +275,15 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--older-than", metavar="AGE", help="only answers older than AGE, e.g. 30d, 12h, 2w")
             cmd.add_argument("--scores", action="store_true",
                              help="clear the prb-rm score cache instead of the judge cache")
+
+    batch = sub.add_parser("batch", help="provider batches submitted by prb-judge runs with batch=true")
+    batch_sub = batch.add_subparsers(dest="batch_command", metavar="ACTION", required=True)
+    status = batch_sub.add_parser("status", help="list recorded batches; refresh the running ones")
+    status.add_argument("--all", action="store_true", help="also list every collected batch")
+    cancel = batch_sub.add_parser("cancel", help="ask the provider to cancel a running batch")
+    cancel.add_argument("batch_id", metavar="ID", help="batch id as `prb batch status` shows it")
+    for cmd in (status, cancel):
+        cmd.add_argument("--cache-dir", help="judge cache folder (default: $PRB_CACHE_DIR/judge or the user cache dir)")
     return parser
 
 
@@ -287,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         return datatools.validate(args.dir, args.family)
     if args.command == "cache":
         return run_cache(args)
+    if args.command == "batch":
+        return run_batch(args)
     if args.command == "templates":
         from prb_tasks.prompts.official_templates import run as write_official
 

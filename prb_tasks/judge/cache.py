@@ -39,6 +39,8 @@ class CachedAnswer:
         cost: dollars it cost when it was made (None: price unknown).
         latency: seconds the call took.
         created: Unix time it was stored.
+        profile: :func:`~prb_tasks.judge.request.answer_profile` of the request (None:
+            stored before profiles existed).
     """
 
     text: str
@@ -49,6 +51,7 @@ class CachedAnswer:
     cost: float | None = None
     latency: float = 0.0
     created: float = 0.0
+    profile: str | None = None
 
     def to_json(self) -> str:
         return json.dumps({"v": _ANSWER_VERSION, **asdict(self)}, ensure_ascii=False)
@@ -82,6 +85,7 @@ class CachedAnswer:
             cost=opt_num("cost"),
             latency=opt_num("latency") or 0.0,
             created=opt_num("created") or 0.0,
+            profile=data["profile"] if isinstance(data.get("profile"), str) else None,
         )
 
 

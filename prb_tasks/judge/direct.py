@@ -47,6 +47,46 @@ def served_name(model: str) -> str:
     return model
 
 
+def status_error(status: int, payload: bytes, headers: Any, secrets: tuple[str, ...] = ()) -> CallError:
+    """Classify a non-200 HTTP reply of an OpenAI-style API (also used for batch APIs).
+
+    Args:
+        status: HTTP status.
+        payload: reply body (its ``error.message`` is shown when present).
+        headers: reply headers (for ``Retry-After``).
+        secrets: exact strings to keep out of the message.
+    """
+    kind, name, retryable, fatal = _STATUS.get(
+        status,
+        ("server", "InternalServerError", True, False) if status >= 500 else ("other", "APIError", False, False),
+    )
+    message = sanitize(f"HTTP {status}: {_error_text(payload)}", secrets)
+    return CallError(kind, name, message, retryable=retryable, fatal=fatal, retry_after=parse_retry_after(headers))
+
+
+def chat_completion_result(data: Any, latency: float = 0.0) -> CallResult:
+    """Read an OpenAI chat completion (parsed JSON); raises a retryable :class:`CallError` if it is not one."""
+    try:
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise CallError("malformed", "MalformedResponse", "reply is not a chat completion", retryable=True) from None
+    usage = data.get("usage") or {}
+    details = usage.get("completion_tokens_details") or {}
+    finish = choice.get("finish_reason")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    return CallResult(
+        text=assemble_text(message.get("content"), reasoning),
+        refused=bool(message.get("refusal")) or finish == "content_filter",
+        finish_reason=finish,
+        input_tokens=_int(usage.get("prompt_tokens")),
+        output_tokens=_int(usage.get("completion_tokens")),
+        reasoning_tokens=_int(details.get("reasoning_tokens")) if isinstance(details, dict) else None,
+        provider_cost=None,
+        latency=latency,
+    )
+
+
 def _error_text(body: bytes) -> str:
     try:
         data = json.loads(body)
@@ -122,34 +162,14 @@ class DirectOpenAIClient:
         return self._result(payload, latency)
 
     def _status_error(self, status: int, payload: bytes, headers: Any) -> CallError:
-        kind, name, retryable, fatal = _STATUS.get(
-            status,
-            ("server", "InternalServerError", True, False) if status >= 500 else ("other", "APIError", False, False),
-        )
-        message = sanitize(f"HTTP {status}: {_error_text(payload)}", self._secrets)
-        return CallError(kind, name, message, retryable=retryable, fatal=fatal, retry_after=parse_retry_after(headers))
+        return status_error(status, payload, headers, self._secrets)
 
     def _result(self, payload: bytes, latency: float) -> CallResult:
         try:
             data = json.loads(payload)
-            choice = data["choices"][0]
-            message = choice.get("message") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except ValueError:
             raise CallError("malformed", "MalformedResponse", "reply is not a chat completion", retryable=True) from None
-        usage = data.get("usage") or {}
-        details = usage.get("completion_tokens_details") or {}
-        finish = choice.get("finish_reason")
-        reasoning = message.get("reasoning_content") or message.get("reasoning")
-        return CallResult(
-            text=assemble_text(message.get("content"), reasoning),
-            refused=bool(message.get("refusal")) or finish == "content_filter",
-            finish_reason=finish,
-            input_tokens=_int(usage.get("prompt_tokens")),
-            output_tokens=_int(usage.get("completion_tokens")),
-            reasoning_tokens=_int(details.get("reasoning_tokens")) if isinstance(details, dict) else None,
-            provider_cost=None,
-            latency=latency,
-        )
+        return chat_completion_result(data, latency)
 
     async def aclose(self) -> None:
         if self._session is not None and not self._session.closed:

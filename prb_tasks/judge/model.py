@@ -134,7 +134,17 @@ class JudgeLM(LM):
         # once; repeats are numbered here from the raw arguments (same args, same request).
         chats = _LazyRequests(self, [req.args[:2] for req in requests])
         s = self.settings
+        if s.dry_run:
+            from prb_tasks.judge.dryrun import run_dry_run
+
+            run_dry_run(self, chats, chats.sample_indices(), [getattr(r, "task_name", None) for r in requests])
         usage = UsageTracker(model=s.model_id, transport="direct" if self.direct else "litellm", judgments=len(chats))
+        settled: dict[int, str] = {}
+        if s.batch:
+            # Provider batches fill the cache first; the run below then finds the answers there.
+            from prb_tasks.judge.batch import run_batches, run_unsettled
+
+            settled = run_batches(self, chats, chats.sample_indices(), usage, show_progress=not disable_tqdm)
         cache = JudgeCache(self.cache_dir, s.cache)
         runner = JudgeRunner(
             settings=s,
@@ -147,7 +157,8 @@ class JudgeLM(LM):
         )
         results: list[str] | None = None
         try:
-            results = runner.run(chats, chats.sample_indices())
+            results = (run_unsettled(runner, chats, chats.sample_indices(), settled, usage) if settled
+                       else runner.run(chats, chats.sample_indices()))
             usage.count_verdicts(results)
         finally:
             # Also on Ctrl-C and fatal errors: `prb eval` reports what was saved.

@@ -37,6 +37,9 @@ HARNESS_KEYS = ("batch_size", "max_batch_size", "device")
 # Providers whose model id plus an ``api_base`` means "an OpenAI-compatible server".
 OPENAI_COMPATIBLE_PREFIXES = ("openai/", "hosted_vllm/")
 
+# Providers whose batch APIs ``batch=true`` speaks.
+BATCH_PREFIXES = ("openai/", "anthropic/")
+
 
 class JudgeSettings(BaseModel):
     """Everything a judge config or ``--model_args`` may set.
@@ -75,6 +78,19 @@ class JudgeSettings(BaseModel):
         max_cost: dollars of new spending after which remaining judgments are skipped.
         reask: ask once more, for the verdict only, when a completion has none.
         reask_prompt: the follow-up user message used by ``reask``.
+        dry_run: build every request, count cached ones, input tokens and expected
+            output tokens, print the cost at standard and batch prices, send nothing
+            and write no results.
+        batch: send the requests not yet cached through the provider's batch API
+            (OpenAI, Anthropic; about half the price, answers within 24 hours), store
+            the answers in the cache, then finish the run from the cache.
+        batch_wait: with ``batch``, wait for the batches to end (``false``: submit,
+            print how to collect, and stop without results; the same command collects).
+        batch_poll: seconds between status checks of submitted batches.
+        batch_max_requests: most requests per batch (default: the provider's limit,
+            50,000 for OpenAI, 100,000 for Anthropic; batches also stay under its size limit).
+        batch_retries: how many later batches may retry a request that failed inside a
+            batch with a transient error, before it becomes an error outcome.
     """
 
     # inf/nan are refused: ``max_cost=inf`` or ``timeout=nan`` would silently disable a limit.
@@ -106,6 +122,12 @@ class JudgeSettings(BaseModel):
     max_cost: float | None = Field(None, gt=0)
     reask: bool = False
     reask_prompt: str = DEFAULT_REASK_PROMPT
+    dry_run: bool = False
+    batch: bool = False
+    batch_wait: bool = True
+    batch_poll: float = Field(30.0, gt=0)
+    batch_max_requests: int | None = Field(None, ge=1)
+    batch_retries: int = Field(2, ge=0, le=20)
 
     @field_validator("api_key_env")
     @classmethod
@@ -131,6 +153,26 @@ class JudgeSettings(BaseModel):
             raise ValueError(
                 "set both input_cost_per_mtok and output_cost_per_mtok (a missing price "
                 "would be counted as unknown)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _batch_options(self) -> JudgeSettings:
+        if not self.batch:
+            extra = sorted(self.model_fields_set & {"batch_wait", "batch_poll", "batch_max_requests", "batch_retries"})
+            if extra:
+                raise ValueError(f"{', '.join(extra)}: only used with batch=true")
+            return self
+        if self.model and not self.model.startswith(BATCH_PREFIXES):
+            raise ValueError(
+                f"batch=true works with OpenAI (openai/...) and Anthropic (anthropic/...) models, not {self.model}"
+            )
+        if self.cache != "on":
+            raise ValueError("batch=true stores answers in the cache and finishes from it: it needs cache=on")
+        if self.max_cost is not None:
+            raise ValueError(
+                "max_cost cannot be enforced with batch=true (a batch is billed as a whole); "
+                "run with dry_run=true first to see the cost"
             )
         return self
 

@@ -3,6 +3,10 @@
 Order of trust: prices the user gave (``input_cost_per_mtok`` / ``output_cost_per_mtok``,
 for local or unlisted models), then litellm's own pricing of the reply, then litellm's
 price table for the model id. When none applies the cost is *unknown* (None), never 0.
+
+Provider batches (``batch=true``) are priced with litellm's listed batch price for the
+model when it has one, else at :data:`BATCH_DISCOUNT` of the standard price (OpenAI and
+Anthropic both charge half); prices given in model_args get the same discount.
 """
 
 from __future__ import annotations
@@ -35,9 +39,18 @@ class Price:
         return input_tokens * self.input_per_token + output_tokens * self.output_per_token
 
 
+# Share of the standard price charged for batch requests when litellm lists no batch price.
+BATCH_DISCOUNT = 0.5
+
+
 @lru_cache(maxsize=64)
-def litellm_price(model: str) -> Price | None:
-    """litellm's listed price for a model id, if it has one."""
+def litellm_price(model: str, suffix: str = "") -> Price | None:
+    """litellm's listed price for a model id, if it has one.
+
+    Args:
+        model: litellm model id.
+        suffix: ``""`` for the standard price, ``"_batches"`` for the batch price.
+    """
     from prb_tasks.judge.client import import_litellm
 
     litellm = import_litellm()
@@ -45,10 +58,16 @@ def litellm_price(model: str) -> Price | None:
         info = litellm.get_model_info(model)
     except Exception:  # noqa: BLE001 - litellm raises several types for "not mapped"
         return None
-    pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    pin, pout = info.get(f"input_cost_per_token{suffix}"), info.get(f"output_cost_per_token{suffix}")
     if not isinstance(pin, (int, float)) or not isinstance(pout, (int, float)):
         return None
-    return Price(float(pin), float(pout), "litellm")
+    return Price(float(pin), float(pout), "litellm batch price" if suffix else "litellm")
+
+
+def discounted(price: Price) -> Price:
+    """``price`` at :data:`BATCH_DISCOUNT`, for batches without a listed batch price."""
+    return Price(price.input_per_token * BATCH_DISCOUNT, price.output_per_token * BATCH_DISCOUNT,
+                 f"{price.source} at {BATCH_DISCOUNT:.0%} for batches")
 
 
 class Pricer:
@@ -69,6 +88,16 @@ class Pricer:
     def listed(self) -> Price | None:
         """The price used when the reply carries none: user-supplied, else litellm's table."""
         return self.user or litellm_price(self.model)
+
+    def batch(self) -> Price | None:
+        """The price of a request sent in a provider batch (see the module docstring)."""
+        if self.user is not None:
+            return discounted(self.user)
+        listed = litellm_price(self.model, "_batches")
+        if listed is not None:
+            return listed
+        standard = litellm_price(self.model)
+        return discounted(standard) if standard is not None else None
 
     def cost(self, result: CallResult) -> float | None:
         """Dollars for one reply (None: unknown)."""

@@ -93,3 +93,20 @@ def cache_key(digest: str, sample_index: int) -> str:
             repeats get their own answers instead of all sharing the first.
     """
     return f"judge:{digest}:{sample_index}"
+
+
+def answer_profile(request: ChatRequest, model: str, api_base: str | None) -> str:
+    """Fingerprint of what shapes the length of an answer apart from the case judged.
+
+    Model, server, the system messages (the judging rules a template renders) and the
+    generation settings. Stored answers carry it, so a dry run can estimate output
+    tokens from earlier answers of the same judge with the same rules.
+    """
+    payload = {
+        "model": model,
+        "api_base": api_base,
+        "system": [m["content"] for m in request.messages if m["role"] == "system"],
+        "params": request.params(),
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

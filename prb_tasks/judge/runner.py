@@ -42,7 +42,7 @@ from prb_tasks.judge.keys import key_variable
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
-from prb_tasks.judge.request import ChatRequest, cache_key, request_digest
+from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
 from prb_tasks.redact import redact
 from prb_tasks.retry import RetryPolicy
 from prb_tasks.judge.usage import UsageTracker
@@ -448,6 +448,7 @@ class JudgeRunner:
                     cost=cost,
                     latency=round(result.latency, 4),
                     created=time.time(),
+                    profile=answer_profile(request, self.settings.model_id, self.settings.api_base),
                 ))
                 self.usage.stored += int(self.cache.writable)
             return Outcome(result.text, "ok")

@@ -106,6 +106,8 @@ class UsageTracker:
     stopped_kind: str | None = None
     answered: int = 0
     unparsed: int = 0
+    # What provider batches did in this run (batch=true), see prb_tasks.judge.batch.
+    batch: dict[str, Any] | None = None
 
     # -- recording
 
@@ -232,6 +234,7 @@ class UsageTracker:
             "stopped": self.stopped,
             "stopped_kind": self.stopped_kind,
             "wall_s": round(wall, 3),
+            "batch": self.batch,
         }
 
     def render(self) -> str:
@@ -272,6 +275,13 @@ class UsageTracker:
             lines.append(f"  {self.budget_stop}")
         if self.stopped:
             lines.append(f"  stopped early: {self.stopped}")
+        if self.batch:
+            b = self.batch
+            lines.append(
+                f"  batches: {len(b['batches_submitted'])} submitted ({b['requests_submitted']} requests), "
+                f"{b['answers_collected']} answers collected, {b['failed']} failed; "
+                f"cost {b['cost_label']} at batch prices (the answers above count as cache hits)"
+            )
         from prb_tasks.redact import redact
 
         return redact("\n".join(lines))

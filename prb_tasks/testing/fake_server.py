@@ -17,6 +17,8 @@ Endpoints (all non-streaming unless noted):
   with a 404 that says so).
 * Ollama chat: ``POST /api/chat`` (``stream: true`` answered with NDJSON);
   ``GET /api/tags``. Use ``ollama_chat/<name>`` with ``api_base=server.url``.
+* Batch APIs: OpenAI files + batches and Anthropic message batches, with scripted
+  state changes (see :mod:`prb_tasks.testing.fake_batches`; ``server.batches``).
 * Control: ``GET /_stats`` returns :meth:`FakeLLMServer.stats` as JSON,
   ``POST /_reset`` clears it.
 
@@ -597,6 +599,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         owner = self.server.owner
         path = self._route()
+        if path != "/_stats":
+            owner._count_http()
+        if owner.batches.handle(self, "GET", path, b""):
+            return
         if path == "/_stats":
             self._send_json(200, owner.stats())
         elif path in ("/v1/models", "/models"):
@@ -618,6 +624,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/_reset":
             owner.reset()
             self._send_json(200, {"ok": True})
+            return
+        owner._count_http()
+        if owner.batches.handle(self, "POST", path, raw):
             return
         api = _CHAT_ROUTES.get(path)
         if api is None:
@@ -721,7 +730,7 @@ class _Handler(BaseHTTPRequestHandler):
                 owner._count("policy_misses")
         text = self._echo(str(text)) if owner.echo_credentials else str(text)
 
-        prompt_tokens = max(1, sum(_count_tokens(m["content"]) for m in messages))
+        prompt_tokens = owner._prompt_tokens(messages, model)
         serial = owner._serial()
         if api == "openai":
             self._send_json(200, _openai_reply(model, text, prompt_tokens, fault == "refusal", serial),
@@ -771,6 +780,7 @@ class FakeLLMServer:
         echo_credentials: bool = False,
         die_after: int | None = None,
         max_parallel: int | None = None,
+        token_counter: Callable[[list[Message], str], int] | None = None,
     ) -> None:
         """Bind the socket and start serving.
 
@@ -801,6 +811,9 @@ class FakeLLMServer:
             max_parallel: Work on at most this many chat requests at a time (the rest
                 queue, their ``latency`` running one after another), like a CPU
                 llama.cpp server; None: no limit.
+            token_counter: Counts the prompt tokens reported in ``usage``, from the
+                normalized messages and the requested model name (default: whitespace
+                words). Pass a real tokenizer to check token estimates against it.
         """
         self.policy: Policy = policy if policy is not None else always("A")
         self.latency = float(latency)
@@ -816,6 +829,7 @@ class FakeLLMServer:
         )
         self._answers = 0
         self._dead = threading.Event()
+        self.token_counter = token_counter
 
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
@@ -828,6 +842,9 @@ class FakeLLMServer:
         self._conns: set[socket.socket] = set()
         self._serial_counter = itertools.count(1)
         self._init_stats()
+        from prb_tasks.testing.fake_batches import FakeBatches
+
+        self.batches = FakeBatches(self)
 
         self._httpd = _HTTPServer((host, port), self)
         self._thread = threading.Thread(
@@ -895,6 +912,7 @@ class FakeLLMServer:
     # -- stats
 
     def _init_stats(self) -> None:
+        self._http = 0
         self._total = 0
         self._by_path: dict[str, int] = {}
         self._by_api: dict[str, int] = {}
@@ -910,8 +928,10 @@ class FakeLLMServer:
         Keys: ``total_requests`` (chat requests only), ``by_path``, ``by_api``,
         ``faults`` (per injected kind), ``successes`` (policy replies),
         ``policy_misses``, ``policy_errors``, ``models`` (the ``model`` field of
-        every request body, in arrival order) and ``auth`` (per request, whether an
-        ``authorization`` / ``x-api-key`` header was present -- never the values).
+        every request body, in arrival order), ``auth`` (per request, whether an
+        ``authorization`` / ``x-api-key`` header was present -- never the values),
+        ``http_requests`` (every HTTP request but the control endpoints) and
+        ``batches`` (:meth:`FakeBatches.stats`).
         """
         with self._lock:
             return {
@@ -922,6 +942,8 @@ class FakeLLMServer:
                 **self._counters,
                 "models": list(self._models_seen),
                 "auth": [dict(a) for a in self._auth_seen],
+                "http_requests": self._http,
+                "batches": self.batches.stats(),
             }
 
     @property
@@ -936,6 +958,7 @@ class FakeLLMServer:
         """Clear counters and recorded requests (faults and policy stay as they are)."""
         with self._lock:
             self._init_stats()
+        self.batches.reset_stats()
 
     def _record(self, path: str, api: str, headers: dict[str, str], body: Any) -> None:
         model = body.get("model") if isinstance(body, dict) else None
@@ -947,6 +970,15 @@ class FakeLLMServer:
             self._auth_seen.append({"authorization": "authorization" in headers, "x_api_key": "x-api-key" in headers})
             if self.record_requests:
                 self._requests.append({"path": path, "api": api, "headers": headers, "body": body})
+
+    def _count_http(self) -> None:
+        with self._lock:
+            self._http += 1
+
+    def _prompt_tokens(self, messages: list[Message], model: str) -> int:
+        if self.token_counter is not None:
+            return int(self.token_counter(messages, model))
+        return max(1, sum(_count_tokens(m["content"]) for m in messages))
 
     def _count(self, key: str) -> None:
         with self._lock:
