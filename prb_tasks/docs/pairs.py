@@ -100,5 +100,8 @@ class DocList(list):
 
 
 def to_dataset(docs: list[dict[str, Any]]) -> dict[str, DocList]:
-    """The ``{"test": documents}`` dict a ``custom_dataset`` loader returns."""
-    return {"test": DocList(docs)}
+    """The ``{"test": documents}`` dict a ``custom_dataset`` loader returns; each prompt
+    moves to :mod:`prb_tasks.docs.prompt_store` (the samples file then writes it once)."""
+    from prb_tasks.docs.prompt_store import stash
+
+    return {"test": DocList(stash(docs))}
