@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -54,6 +55,8 @@ def _write_judge_usage(summary: dict | None, output_path: str | None, started: f
 
 def _print_legend(requested: list[str]) -> None:
     """Explain the metric names under lm-eval's table, for runs of prb tasks."""
+    if os.environ.get("RANK", "0") != "0":
+        return  # under accelerate launch only rank 0 prints the table
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.scoring import bestofn, breakdowns
     from prb_tasks.scoring.metrics import JUDGE_LEGEND, SCALAR_LEGEND
