@@ -133,6 +133,9 @@ class ProfileColumn:
         return memoryview(data if data is not None else b"")
 
 
+_DECODED: list["SubsetTable"] = []
+
+
 class SubsetTable:
     """One subset of the benchmark, read and checked, in dataset order.
 
@@ -179,7 +182,13 @@ class SubsetTable:
 
     @cached_property
     def profiles(self) -> ProfileColumn:
-        """Every row's posts; read (and if needed checked) on first use."""
+        """Every row's posts; read on first use. Only one subset keeps its column decoded
+        at a time (~100 MB each on the full benchmark): a scorer that walks the subsets
+        one after the other never holds all three."""
+        for other in _DECODED:
+            if other is not self:
+                other.release_profiles()
+        _DECODED[:] = [self]
         return ProfileColumn(self._load_profiles())
 
     def profile_batches(self, rows: int = 128) -> Iterator[tuple[int, ProfileColumn]]:
@@ -347,7 +356,12 @@ def _read_parquet(path: Path) -> _Part:
                 for batch in reader.iter_batches(batch_size=rows, columns=["profile"]):
                     yield batch.column(0)
 
-            return _Part(small, lambda: pq.read_table(path, columns=["profile"]).column("profile"), pieces)
+            def whole() -> Any:
+                import pyarrow as pa
+
+                return pa.concat_arrays(list(pieces(4096)))  # less memory than read_table
+
+            return _Part(small, whole, pieces)
         profile = pq.read_table(path, columns=["profile"]).column("profile")
         if _nulls("profile", profile):
             raise _Slow
