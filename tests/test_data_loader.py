@@ -74,7 +74,8 @@ def test_bad_row_names_file_row_id_and_field(tmp_path, all_sample_rows, fmt, kin
     message = str(info.value)
     assert "\n" not in message
     assert f"{FILE}.{fmt}" in message
-    assert "row 4" in message
+    # rows[4] is the fifth row: numbered from 1, like lines (in jsonl, its line number)
+    assert "row 5 " in message
     if kind != "id wrong type":
         assert rows[4]["id"] in message
     assert f"'{field}'" in message
@@ -84,12 +85,12 @@ def test_same_answers_and_duplicate_ids_are_rejected(tmp_path, all_sample_rows):
     rows = copy.deepcopy(all_sample_rows[ART.config])
     rows[2]["rejected"] = rows[2]["chosen"]
     write_layout(tmp_path, {ART.config: rows}, "jsonl")
-    with pytest.raises(DataError, match=r"row 2 .*same text"):
+    with pytest.raises(DataError, match=r"row 3 .*same text"):
         load_rows(ART, str(tmp_path))
     rows = copy.deepcopy(all_sample_rows[ART.config])
     rows[5]["id"] = rows[1]["id"]
     write_layout(tmp_path, {ART.config: rows}, "jsonl")
-    with pytest.raises(DataError, match=r"row 5 .*duplicate id .*row 1"):
+    with pytest.raises(DataError, match=r"row 6 .*duplicate id .*row 2"):
         load_rows(ART, str(tmp_path))
 
 
@@ -99,7 +100,7 @@ def test_broken_files(tmp_path, all_sample_rows):
     path = folder / f"{FILE}.jsonl"
     good = json.dumps(all_sample_rows[ART.config][0])
     path.write_text(good + "\n{not json\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"line 2: not valid JSON"):
+    with pytest.raises(DataError, match=r"line 2, column 2: not valid JSON"):
         load_rows(ART, str(tmp_path))
     path.write_text(good + "\n[1, 2]\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"line 2: expected a JSON object"):
@@ -167,10 +168,49 @@ def test_oracle_shows_aspects_and_question_only_does_not(all_sample_rows):
 
 
 def test_download_offline_fails_with_one_clear_message(tmp_path, capsys, monkeypatch):
+    from prb_tasks.data import hub
     from prb_tasks.datatools import download
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert download(tmp_path / "copy") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "cannot download QiyaoMa/Personalized-RewardBench: HF_HUB_OFFLINE is set" in err[0]
+    assert "access to huggingface.co" in err[0]
+
+    # Without the switch, an unreachable hub is found by one quick connection attempt
+    # (this machine has no network; a closed local port stands in for it anyway).
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    hub.unreachable_reason.cache_clear()
+    try:
+        assert download(tmp_path / "copy") == 1
+    finally:
+        hub.unreachable_reason.cache_clear()
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "cannot connect to 127.0.0.1:9" in line
+
+
+def test_download_and_validate_name_what_is_wrong(tmp_path, capsys):
+    from prb_tasks.datatools import download
+
+    (tmp_path / "file").write_text("x")
+    assert download(tmp_path / "file" / "copy") == 2
+    assert "cannot create" in capsys.readouterr().err
+    assert download(tmp_path / "copy", ["Art_and_Entertainmnt"]) == 2
+    assert "did you mean 'Art_and_Entertainment'" in capsys.readouterr().err
+    assert validate(tmp_path / "file") == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "is a file, not a folder" in line
+    assert validate(tmp_path / "nowhere") == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_validate_sample_keyword(capsys, monkeypatch, tmp_path):
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)  # no folder called 'sample' here
+    assert validate(Path("sample")) == 0
     out = capsys.readouterr().out
-    assert "download of QiyaoMa/Personalized-RewardBench failed" in out
-    assert "connected machine" in out
+    assert "the bundled synthetic sample" in out and "36" in out

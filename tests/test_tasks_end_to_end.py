@@ -183,7 +183,7 @@ def test_bad_data_stops_the_run_with_one_line(tmp_path, all_sample_rows):
                     json.dumps({"data_dir": str(tmp_path / "data")})], cwd=tmp_path)
     assert proc.returncode == 2
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("prb: bad row in ") and "row 7" in last and "'rejected'" in last
+    assert last.startswith("prb: bad row in ") and "row 8 " in last and "'rejected'" in last
     assert "Traceback" not in proc.stderr
 
 

@@ -1,9 +1,9 @@
 """Turn validated benchmark rows into the small documents lm-eval iterates over.
 
 One loader serves every task; the task YAML says which subset and variant it wants
-(``dataset_kwargs``) and the user tunes it with ``--metadata`` (``data_dir``, ``k``,
-``max_post_chars``, ``templates``, ``system_template``, ``user_template``). lm-eval
-also passes every ``--model_args`` key here, hence ``**_unused``.
+(``dataset_kwargs``) and the user tunes it with ``--metadata`` (the keys of
+:data:`METADATA`). lm-eval also passes every ``--model_args`` key here;
+:mod:`prb_tasks.docs.metadata` tells the two apart and refuses unknown keys.
 
 Prompts are rendered here, once, so the sample log shows exactly what was sent and
 the judge backend sees plain chat messages. Raw profiles are never copied into docs.
@@ -14,18 +14,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from prb_tasks.data import profile_store
+from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.sources import load_rows, resolve_data_dir
-from prb_tasks.data.personalized_rb.subsets import Subset, subset_by_name
+from prb_tasks.data.personalized_rb.subsets import HF_REPO, Subset, subset_by_name
+from prb_tasks.docs.metadata import MetadataError, MetadataSpec, check_options
 from prb_tasks.prompts.retrieval import DEFAULT_K, DEFAULT_MAX_POST_CHARS, select_posts
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
+from prb_tasks.resources import sample_dir
 from prb_tasks.scoring.order import official_positions
 
 Variant = Literal["both", "official", "profile", "oracle", "scalar", "scalar_profile"]
 JUDGE_VARIANTS = ("both", "official", "profile", "oracle")
 SCALAR_VARIANTS = ("scalar", "scalar_profile")
+
+#: The ``--metadata`` keys of every ``personalized_rb*`` task.
+METADATA = MetadataSpec(
+    family="personalized_rb",
+    keys={
+        "data_dir": "local copy in the HF layout; 'sample' = the bundled sample (default $PRB_DATA_DIR, else the hub)",
+        "k": f"posts shown in profile variants (default {DEFAULT_K})",
+        "max_post_chars": f"longest post text shown (default {DEFAULT_MAX_POST_CHARS})",
+        "templates": "folder of replacement templates, same file names as templates/",
+        "system_template": "file replacing the judge system prompt",
+        "user_template": "file replacing the user-message template of the variant",
+    },
+    fixed=frozenset({"subset", "variant", "source"}),
+)
 
 _USER_TEMPLATE = {
     "both": "judge/user.jinja",
@@ -57,7 +73,28 @@ class DocOptions:
     user_template: str | None = None
 
     @classmethod
-    def from_kwargs(cls, raw: dict[str, Any]) -> "DocOptions":
+    def from_kwargs(cls, raw: dict[str, Any], source: str | None = None) -> "DocOptions":
+        """Validate the loader's keywords.
+
+        Args:
+            raw: every keyword lm-eval passed (``--metadata``, ``--model_args``, its own).
+            source: the data source fixed by the task YAML (``sample``), if any.
+
+        Raises:
+            MetadataError: an unknown ``--metadata`` key, or ``data_dir`` given to a
+                task whose data is fixed.
+            DataError: a value of the wrong type.
+        """
+        task = _task_name(raw)
+        check_options(METADATA, raw, task)
+        data_dir = raw.get("data_dir")
+        if source is not None and data_dir not in (None, "", source):
+            raise MetadataError(
+                f"prb: {task or 'this task'} always reads the bundled {source}, so data_dir={data_dir!r} "
+                "would be ignored; run the same variant without '_sample' (e.g. personalized_rb_scalar) "
+                "to use your data, or drop data_dir"
+            )
+
         def as_int(name: str, default: int, minimum: int) -> int:
             value = raw.get(name, default)
             try:
@@ -97,9 +134,27 @@ def _identity(row: PRBRow, subset: Subset, variant: Variant) -> dict[str, Any]:
     }
 
 
+def _task_name(raw: dict[str, Any]) -> str | None:
+    # lm-eval passes the task's YAML file; ours are named after their task.
+    origin = raw.get("config_source")
+    if not origin or origin == "inline":
+        return None
+    from pathlib import Path
+
+    return Path(str(origin)).stem
+
+
 def _source_tag(options: DocOptions, source: str | None) -> str:
     folder = resolve_data_dir(source or options.data_dir)
     return "hub" if folder is None else str(folder)
+
+
+def _data_source(options: DocOptions, source: str | None, subset: Subset, rows: int) -> provenance.DataSource:
+    folder = resolve_data_dir(source or options.data_dir)
+    if folder is None:
+        return provenance.DataSource("hub", HF_REPO, subset.config, rows)
+    kind = "sample" if folder.resolve() == sample_dir().resolve() else "local"
+    return provenance.DataSource(kind, str(folder), subset.config, rows)
 
 
 def _judge_docs(
@@ -188,8 +243,9 @@ def build_docs(
         **options: ``--metadata`` / ``--model_args`` keys; see :class:`DocOptions`.
     """
     chosen_subset = subset_by_name(subset)
-    opts = DocOptions.from_kwargs(options)
+    opts = DocOptions.from_kwargs(options, source)
     rows = load_rows(chosen_subset, source or opts.data_dir)
+    provenance.record(options, _data_source(opts, source, chosen_subset, len(rows)))
     if variant in JUDGE_VARIANTS:
         return _judge_docs(rows, chosen_subset, variant, opts)
     if variant in SCALAR_VARIANTS:

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.suggest import did_you_mean
 
 CacheMode = Literal["on", "off", "read", "write", "refresh"]
 Transport = Literal["auto", "litellm", "direct"]
@@ -163,7 +164,7 @@ def _describe(exc: ValidationError, where: str, known: set[str]) -> str:
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(settings)"
         if err["type"] == "extra_forbidden":
-            problems.append(f"unknown key '{loc}'")
+            problems.append(f"unknown key '{loc}'{did_you_mean(loc, known)}")
         else:
             msg = err["msg"].removeprefix("Value error, ")
             problems.append(f"'{loc}': {msg}" if err["loc"] else msg)

@@ -8,12 +8,14 @@ naming the key and what is accepted, before anything heavy is loaded.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from prb_tasks.rm.errors import RMError
+from prb_tasks.suggest import did_you_mean
 
 ScorerName = Literal["auto", "length", "bm25", "embedding", "hf", "served"]
 
@@ -200,11 +202,14 @@ def _first_problem(error: ValidationError, raw: dict[str, Any]) -> str:
     location = [str(part) for part in problem.get("loc", ()) if part not in ("", None)]
     message = problem.get("msg", "invalid value").removeprefix("Value error, ")
     if problem.get("type") == "extra_forbidden" and location:
-        return (f"prb-rm: unknown model_args key '{location[0]}'; accepted: "
-                + ", ".join(accepted_keys()))
+        return (f"prb-rm: unknown model_args key '{location[0]}'{did_you_mean(location[0], accepted_keys())}; "
+                "accepted: " + ", ".join(accepted_keys()))
     if location:
         key = location[0]
-        return f"prb-rm: model_args {key}={raw.get(key)!r} is invalid: {message}"
+        hint = ""
+        if problem.get("type") == "literal_error" and isinstance(raw.get(key), str):
+            hint = did_you_mean(raw[key], re.findall(r"'([^']+)'", str((problem.get("ctx") or {}).get("expected"))))
+        return f"prb-rm: model_args {key}={raw.get(key)!r} is invalid{hint}: {message}"
     return f"prb-rm: invalid model_args: {message}"
 
 

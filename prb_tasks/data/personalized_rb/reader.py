@@ -48,7 +48,10 @@ def split_files(data_dir: Path, subset: Subset) -> list[Path]:
 
 
 def validate_rows(raw: Iterable[dict[str, Any]], origin: str) -> list[PRBRow]:
-    """Validate raw dict rows; raise DataError naming ``origin``, row index and id.
+    """Validate raw dict rows; raise DataError naming ``origin``, row number and id.
+
+    Rows are numbered from 1, like lines (in a ``.jsonl`` file without blank lines,
+    row N is line N).
 
     Args:
         raw: rows as dicts, in dataset order.
@@ -56,7 +59,7 @@ def validate_rows(raw: Iterable[dict[str, Any]], origin: str) -> list[PRBRow]:
     """
     rows: list[PRBRow] = []
     seen: dict[str, int] = {}
-    for index, item in enumerate(raw):
+    for index, item in enumerate(raw, start=1):
         try:
             row = PRBRow.model_validate(item)
         except ValidationError as exc:

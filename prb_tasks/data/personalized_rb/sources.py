@@ -66,8 +66,23 @@ def _from_folder(folder: Path, subset: Subset, _stamp: tuple[float, ...]) -> lis
     return read_subset(folder, subset)
 
 
+def _offline_advice() -> str:
+    return (f"on an offline machine run `prb data download DIR` elsewhere and pass "
+            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}")
+
+
 @lru_cache(maxsize=4)
 def _from_hub(subset: Subset) -> list[PRBRow]:
+    from prb_tasks.data.hub import offline_mode, unreachable_reason
+
+    # Fail at once without a network instead of after datasets' half-minute of retries
+    # (HF_HUB_OFFLINE=1 skips the check: datasets then reads its own cache).
+    reason = None if offline_mode() else unreachable_reason()
+    if reason is not None:
+        raise DataError(
+            f"prb: cannot load {HF_REPO} ({subset.config}) from the HF hub: {reason}; "
+            f"{_offline_advice()} (or HF_HUB_OFFLINE=1 to use the datasets cache)"
+        )
     try:
         import datasets
 
@@ -76,7 +91,6 @@ def _from_hub(subset: Subset) -> list[PRBRow]:
         raise DataError(
             f"prb: could not load {HF_REPO} ({subset.config}) from the HF hub: "
             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}; "
-            f"on an offline machine run `prb data download DIR` elsewhere and pass "
-            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
+            f"{_offline_advice()}"
         ) from exc
     return validate_rows(ds, f"{HF_REPO}:{subset.config}")

@@ -1,0 +1,114 @@
+"""Check the ``--metadata`` keys a task family is given, for every family.
+
+lm-eval calls a task's ``custom_dataset`` loader with one flat dict: the YAML's own
+``metadata`` (``version``), lm-eval's bookkeeping (``config_source``), every
+``--metadata`` key *and every ``--model_args`` key*. A misspelled option
+(``datadir``, ``K``) would otherwise vanish silently, so each family declares the
+keys it understands in a :class:`MetadataSpec` and calls :func:`check_options`.
+
+Which keys came from ``--model_args`` (and so are not ours to judge):
+
+1. ``prb eval`` parses its command line with lm-eval's own parser and declares the
+   ``--model_args`` and ``--metadata`` keys (:mod:`prb_tasks.harness_args`);
+2. under plain ``lm_eval`` the process's command line is parsed the same way;
+3. otherwise (lm-eval's Python API) the origin of a key cannot be known, so only
+   keys that look like a misspelling of one of the family's keys are refused; any
+   other unknown key is taken for a model argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prb_tasks.errors import PRBError
+from prb_tasks.harness_args import current
+from prb_tasks.suggest import close_matches, did_you_mean
+
+#: Keys lm-eval itself adds to what a loader receives.
+HARNESS_KEYS = frozenset({"version", "config_source", "_metadata"})
+
+
+class MetadataError(PRBError):
+    """An unknown or contradictory ``--metadata`` key; one line."""
+
+
+@dataclass(frozen=True)
+class MetadataSpec:
+    """The ``--metadata`` keys one task family understands.
+
+    Attributes:
+        family: task family name used in messages (``personalized_rb``).
+        keys: accepted key -> one-line meaning.
+        fixed: keys the family's YAMLs pass through ``dataset_kwargs`` (``subset``,
+            ``variant``, ``source``); never the user's.
+    """
+
+    family: str
+    keys: Mapping[str, str]
+    fixed: frozenset[str] = field(default_factory=frozenset)
+
+    def accepted(self) -> str:
+        """The accepted keys as ``a, b, c`` for messages."""
+        return ", ".join(sorted(self.keys))
+
+
+def user_keys(options: Mapping[str, Any]) -> tuple[set[str], bool]:
+    """The keys of ``options`` the user meant as ``--metadata``, and whether that is certain.
+
+    Args:
+        options: what the loader received, minus its ``dataset_kwargs``.
+    """
+    given = set(options) - HARNESS_KEYS
+    run = current()
+    if run is None:
+        return given, False
+    # Keys given to --model_args only are the model's business; keys from neither
+    # option come from the task's own YAML.
+    return given & set(run.metadata_keys), True
+
+
+def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | None = None) -> dict[str, Any]:
+    """The family's own keys out of ``options``; an unknown ``--metadata`` key is an error.
+
+    Args:
+        spec: the family's accepted keys.
+        options: every keyword the loader received except the ``dataset_kwargs``.
+        task: task name or YAML for messages, if known.
+
+    Raises:
+        MetadataError: one line naming the key, a near match and the accepted keys.
+    """
+    candidates, certain = user_keys({k: v for k, v in options.items() if k not in spec.fixed})
+    where = f" for {task}" if task else f" for {spec.family} tasks"
+    for key in sorted(candidates - set(spec.keys)):
+        if not certain and not close_matches(key, spec.keys):
+            continue  # lm-eval's Python API: probably a model argument
+        raise MetadataError(
+            f"prb: unknown --metadata key '{key}'{where}{did_you_mean(key, spec.keys)}; "
+            f"accepted: {spec.accepted()}"
+        )
+    return {k: v for k, v in options.items() if k in spec.keys}
+
+
+def describe_keys(spec: MetadataSpec) -> list[str]:
+    """``key: meaning`` lines, for help texts."""
+    return [f"{key}: {meaning}" for key, meaning in sorted(spec.keys.items())]
+
+
+def all_specs() -> list[MetadataSpec]:
+    """The spec of every family: each ``prb_tasks.docs.<family>`` module's ``METADATA``."""
+    import importlib
+    import pkgutil
+
+    import prb_tasks.docs as package
+
+    specs = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name == "metadata":
+            continue
+        spec = getattr(importlib.import_module(f"{package.__name__}.{info.name}"), "METADATA", None)
+        if isinstance(spec, MetadataSpec):
+            specs.append(spec)
+    return sorted(specs, key=lambda s: s.family)
