@@ -56,6 +56,14 @@ def record(loader_kwargs: dict[str, Any], source: DataSource) -> None:
     _RECORDED[key] = source
 
 
+def announce(task: str, source: DataSource) -> None:
+    """Log where ``task``'s rows came from, in lm-eval's log (plain ``lm_eval`` runs show it too)."""
+    import logging
+
+    # A child of lm-eval's logger, so it is printed wherever lm-eval's own lines are.
+    logging.getLogger("lm_eval.prb_tasks").info("%s: %d rows from the %s", task, source.rows, source.label())
+
+
 def for_results(results: dict[str, Any]) -> dict[str, DataSource]:
     """Task name -> data source, for the tasks of an lm-eval results dict.
 

@@ -245,7 +245,9 @@ def build_docs(
     chosen_subset = subset_by_name(subset)
     opts = DocOptions.from_kwargs(options, source)
     rows = load_rows(chosen_subset, source or opts.data_dir)
-    provenance.record(options, _data_source(opts, source, chosen_subset, len(rows)))
+    origin = _data_source(opts, source, chosen_subset, len(rows))
+    provenance.record(options, origin)
+    provenance.announce(_task_name(options) or chosen_subset.config, origin)
     if variant in JUDGE_VARIANTS:
         return _judge_docs(rows, chosen_subset, variant, opts)
     if variant in SCALAR_VARIANTS:

@@ -73,6 +73,9 @@ class RMOptions(BaseModel):
         embed_top_k: the embedding baseline averages the k best post similarities.
         embed_question_weight: weight of the response-question similarity added to
             the embedding baseline's score (0 = profile only).
+        embed_max_posts: the embedding baseline compares responses with the user's
+            posts most relevant to the question (BM25), at most this many; 0 = all
+            (slow on the full benchmark).
         cache: ``on`` (default) or ``off``: reuse scores stored on disk.
         cache_dir: folder of the score cache (default: the user cache dir,
             ``prb/rm-scores``).
@@ -102,6 +105,7 @@ class RMOptions(BaseModel):
     timeout: float = Field(default=120.0, gt=0)
     embed_top_k: int = Field(default=3, ge=1)
     embed_question_weight: float = Field(default=0.0, ge=0)
+    embed_max_posts: int = Field(default=10, ge=0)
     cache: bool = True
     cache_dir: str | None = None
 
