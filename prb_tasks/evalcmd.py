@@ -221,7 +221,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
         HarnessArgsError: a mistake found before anything runs.
     """
     from prb_tasks import outputs
-    from prb_tasks.plugin import activate
+    from prb_tasks.plugin import activate, register_models
 
     args = parse(argv)
     check_tasks(args.tasks)
@@ -231,9 +231,10 @@ def prepare(argv: list[str]) -> HarnessArgs:
     if args.model == "prb-judge" and not args.settings.get("apply_chat_template"):
         args.namespace.apply_chat_template = True
         args.settings["apply_chat_template"] = True
+    register_models()
+    check_model(args.model)
     activate(args.tasks)
     outputs.install()
-    check_model(args.model)
     return args
 
 
@@ -243,6 +244,16 @@ def run_eval(argv: list[str]) -> int:
     Args:
         argv: arguments as ``lm_eval run`` takes them.
     """
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # `prb eval ... | head`: the reader is gone (results are saved before the
+        # tables are printed); stop writing without a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(argv: list[str]) -> int:
     if any(arg in ("-h", "--help") for arg in argv):
         print(help_text())
         run_parser().print_help()

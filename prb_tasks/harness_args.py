@@ -98,6 +98,8 @@ def run_parser(prog: str = "prb eval") -> argparse.ArgumentParser:
     Run.create(subparsers)
     parser = subparsers.choices["run"]
     parser.prog = prog
+    if parser.usage:
+        parser.usage = parser.usage.replace("lm-eval run", prog)
 
     class _CheckedDict(MergeDictAction):
         # lm-eval lets a bad JSON object escape as a bare ValueError (a traceback);

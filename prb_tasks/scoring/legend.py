@@ -77,12 +77,20 @@ def legend_lines(results: dict[str, Any], ours: set[str]) -> list[str]:
                     shown.append((kind, metric))
     if not shown:
         return []
+
+    def place(entry: tuple[str, str]) -> tuple[int, int]:
+        kind, metric = entry
+        known = list(_SCALAR if kind == "scalar" else _JUDGE)
+        return (kind == "scalar", known.index(metric) if metric in known else len(known))
+
     both = len({kind for kind, _ in shown}) > 1
-    lines = []
-    for kind, metric in shown:
+    lines: list[str] = []
+    said: dict[str, str] = {}
+    for kind, metric in sorted(shown, key=place):
         meaning = (_SCALAR if kind == "scalar" else _JUDGE).get(metric) or _fallback(metric, kind)
-        if meaning is None:
+        if meaning is None or said.get(metric) == meaning:
             continue
-        prefix = f"{metric} ({kind} tasks)" if both else metric
+        said[metric] = meaning
+        prefix = f"{metric} ({kind} tasks)" if both and metric in ("acc",) else metric
         lines.append(f"{prefix}: {meaning}")
     return [*lines, _STDERR] if lines else []
