@@ -70,6 +70,21 @@ def _print_error(exc: BaseException) -> None:
     print(line, file=sys.stderr)
 
 
+def _unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot hold new files (it is created if missing), or None."""
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.listdir(folder)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".prb-write-check-"):
+            pass
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
+
+
 def check_output_path(value: str | None) -> None:
     """Fail now, not after the run, if results cannot be written to ``value``.
 
@@ -80,19 +95,20 @@ def check_output_path(value: str | None) -> None:
     if not value:
         return
     path = Path(value).expanduser()
-    folder = path.parent if path.suffix == ".json" else path
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        os.listdir(folder)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".prb-write-check-"):
-            pass
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise HarnessArgsError(
-            f"prb eval: cannot write results to --output_path {value}: {reason}"
-            f"{f' ({exc.filename})' if exc.filename and str(exc.filename) != str(folder) else ''}; "
-            "choose a folder you can write to"
-        ) from None
+    reason = _unwritable(path.parent if path.suffix == ".json" else path)
+    if reason:
+        raise HarnessArgsError(f"prb eval: cannot write results to --output_path {value}: {reason}; "
+                               "choose a folder you can write to")
+
+
+def check_cache_path(value: str | None) -> None:
+    """lm-eval's ``--use_cache`` prefix must sit in a folder that can be written."""
+    if not value:
+        return
+    reason = _unwritable(Path(value).expanduser().parent)
+    if reason:
+        raise HarnessArgsError(f"prb eval: cannot write lm-eval's cache --use_cache {value}: {reason}; "
+                               "choose a folder you can write to")
 
 
 def check_tasks(tasks: list[str]) -> None:
@@ -226,6 +242,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
     args = parse(argv)
     check_tasks(args.tasks)
     check_output_path(args.output_path)
+    check_cache_path(args.settings.get("use_cache"))
     # Our judge reads chat messages; without a chat template lm-eval would flatten the
     # system prompt into the user turn, which is not the benchmark's protocol.
     if args.model == "prb-judge" and not args.settings.get("apply_chat_template"):

@@ -101,3 +101,20 @@ def test_plain_lm_eval_rejects_metadata_typos_but_not_model_args(tmp_path):
     assert bad.stderr.strip().splitlines()[-1].endswith(
         "prb: unknown --metadata key 'K' for personalized_rb_sample_scalar_art (did you mean 'k'?); "
         "accepted: data_dir, k, max_post_chars, system_template, templates, user_template")
+
+
+def test_a_family_with_a_pydantic_options_model(declared):
+    from typing import Optional
+
+    from pydantic import BaseModel, Field
+
+    class Options(BaseModel):
+        data_dir: Optional[str] = Field(None, description="where the data is")
+        n_users: int = Field(1000, description="simulated users")
+
+    spec = MetadataSpec.from_options("family_x", Options, fixed=frozenset({"variant"}))
+    assert spec.keys == {"data_dir": "where the data is", "n_users": "simulated users"}
+    declared("--metadata", json.dumps({"n_user": 5}))
+    with pytest.raises(MetadataError, match="'n_user' for family_x tasks \\(did you mean 'n_users'\\?\\); "
+                                            "accepted: data_dir, n_users"):
+        check_options(spec, {"n_user": 5, "variant": "judge"})

@@ -68,8 +68,24 @@ def test_output_folder_that_cannot_be_written(capsys, tmp_path):
     (tmp_path / "a_file").write_text("x")
     assert main([*SAMPLE_RM, "--output_path", str(tmp_path / "a_file" / "runs")]) == 2
     line = one_line(capsys)
-    assert line.startswith(f"prb eval: cannot write results to --output_path {tmp_path / 'a_file' / 'runs'}: ")
-    assert line.endswith("choose a folder you can write to")
+    assert line == (f"prb eval: cannot write results to --output_path {tmp_path / 'a_file' / 'runs'}: "
+                    f"{tmp_path / 'a_file'} is a file, not a folder; choose a folder you can write to")
+    assert main([*SAMPLE_RM, "--use_cache", str(tmp_path / "a_file" / "lm")]) == 2
+    assert one_line(capsys).startswith(f"prb eval: cannot write lm-eval's cache --use_cache {tmp_path / 'a_file' / 'lm'}")
+
+
+def test_model_arg_mistakes_name_the_key(tmp_path):
+    from prb_tasks.rm.errors import RMError
+    from prb_tasks.rm.options import parse_options
+
+    with pytest.raises(RMError) as info:
+        parse_options({"pretrained": str(tmp_path / "no-such-model")})
+    assert str(info.value) == (f"prb-rm: model_args pretrained='{tmp_path / 'no-such-model'}' is invalid: no such "
+                               "folder (a local model must be an existing folder; a hub id looks like org/name)")
+    with pytest.raises(RMError, match=r"unknown model_args key 'embed_topk' \(did you mean 'embed_top_k'\?\)"):
+        parse_options({"scorer": "embedding", "embed_topk": 2})
+    with pytest.raises(RMError, match=r"scorer='lenght' is invalid \(did you mean 'length'\?\)"):
+        parse_options({"scorer": "lenght"})
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -251,3 +267,14 @@ def test_ctrl_c_during_scoring_then_resume(tmp_path):
         assert len(set(again) & set(first)) == len(first) - saved  # only requests without a saved score
     finally:
         server.close()
+
+
+def test_judge_config_and_model_arg_typos_get_a_near_match():
+    from prb_tasks.judge.configs import load_config
+    from prb_tasks.judge.errors import JudgeConfigError
+    from prb_tasks.judge.options import resolve_settings
+
+    with pytest.raises(JudgeConfigError, match=r"unknown judge config 'gpt4o-mini' \(did you mean 'gpt-4o-mini'"):
+        load_config("gpt4o-mini")
+    with pytest.raises(JudgeConfigError, match=r"unknown key 'num_concurent' \(did you mean 'num_concurrent'\?\)"):
+        resolve_settings({"model": "openai/x", "num_concurent": 4})

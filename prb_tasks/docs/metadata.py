@@ -49,6 +49,17 @@ class MetadataSpec:
     keys: Mapping[str, str]
     fixed: frozenset[str] = field(default_factory=frozenset)
 
+    @classmethod
+    def from_options(cls, family: str, model: Any, fixed: frozenset[str] = frozenset()) -> MetadataSpec:
+        """The spec of a family whose options are a pydantic model (keys: its fields).
+
+        Args:
+            family: task family name for messages.
+            model: the pydantic options class; each field's description is its meaning.
+            fixed: the family's own ``dataset_kwargs`` keys.
+        """
+        return cls(family, {name: field.description or "" for name, field in model.model_fields.items()}, fixed)
+
     def accepted(self) -> str:
         """The accepted keys as ``a, b, c`` for messages."""
         return ", ".join(sorted(self.keys))

@@ -144,6 +144,15 @@ class RMOptions(BaseModel):
             raise ValueError("expected auto, cpu, cuda, cuda:N or mps")
         return name
 
+    @field_validator("pretrained")
+    @classmethod
+    def _local_folder_exists(cls, value: str | None) -> str | None:
+        # A path that can only be local (./x, /x, ~/x) is never a hub id: say so plainly
+        # instead of letting the hub client complain about the id's characters.
+        if value and value.startswith((".", "/", "~")) and not Path(value).expanduser().is_dir():
+            raise ValueError("no such folder (a local model must be an existing folder; a hub id looks like org/name)")
+        return value
+
     @field_validator("api_path")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
