@@ -230,6 +230,33 @@ def _after_run(results: dict[str, Any] | None, args: HarnessArgs, started: float
         print(f"prb-judge usage summary: {written}")
 
 
+def preflight(args: HarnessArgs) -> None:
+    """Check the ``--metadata`` keys and each family's data settings before lm-eval
+    loads the model, which can take minutes for a large RM; the loaders check again."""
+    import importlib
+
+    from prb_tasks.docs.metadata import MetadataSpec, all_specs, check_options
+    from prb_tasks.taskindex import task_info
+
+    known = task_info()
+    by_family: dict[str, dict[str, Any]] = {}
+    for task in args.tasks:
+        if task in known:
+            by_family.setdefault(known[task].family, {})[task] = known[task]
+    specs = {spec.family: spec for spec in all_specs()}
+    if by_family and set(args.tasks) <= set(known) and set(by_family) <= set(specs):
+        # Every task is ours: a --metadata key none of their families takes is a mistake.
+        keys = {k: v for family in by_family for k, v in specs[family].keys.items()}
+        check_options(MetadataSpec(" and ".join(sorted(by_family)), keys), args.metadata)
+    for family, tasks in by_family.items():
+        try:
+            module = importlib.import_module(f"prb_tasks.docs.{family}")
+        except ImportError:
+            continue
+        if hasattr(module, "preflight"):
+            module.preflight(tasks, args.metadata)
+
+
 def prepare(argv: list[str]) -> HarnessArgs:
     """Parse and check a ``prb eval`` command line; load the plugin for it.
 
@@ -250,6 +277,8 @@ def prepare(argv: list[str]) -> HarnessArgs:
         args.settings["apply_chat_template"] = True
     register_models()
     check_model(args.model)
+    declare(args)
+    preflight(args)
     activate(args.tasks)
     outputs.install()
     return args
@@ -278,7 +307,6 @@ def _run(argv: list[str]) -> int:
     captured: dict[str, Any] = {}
     try:
         args = prepare(argv)
-        declare(args)
         from lm_eval.utils import setup_logging
 
         setup_logging()

@@ -65,17 +65,53 @@ def _resolved(path: Path, cache: dict[Path, dict[str, Any]]) -> dict[str, Any]:
     return cache[path]
 
 
-def groups() -> list[GroupEntry]:
-    """Every group under the task folder, sorted by family then name."""
+@dataclass(frozen=True)
+class TaskInfo:
+    """What the YAMLs say about one task or group name.
+
+    Attributes:
+        family: the folder the YAML lives in (``personalized_rb``).
+        source: the data source the YAML fixes (``sample``), or None; for a group,
+            its members' common one.
+    """
+
+    family: str
+    source: str | None
+
+
+def _scan() -> tuple[dict[str, tuple[Path, dict[str, Any]]], list[tuple[Path, dict[str, Any]]]]:
     cache: dict[Path, dict[str, Any]] = {}
-    tasks: dict[str, dict[str, Any]] = {}
+    tasks: dict[str, tuple[Path, dict[str, Any]]] = {}
     found: list[tuple[Path, dict[str, Any]]] = []
     for path in sorted(tasks_dir().rglob("*.yaml")):
         data = _resolved(path, cache)
         if isinstance(data.get("task"), str):
-            tasks[data["task"]] = data
+            tasks[data["task"]] = (path, data)
         if isinstance(data.get("group"), str):
             found.append((path, data))
+    return tasks, found
+
+
+def _source(data: dict[str, Any]) -> str | None:
+    value = (data.get("dataset_kwargs") or {}).get("source")
+    return str(value) if value else None
+
+
+def task_info() -> dict[str, TaskInfo]:
+    """Every task and group name under the task folder, with its family and fixed source."""
+    tasks, found = _scan()
+    info = {name: TaskInfo(path.parent.name, _source(data)) for name, (path, data) in tasks.items()}
+    for path, data in found:
+        members = [str(t) for t in data.get("task") or [] if isinstance(t, str)]
+        sources = {info[m].source if m in info else None for m in members}
+        info[data["group"]] = TaskInfo(path.parent.name, sources.pop() if len(sources) == 1 else None)
+    return info
+
+
+def groups() -> list[GroupEntry]:
+    """Every group under the task folder, sorted by family then name."""
+    scanned, found = _scan()
+    tasks = {name: data for name, (_path, data) in scanned.items()}
     entries = []
     for path, data in found:
         members = tuple(str(t) for t in data.get("task") or [] if isinstance(t, str))

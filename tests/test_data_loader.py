@@ -214,3 +214,25 @@ def test_validate_sample_keyword(capsys, monkeypatch, tmp_path):
     assert validate(Path("sample")) == 0
     out = capsys.readouterr().out
     assert "the bundled synthetic sample" in out and "36" in out
+
+
+def test_loader_without_network_fails_at_once(monkeypatch):
+    # Plain lm_eval has no preflight: the loader checks the hub itself, with one quick
+    # connection attempt (a closed local port stands in for the missing network).
+    from prb_tasks.data import hub
+    from prb_tasks.data.personalized_rb import sources
+
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "PRB_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    hub.unreachable_reason.cache_clear()
+    sources._from_hub.cache_clear()
+    try:
+        with pytest.raises(DataError) as info:
+            load_rows(ART)
+    finally:
+        hub.unreachable_reason.cache_clear()
+    message = str(info.value)
+    assert message.startswith("prb: cannot load QiyaoMa/Personalized-RewardBench (Art_and_Entertainment) from the "
+                              "HF hub: cannot connect to 127.0.0.1:9")
+    assert "prb data download DIR" in message and "HF_HUB_OFFLINE=1" in message

@@ -145,9 +145,15 @@ def test_cache_commands_on_a_file_or_a_damaged_cache(capsys, tmp_path):
 def test_metadata_typo_stops_the_run(tmp_path):
     proc = run_cli([*SAMPLE_RM, "--metadata", json.dumps({"datadir": "sample"})], cwd=tmp_path)
     assert proc.returncode == 2
-    assert last_line(proc).startswith(
-        "prb: unknown --metadata key 'datadir' for personalized_rb_sample_scalar_art (did you mean 'data_dir'?); "
+    # Found before the model is built (prb eval checks the keys of the requested families first).
+    assert last_line(proc) == (
+        "prb: unknown --metadata key 'datadir' for personalized_rb tasks (did you mean 'data_dir'?); "
         "accepted: data_dir, k, max_post_chars, system_template, templates, user_template")
+    assert "Initializing prb-rm model" not in proc.stderr
+    sample = run_cli([*SAMPLE_RM, "--metadata", json.dumps({"data_dir": str(tmp_path)})], cwd=tmp_path)
+    assert sample.returncode == 2
+    assert last_line(sample).startswith(f"prb: personalized_rb_sample_scalar always reads the bundled sample, so "
+                                        f"data_dir='{tmp_path}' would be ignored")
 
 
 def test_errors_lm_eval_raises_while_configuring(tmp_path):
@@ -168,6 +174,7 @@ def test_data_dir_env_var_pointing_nowhere(tmp_path):
                    cwd=tmp_path, env={"PRB_DATA_DIR": str(tmp_path / "nowhere")})
     assert proc.returncode == 2
     assert last_line(proc) == f"prb: PRB_DATA_DIR points to '{tmp_path / 'nowhere'}', which is not a folder"
+    assert "Initializing prb-rm model" not in proc.stderr
 
 
 def test_offline_machine_fails_fast_with_advice(tmp_path):
@@ -179,7 +186,8 @@ def test_offline_machine_fails_fast_with_advice(tmp_path):
     elapsed = time.perf_counter() - started
     assert proc.returncode == 2
     line = last_line(proc)
-    assert line.startswith("prb: cannot load QiyaoMa/Personalized-RewardBench (Art_and_Entertainment) from the HF hub: ")
+    assert line.startswith("prb: cannot load QiyaoMa/Personalized-RewardBench from the HF hub: ")
+    assert "Initializing prb-rm model" not in proc.stderr  # before the model is built
     assert "prb data download DIR" in line and "PRB_DATA_DIR" in line
     assert "Retrying" not in proc.stderr
     assert elapsed < 25, elapsed  # generous: datasets' own retries alone take ~25 s

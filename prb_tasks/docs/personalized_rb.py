@@ -87,13 +87,7 @@ class DocOptions:
         """
         task = _task_name(raw)
         check_options(METADATA, raw, task)
-        data_dir = raw.get("data_dir")
-        if source is not None and data_dir not in (None, "", source):
-            raise MetadataError(
-                f"prb: {task or 'this task'} always reads the bundled {source}, so data_dir={data_dir!r} "
-                "would be ignored; run the same variant without '_sample' (e.g. personalized_rb_scalar) "
-                "to use your data, or drop data_dir"
-            )
+        _check_fixed_source(task, source, raw.get("data_dir"))
 
         def as_int(name: str, default: int, minimum: int) -> int:
             value = raw.get(name, default)
@@ -132,6 +126,35 @@ def _identity(row: PRBRow, subset: Subset, variant: Variant) -> dict[str, Any]:
         "category": row.category,
         "variant": variant,
     }
+
+
+def _check_fixed_source(task: str | None, source: str | None, data_dir: Any) -> None:
+    if source is not None and data_dir not in (None, "", source):
+        raise MetadataError(
+            f"prb: {task or 'this task'} always reads the bundled {source}, so data_dir={data_dir!r} "
+            "would be ignored; run the same variant without '_sample' (e.g. personalized_rb_scalar) "
+            "to use your data, or drop data_dir"
+        )
+
+
+def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """Checks that need no rows, run by ``prb eval`` before any model is loaded.
+
+    A data folder that does not exist, a ``data_dir`` for a sample task, or an
+    unreachable hub would otherwise only surface after a model (perhaps a large one)
+    has loaded.
+
+    Args:
+        tasks: requested task or group name -> :class:`prb_tasks.taskindex.TaskInfo`.
+        metadata: the run's ``--metadata``.
+    """
+    from prb_tasks.data.personalized_rb.sources import check_hub
+
+    data_dir = metadata.get("data_dir")
+    for name, info in sorted(tasks.items()):
+        _check_fixed_source(name, info.source, data_dir)
+    if any(info.source is None for info in tasks.values()) and resolve_data_dir(data_dir) is None:
+        check_hub()
 
 
 def _task_name(raw: dict[str, Any]) -> str | None:

@@ -71,18 +71,27 @@ def _offline_advice() -> str:
             f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}")
 
 
-@lru_cache(maxsize=4)
-def _from_hub(subset: Subset) -> list[PRBRow]:
+def check_hub(what: str = HF_REPO) -> None:
+    """Fail at once when the hub is out of reach, instead of after datasets' retries.
+
+    ``HF_HUB_OFFLINE=1`` skips the check: datasets then reads its own cache.
+
+    Args:
+        what: the dataset (and subset) named in the message.
+    """
     from prb_tasks.data.hub import offline_mode, unreachable_reason
 
-    # Fail at once without a network instead of after datasets' half-minute of retries
-    # (HF_HUB_OFFLINE=1 skips the check: datasets then reads its own cache).
     reason = None if offline_mode() else unreachable_reason()
     if reason is not None:
         raise DataError(
-            f"prb: cannot load {HF_REPO} ({subset.config}) from the HF hub: {reason}; "
+            f"prb: cannot load {what} from the HF hub: {reason}; "
             f"{_offline_advice()} (or HF_HUB_OFFLINE=1 to use the datasets cache)"
         )
+
+
+@lru_cache(maxsize=4)
+def _from_hub(subset: Subset) -> list[PRBRow]:
+    check_hub(f"{HF_REPO} ({subset.config})")
     try:
         import datasets
 
