@@ -233,9 +233,7 @@ def _after_run(results: dict[str, Any] | None, args: HarnessArgs, started: float
 def preflight(args: HarnessArgs) -> None:
     """Check the ``--metadata`` keys and each family's data settings before lm-eval
     loads the model, which can take minutes for a large RM; the loaders check again."""
-    import importlib
-
-    from prb_tasks.docs.metadata import MetadataSpec, all_specs, check_options
+    from prb_tasks.docs.metadata import MetadataSpec, check_options, family_modules
     from prb_tasks.taskindex import task_info
 
     known = task_info()
@@ -243,18 +241,16 @@ def preflight(args: HarnessArgs) -> None:
     for task in args.tasks:
         if task in known:
             by_family.setdefault(known[task].family, {})[task] = known[task]
-    specs = {spec.family: spec for spec in all_specs()}
+    modules = family_modules()
+    specs = {family: module.METADATA for family, module in modules.items()}
     if by_family and set(args.tasks) <= set(known) and set(by_family) <= set(specs):
         # Every task is ours: a --metadata key none of their families takes is a mistake.
         keys = {k: v for family in by_family for k, v in specs[family].keys.items()}
         check_options(MetadataSpec(" and ".join(sorted(by_family)), keys), args.metadata)
     for family, tasks in by_family.items():
-        try:
-            module = importlib.import_module(f"prb_tasks.docs.{family}")
-        except ImportError:
-            continue
-        if hasattr(module, "preflight"):
-            module.preflight(tasks, args.metadata)
+        check = getattr(modules.get(family), "preflight", None)
+        if check is not None:
+            check(tasks, args.metadata)
 
 
 def prepare(argv: list[str]) -> HarnessArgs:

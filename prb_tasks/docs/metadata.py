@@ -38,8 +38,13 @@ class MetadataError(PRBError):
 class MetadataSpec:
     """The ``--metadata`` keys one task family understands.
 
+    A family exposes its spec as ``METADATA`` in ``prb_tasks/docs/<module>.py``;
+    ``prb eval`` finds it there (:func:`all_specs`) and checks the keys before any
+    model loads, for runs whose tasks all live in folders named like a spec's family.
+
     Attributes:
-        family: task family name used in messages (``personalized_rb``).
+        family: the family's task folder name (``prb_tasks/tasks/<family>/``), also
+            used in messages.
         keys: accepted key -> one-line meaning.
         fixed: keys the family's YAMLs pass through ``dataset_kwargs`` (``subset``,
             ``variant``, ``source``); never the user's.
@@ -108,18 +113,24 @@ def describe_keys(spec: MetadataSpec) -> list[str]:
     return [f"{key}: {meaning}" for key, meaning in sorted(spec.keys.items())]
 
 
-def all_specs() -> list[MetadataSpec]:
-    """The spec of every family: each ``prb_tasks.docs.<family>`` module's ``METADATA``."""
+def family_modules() -> dict[str, Any]:
+    """Family name -> the ``prb_tasks.docs`` module that declares its ``METADATA``."""
     import importlib
     import pkgutil
 
     import prb_tasks.docs as package
 
-    specs = []
+    found: dict[str, Any] = {}
     for info in pkgutil.iter_modules(package.__path__):
         if info.name == "metadata":
             continue
-        spec = getattr(importlib.import_module(f"{package.__name__}.{info.name}"), "METADATA", None)
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        spec = getattr(module, "METADATA", None)
         if isinstance(spec, MetadataSpec):
-            specs.append(spec)
-    return sorted(specs, key=lambda s: s.family)
+            found[spec.family] = module
+    return found
+
+
+def all_specs() -> list[MetadataSpec]:
+    """The spec of every family, sorted by family name."""
+    return [module.METADATA for _family, module in sorted(family_modules().items())]
