@@ -71,14 +71,19 @@ def _print_error(exc: BaseException) -> None:
 
 
 def _unwritable(folder: Path) -> str | None:
-    """Why ``folder`` cannot hold new files (it is created if missing), or None."""
+    """Why new files cannot be written in ``folder`` (or where it would be created), or None.
+
+    Nothing is created: a probe file is written to, and removed from, the folder or
+    its nearest existing parent, so a run refused later leaves no empty folder.
+    """
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
-    if existing is not None and not existing.is_dir():
+    if existing is None:
+        return "no such folder"
+    if not existing.is_dir():
         return f"{existing} is a file, not a folder"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        os.listdir(folder)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".prb-write-check-"):
+        os.listdir(existing)
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".prb-write-check-"):
             pass
     except OSError as exc:
         return exc.strerror or type(exc).__name__
@@ -89,8 +94,7 @@ def check_output_path(value: str | None) -> None:
     """Fail now, not after the run, if results cannot be written to ``value``.
 
     lm-eval only logs a warning when it cannot save, so a long run would end with
-    nothing on disk. The folder is created (lm-eval would create it anyway) and a
-    probe file written and removed.
+    nothing on disk.
     """
     if not value:
         return
