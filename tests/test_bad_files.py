@@ -13,7 +13,6 @@ from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import subset_by_name
 from prb_tasks.datatools import validate
 from prb_tasks.docs.personalized_rb import build_docs
-from prb_tasks.errors import PRBError
 from prb_tasks.judge.configs import load_config
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.prompts.templates import TemplateProblem, render, resolve
@@ -142,4 +141,4 @@ def test_cli_prints_one_line_for_a_bad_template_and_bad_metadata_json(tmp_path):
     done = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
                     "personalized_rb_sample_scalar", "--metadata", "{data_dir: sample}"], cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("prb: Invalid JSON: {data_dir: sample}")
+    assert done.stderr.strip().splitlines()[-1].startswith("prb eval: argument --metadata: not valid JSON")

@@ -17,7 +17,6 @@ from prb_tasks.data.personalllm.reader import read_split, usable
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.data.personalllm.users import normalised_scores, sample_weights
 from prb_tasks.docs import personalllm as docs_module
-from prb_tasks.docs.options import option_help
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 
 # The authors' published (mean, sd) per reward model, typed out here on purpose: the
@@ -292,7 +291,7 @@ def test_bad_options_are_one_line(copy_dir: Path) -> None:
     with pytest.raises(DataError, match="unknown PersonalLLM variant"):
         docs_module.build_docs("pairs", data_dir=str(copy_dir))
     assert "user_seed" in docs_module.PERSONALLLM_KEYS and "seed" not in docs_module.PERSONALLLM_KEYS
-    meanings = option_help(docs_module.PersonalLLMOptions)
+    meanings = docs_module.METADATA.keys
     assert set(meanings) == docs_module.PERSONALLLM_KEYS and all(meanings.values())
 
 

@@ -70,8 +70,32 @@ def _from_folder(folder: Path, subset: Subset, _stamp: tuple[float, ...]) -> lis
     return rows
 
 
+def _offline_advice() -> str:
+    return (f"on an offline machine run `prb data download DIR` elsewhere and pass "
+            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}")
+
+
+def check_hub(what: str = HF_REPO) -> None:
+    """Fail at once when the hub is out of reach, instead of after datasets' retries.
+
+    ``HF_HUB_OFFLINE=1`` skips the check: datasets then reads its own cache.
+
+    Args:
+        what: the dataset (and subset) named in the message.
+    """
+    from prb_tasks.data.hub import offline_mode, unreachable_reason
+
+    reason = None if offline_mode() else unreachable_reason()
+    if reason is not None:
+        raise DataError(
+            f"prb: cannot load {what} from the HF hub: {reason}; "
+            f"{_offline_advice()} (or HF_HUB_OFFLINE=1 to use the datasets cache)"
+        )
+
+
 @lru_cache(maxsize=4)
 def _from_hub(subset: Subset) -> list[PRBRow]:
+    check_hub(f"{HF_REPO} ({subset.config})")
     try:
         import datasets
 
@@ -80,8 +104,7 @@ def _from_hub(subset: Subset) -> list[PRBRow]:
         raise DataError(
             f"prb: could not load {HF_REPO} ({subset.config}) from the HF hub: "
             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}; "
-            f"on an offline machine run `prb data download DIR` elsewhere and pass "
-            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
+            f"{_offline_advice()}"
         ) from exc
     origin = f"{HF_REPO}:{subset.config}"
     rows = validate_rows(ds, origin)
