@@ -171,7 +171,7 @@ def test_validate_command_counts(tmp_path, all_sample_rows, capsys):
     art = next(n for n, line in enumerate(out) if line.startswith(ART.config))
     assert " 12  ok, 3 warnings (the published split has 767" in out[art]
     assert "duplicate id (rows 6, 10)" in out[art + 1] and "blank question" in out[art + 2]
-    assert "chosen == rejected (row 2)" in out[art + 3]
+    assert "chosen == rejected (row 3)" in out[art + 3]
     assert out[art + 4].startswith("Lifestyle") and " 12  ok (" in out[art + 4]
 
 

@@ -36,7 +36,7 @@ def test_score_is_the_mean_of_the_top_k_post_similarities(scorer, docs):
     item = as_items(docs)[0]
     posts = profile_store.lookup(item.profile_key)
     assert len(posts) > 3
-    vectors = scorer.model.encode([item.response, *posts], normalize_embeddings=True)
+    vectors = scorer.model.encode([item.response, *posts], normalize=True)
     sims = np.sort(vectors[1:] @ vectors[0])[::-1]
     assert scorer.score([item])[0] == pytest.approx(float(sims[:3].mean()), abs=1e-5)
 
@@ -45,7 +45,7 @@ def test_question_weight_adds_the_question_similarity(scorer, docs):
     item = as_items(docs)[1]
     weighted = EmbeddingScorer(top_k=3, question_weight=0.5, device="cpu", dtype="float32", max_posts=0)
     weighted.model = scorer.model  # same encoder, no second load
-    r, q = scorer.model.encode([item.response, item.question], normalize_embeddings=True)
+    r, q = scorer.model.encode([item.response, item.question], normalize=True)
     expected = scorer.score([item])[0] + 0.5 * float(q @ r)
     assert weighted.score([item])[0] == pytest.approx(expected, abs=1e-5)
     assert weighted.formatted(item) != scorer.formatted(item)
@@ -60,7 +60,7 @@ def test_candidates_are_the_users_best_posts_for_the_question(scorer, docs):
     capped.model = scorer.model
     best = sorted(BM25Index(posts).top_k(item.question, 2))
     assert capped.candidates(item.profile_key, item.question) == tuple(posts[i] for i in best)
-    vectors = scorer.model.encode([item.response, *(posts[i] for i in best)], normalize_embeddings=True)
+    vectors = scorer.model.encode([item.response, *(posts[i] for i in best)], normalize=True)
     assert capped.score([item])[0] == pytest.approx(float(max(vectors[1:] @ vectors[0])), abs=1e-5)
     # Another cap is another score: the setting is part of the cache key.
     assert capped.identity != scorer.identity

