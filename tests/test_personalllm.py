@@ -301,3 +301,25 @@ def test_environment_variable_selects_the_copy(copy_dir: Path, monkeypatch) -> N
     monkeypatch.setenv("PRB_PERSONALLLM_DIR", str(copy_dir / "missing"))
     with pytest.raises(DataError, match="PRB_PERSONALLLM_DIR"):
         load_prompts()
+
+
+def test_hub_out_of_reach_fails_at_once_with_one_line(monkeypatch) -> None:
+    import time
+
+    from prb_tasks.data.hub import unreachable_reason
+    from prb_tasks.data.personalllm import sources
+
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "PRB_PERSONALLLM_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    # A closed local port stands in for the hub, so the test needs no network rule.
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    unreachable_reason.cache_clear()
+    sources._from_hub.cache_clear()
+    started = time.monotonic()
+    with pytest.raises(DataError) as info:
+        sources.load_prompts()
+    unreachable_reason.cache_clear()
+    assert time.monotonic() - started < 10
+    message = str(info.value)
+    assert "\n" not in message and "cannot load namkoong-lab/PersonalLLM" in message
+    assert "prb data download DIR --family personalllm" in message

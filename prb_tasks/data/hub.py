@@ -62,3 +62,22 @@ def unreachable_reason(timeout: float = 2.0) -> str | None:
     if not outcome:
         return f"no answer from {host}:{port} within {timeout:g} s"
     return outcome[0]
+
+
+def require_hub(what: str, advice: str) -> None:
+    """Fail at once when the hub is out of reach, instead of after datasets' retries.
+
+    ``HF_HUB_OFFLINE=1`` skips the check: datasets then reads its own cache.
+
+    Args:
+        what: the dataset (and subset) named in the message.
+        advice: what the user can do instead (a local copy), for the message.
+    """
+    from prb_tasks.data.errors import DataError
+
+    reason = None if offline_mode() else unreachable_reason()
+    if reason is not None:
+        raise DataError(
+            f"prb: cannot load {what} from the HF hub: {reason}; {advice} "
+            "(or HF_HUB_OFFLINE=1 to use the datasets cache)"
+        )

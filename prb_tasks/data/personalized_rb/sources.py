@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.hub import require_hub
 from prb_tasks.data.personalized_rb.checks import print_warnings
 from prb_tasks.data.personalized_rb.reader import read_subset, validate_rows
 from prb_tasks.data.personalized_rb.schema import PRBRow
@@ -76,21 +77,8 @@ def _offline_advice() -> str:
 
 
 def check_hub(what: str = HF_REPO) -> None:
-    """Fail at once when the hub is out of reach, instead of after datasets' retries.
-
-    ``HF_HUB_OFFLINE=1`` skips the check: datasets then reads its own cache.
-
-    Args:
-        what: the dataset (and subset) named in the message.
-    """
-    from prb_tasks.data.hub import offline_mode, unreachable_reason
-
-    reason = None if offline_mode() else unreachable_reason()
-    if reason is not None:
-        raise DataError(
-            f"prb: cannot load {what} from the HF hub: {reason}; "
-            f"{_offline_advice()} (or HF_HUB_OFFLINE=1 to use the datasets cache)"
-        )
+    """Fail at once, naming ``what``, when the hub is out of reach (see :func:`require_hub`)."""
+    require_hub(what, _offline_advice())
 
 
 @lru_cache(maxsize=4)
