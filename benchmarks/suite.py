@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.measure import BENCH, ROOT, Run, Server, Spread, load, machine, python, run
+from benchmarks.measure import BENCH, ROOT, Server, Spread, load, machine, python, run
 
 KEY_ENV = {"PRB_BENCH_KEY": "sk-bench-not-a-real-key", "OPENAI_API_KEY": "sk-bench-not-a-real-key"}
 PHASES = ("start-up", "load", "documents", "task set-up", "requests", "judging", "writing")
@@ -410,7 +410,7 @@ class Suite:
         rows = json.loads(rm.stdout.strip().splitlines()[-1])
         self.raw["rm_tiny"] = rows
         for row in rows:
-            section.rows.append([f"tiny HF RM (`bench_rm.py`)", f"{row['batching']}, batch {row['batch_size']}",
+            section.rows.append(["tiny HF RM (`bench_rm.py`)", f"{row['batching']}, batch {row['batch_size']}",
                                  str(row["responses"]), f"{row['median_s']:.2f}", f"{row['pairs_per_s_median']:.0f}",
                                  "-"])
         scorers = ["length", "bm25"]
@@ -439,7 +439,7 @@ class Suite:
             pairs = trials[0]["responses"] / 2
             rate = Spread([t["pairs_per_s"] for t in trials])
             setting = f"`scorer={scorer}`" + (f", first {plan.embed_limit} pairs per subset" if limit else "")
-            section.rows.append([f"`prb eval` baseline", setting, str(trials[0]["responses"]),
+            section.rows.append(["`prb eval` baseline", setting, str(trials[0]["responses"]),
                                  Spread([t["wall"] for t in trials]).text(1) + " wall", rate.text(0),
                                  Spread([t["rss"] for t in trials]).text(0)])
             if limit:

@@ -7,153 +7,21 @@ is passed through unchanged. The other subcommands are ours.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import time
 from pathlib import Path
 
 from prb_tasks import __version__
 
 
-def _flag_values(argv: list[str], *names: str) -> list[str]:
-    """Every value given to one of the option ``names`` (``--x v``, ``-x v`` or ``--x=v``)."""
-    values: list[str] = []
-    for i, arg in enumerate(argv):
-        if arg in names and i + 1 < len(argv):
-            values.append(argv[i + 1])
-        elif "=" in arg and arg.split("=", 1)[0] in names:
-            values.append(arg.split("=", 1)[1])
-    return values
-
-
-def _last_flag_value(argv: list[str], *names: str) -> str | None:
-    values = _flag_values(argv, *names)
-    return values[-1] if values else None
-
-
-def _write_judge_usage(summary: dict | None, output_path: str | None, started: float) -> Path | None:
-    """Save the judge's usage summary next to the results file lm-eval just wrote."""
-    if summary is None or not output_path:
-        return None
-    root = Path(output_path)
-    if root.suffix == ".json":
-        candidates = list(root.parent.glob(f"{root.stem}_*.json"))
-    else:
-        candidates = list(root.rglob("results_*.json")) if root.is_dir() else []
-    fresh = [p for p in candidates if p.stat().st_mtime >= started - 1 and not p.name.endswith(".usage.json")]
-    if not fresh:
-        return None
-    results = max(fresh, key=lambda p: p.stat().st_mtime)
-    if results.name.startswith("results_"):
-        target = results.with_name(results.name.replace("results_", "usage_", 1))
-    else:
-        target = results.with_suffix(".usage.json")
-    target.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    return target
-
-
-def _print_legend(requested: list[str]) -> None:
-    """Explain the metric names under lm-eval's table, for runs of prb tasks."""
-    if os.environ.get("RANK", "0") != "0":
-        return  # under accelerate launch only rank 0 prints the table
-    from prb_tasks.plugin import plugin_task_names
-    from prb_tasks.scoring import bestofn, breakdowns
-    from prb_tasks.scoring.metrics import JUDGE_LEGEND, SCALAR_LEGEND
-    from prb_tasks.scoring.plans import PLAN_LEGEND, is_plan_task
-
-    names = [t.strip() for spec in requested for t in spec.split(",")]
-    ours = [n for n in names if n in plugin_task_names()]
-    bon = [n for n in ours if "_bon" in n]
-    pairs = [n for n in ours if n not in bon]
-    lines: list[str] = []
-    if any("scalar" in n for n in pairs):
-        lines += SCALAR_LEGEND
-    if any(is_plan_task(n) for n in pairs):
-        lines += PLAN_LEGEND
-    if any("scalar" not in n and not is_plan_task(n) for n in pairs):
-        lines += [line for line in JUDGE_LEGEND if line not in lines]
-    if bon:
-        lines += bestofn.LEGEND
-    if any(n.endswith("_judge") for n in bon):
-        lines += [line for line in JUDGE_LEGEND if line.startswith("parse_fail") and line not in lines]
-    if any(n.startswith(("personalllm", "personalized_custom")) for n in pairs):
-        lines += breakdowns.LEGEND[:1]
-    if any(n.startswith("personalized_custom") for n in pairs):
-        lines += breakdowns.LEGEND[1:]
-    if lines:
-        print("\n".join(["Metrics:", *(f"  {line}" for line in lines),
-                         "  +/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"]))
-
-
 def run_eval(argv: list[str]) -> int:
-    """Run lm-eval with our models and tasks available.
+    """Run lm-eval with our models and tasks available (see :mod:`prb_tasks.evalcmd`).
 
     Args:
         argv: arguments as ``lm_eval run`` takes them.
     """
-    from prb_tasks.planner_cli import run_planner, wants_planner
-    from prb_tasks.plugin import activate
+    from prb_tasks.evalcmd import run_eval as run
 
-    argv = list(argv)
-    if wants_planner(argv):
-        # Two ordinary lm-eval runs (planner, then judge), each through this function.
-        return run_planner(argv, run_eval)
-    # Our judge reads chat messages; without a chat template lm-eval would flatten the
-    # system prompt into the user turn, which is not the benchmark's protocol.
-    if _last_flag_value(argv, "--model") == "prb-judge" and "--apply_chat_template" not in argv:
-        argv.append("--apply_chat_template")
-    activate(_flag_values(argv, "--tasks", "-t"))
-
-    from lm_eval.__main__ import cli_evaluate
-
-    from prb_tasks.errors import PRBError
-    from prb_tasks.judge.usage import interrupted_line, stopped_line, take_last_summary
-    from prb_tasks.redact import redact
-    from prb_tasks.judge.errors import RunStopped
-
-    saved = sys.argv
-    sys.argv = ["prb eval", "run", *argv]
-    started = time.time()
-    try:
-        cli_evaluate()
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    except RunStopped as exc:
-        # A dry run or submitted batches: stopped on purpose, before any results.
-        print(str(exc), flush=True)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print(redact(interrupted_line(take_last_summary())), file=sys.stderr, flush=True)
-        return 130
-    except PRBError as exc:
-        print(redact(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__, file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        # lm-eval's own answers to a misspelled task name and to bad JSON in --metadata or
-        # --model_args are tracebacks.
-        if str(exc).startswith("Invalid JSON"):
-            print(f"prb: {str(exc).splitlines()[0]}", file=sys.stderr)
-            return 2
-        if not str(exc).startswith("Tasks not found"):
-            raise
-        print(f"prb: {exc}; `prb tasks-dir` holds prb's tasks (personalized_rb, personalized_rb_sample, "
-              "personalized_rb_scalar, personalllm, personalized_custom_example, ... see the README's task table)",
-              file=sys.stderr)
-        return 2
-    finally:
-        sys.argv = saved
-    _print_legend(_flag_values(argv, "--tasks", "-t"))
-    summary = take_last_summary()
-    written = _write_judge_usage(summary, _last_flag_value(argv, "--output_path", "-o"), started)
-    if written is not None:
-        print(f"prb-judge usage summary: {written}")
-    stopped = stopped_line(summary) if summary is not None else None
-    if stopped:
-        # Last, so it is not lost above lm-eval's table; exit 3: results are incomplete.
-        print(redact(stopped), file=sys.stderr)
-        return 3
-    return 0
+    return run(argv)
 
 
 def _folder_size(folder: Path) -> int:
@@ -162,15 +30,33 @@ def _folder_size(folder: Path) -> int:
 
 def run_cache(args: argparse.Namespace) -> int:
     """``prb cache info|clear``: inspect or empty the judge cache (or the RM score cache)."""
-    from datetime import datetime
-
-    from prb_tasks.judge.cache import cache_info, clear_cache, default_cache_dir, parse_age
+    from prb_tasks.judge.cache import default_cache_dir
     from prb_tasks.resources import cache_root
 
     scores = cache_root() / "rm-scores"
     folder = Path(args.cache_dir).expanduser() if args.cache_dir else (
         scores if getattr(args, "scores", False) else default_cache_dir()
     )
+    if folder.exists() and not folder.is_dir():
+        print(f"prb cache: {folder} is a file, not a cache folder; check --cache-dir / $PRB_CACHE_DIR",
+              file=sys.stderr)
+        return 2
+    import sqlite3
+
+    try:
+        return _run_cache(args, folder, scores)
+    except (OSError, sqlite3.Error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+        print(f"prb cache: cannot use the cache in {folder}: {reason}; check its permissions, or "
+              "delete the folder if it is damaged", file=sys.stderr)
+        return 2
+
+
+def _run_cache(args: argparse.Namespace, folder: Path, scores: Path) -> int:
+    from datetime import datetime
+
+    from prb_tasks.judge.cache import cache_info, clear_cache, parse_age
+
     if args.cache_command == "info":
         info = cache_info(folder)
         print(f"judge cache: {info.directory}")
@@ -225,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb eval --model prb-rm --model_args scorer=bm25 --tasks personalized_rb_sample_scalar\n"
             "  prb eval --model prb-judge --model_args model=openai/gpt-4o-mini --tasks personalized_rb\n"
             "  lm_eval --include_path \"$(prb tasks-dir)\" --model litellm ... --tasks personalized_rb\n"
+            "  prb tasks\n"
             "  prb data validate ./prb_data\n"
             "  prb cache info ; prb cache clear --older-than 30d\n"
             "  prb templates official ./official_prompts\n"
@@ -237,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"prb {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("eval", help="run lm-eval with the plugin loaded (all lm_eval options)")
+    sub.add_parser("tasks", help="list prb's tasks: description, backends, data")
     sub.add_parser("tasks-dir", help="print the task folder for `lm_eval --include_path`")
 
     data = sub.add_parser("data", help="local copies of the benchmark data")
@@ -247,7 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     dl.add_argument("--family", choices=("personalized_rb", "personalllm"), default="personalized_rb",
                     help="which benchmark (default personalized_rb)")
     val = data_sub.add_parser("validate", help="check a local copy (or a preference file) and print counts")
-    val.add_argument("dir", type=Path)
+    val.add_argument("dir", type=Path, help="the copy's folder (or a preference file), or 'sample' for the bundled sample")
     val.add_argument("--family", choices=("personalized_rb", "personalllm", "custom"),
                      help="what DIR holds (default: guessed; a file = custom)")
 
@@ -292,17 +180,29 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``prb`` console script."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt as exc:
+        print(str(exc) or "prb: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
+
+
+def _main(args_list: list[str]) -> int:
     if args_list and args_list[0] == "eval":
         try:
             return run_eval(args_list[1:])
         except KeyboardInterrupt:  # while loading, before lm-eval started
-            from prb_tasks.judge.usage import interrupted_line
+            from prb_tasks.evalcmd import INTERRUPTED, INTERRUPTED_LINE
 
-            print(interrupted_line(None), file=sys.stderr)
-            return 130
+            print(INTERRUPTED_LINE, file=sys.stderr)
+            return INTERRUPTED
     parser = _parser()
     args = parser.parse_args(args_list)
+    if args.command == "tasks":
+        from prb_tasks.taskindex import table
+
+        print(table())
+        return 0
     if args.command == "tasks-dir":
         from prb_tasks.resources import tasks_dir
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.checks import find_warnings
 from prb_tasks.data.personalized_rb.reader import read_subset, split_files
-from prb_tasks.data.personalized_rb.subsets import HF_REPO, SUBSETS
+from prb_tasks.data.personalized_rb.subsets import HF_REPO, SUBSETS, subset_by_name
 
 
 FAMILIES = ("personalized_rb", "personalllm", "custom")
@@ -34,7 +34,17 @@ def download(target: Path, subsets: list[str] | None = None, family: str = "pers
     if family != "personalized_rb":
         print(f"prb: nothing to download for --family {family}")
         return 2
-    configs = subsets or [s.config for s in SUBSETS]
+    known = [s.config for s in SUBSETS]
+    configs = []
+    for name in subsets or known:
+        try:
+            configs.append(subset_by_name(name).config)
+        except ValueError:
+            from prb_tasks.suggest import did_you_mean
+
+            print(f"prb: unknown --subset '{name}'{did_you_mean(name, known)}; subsets: "
+                  + ", ".join(f"{s.config} ({s.short})" for s in SUBSETS), file=sys.stderr)
+            return 2
     return _snapshot(HF_REPO, [f"{c}/*" for c in configs] + ["README.md"], target) or validate(target, family)
 
 
@@ -43,21 +53,34 @@ def _snapshot(repo: str, patterns: list[str], target: Path) -> int:
     try:
         from huggingface_hub import snapshot_download
     except ImportError:  # pragma: no cover - a dependency of lm-eval
-        print("prb: huggingface_hub is not installed; pip install huggingface_hub")
+        print("prb: huggingface_hub is not installed; pip install huggingface_hub", file=sys.stderr)
         return 2
-    target.mkdir(parents=True, exist_ok=True)
+    from prb_tasks.data.hub import offline_mode, unreachable_reason
+
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"prb: cannot create {target}: {exc.strerror or exc}; choose a folder you can write to",
+              file=sys.stderr)
+        return 2
+    reason = "HF_HUB_OFFLINE is set" if offline_mode() else unreachable_reason()
+    if reason is not None:
+        print(f"prb: cannot download {repo}: {reason}; run `prb data download DIR` on a machine with "
+              "access to huggingface.co and copy DIR here", file=sys.stderr)
+        return 1
     try:
         snapshot_download(repo_id=repo, repo_type="dataset", allow_patterns=patterns, local_dir=str(target))
     except Exception as exc:  # offline, auth, rate limit: the advice is the same
-        print(f"prb: download of {repo} failed: {type(exc).__name__}: {exc}".splitlines()[0])
-        print("prb: this needs access to huggingface.co; copy the folder from a connected machine instead")
+        first = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        print(f"prb: download of {repo} failed: {first}; this needs access to huggingface.co: "
+              "copy the folder from a connected machine instead", file=sys.stderr)
         return 1
     return 0
 
 
 def detect_family(path: Path) -> str:
     """Guess what ``path`` holds: a preference file, a PersonalLLM copy or a PRB copy."""
-    if path.is_file():
+    if path.is_file() and path.suffix in (".json", ".jsonl"):
         return "custom"
     if (path / "data").is_dir() and not any((path / s.config).is_dir() for s in SUBSETS):
         return "personalllm"
@@ -68,16 +91,25 @@ def validate(folder: Path, family: str | None = None) -> int:
     """Check a local copy (or preference file); print counts; return a process exit code.
 
     Args:
-        folder: the copy's root folder, or a ``.json``/``.jsonl`` preference file.
+        folder: the copy's root folder, or a ``.json``/``.jsonl`` preference file;
+            ``sample`` means the bundled sample, as with ``--metadata '{"data_dir": "sample"}'``.
         family: ``personalized_rb``, ``personalllm`` or ``custom``; guessed when None.
     """
+    from prb_tasks.data.personalized_rb.sources import SAMPLE
+    from prb_tasks.resources import sample_dir
+
+    bundled = str(folder) == SAMPLE and not folder.exists()
+    if bundled:
+        folder = sample_dir()
     family = family or detect_family(folder)
     if family == "personalllm":
         return validate_personalllm(folder)
     if family == "custom":
         return validate_custom(folder)
     if not folder.is_dir():
-        print(f"prb: '{folder}' is not a folder")
+        what = "does not exist" if not folder.exists() else "is a file, not a folder"
+        print(f"prb: '{folder}' {what}; pass the folder that holds the subset folders "
+              f"(<dir>/{SUBSETS[0].config}/...), or 'sample'", file=sys.stderr)
         return 2
     status = 0
     total = 0
@@ -99,7 +131,9 @@ def validate(folder: Path, family: str | None = None) -> int:
         total += len(rows)
         warnings = find_warnings(rows)
         note = "ok" if not warnings else f"ok, {len(warnings)} warning{'s' if len(warnings) > 1 else ''}"
-        if subset.expected_rows is not None and len(rows) != subset.expected_rows:
+        if bundled:
+            note += " (the bundled synthetic sample)"
+        elif subset.expected_rows is not None and len(rows) != subset.expected_rows:
             note += f" (the published split has {subset.expected_rows}; this is a partial or different copy)"
         print(f"{subset.config:<38} {len(rows):>6}  {note}")
         for warning in warnings:

@@ -13,7 +13,6 @@ from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import subset_by_name
 from prb_tasks.datatools import validate
 from prb_tasks.docs.personalized_rb import build_docs
-from prb_tasks.errors import PRBError
 from prb_tasks.judge.configs import load_config
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.prompts.templates import TemplateProblem, render, resolve
@@ -116,15 +115,18 @@ def test_compare_with_broken_samples_file(tmp_path):
                                    "results": {}, "config": {"model": "x"}}), encoding="utf-8")
     samples = tmp_path / "samples_personalized_rb_art_2026-01-01T00-00-00.jsonl"
     samples.write_bytes(b'{"doc": {}}\n{"doc": "' + LATIN1 + b'"}\n')
-    with pytest.raises(PRBError) as info:
-        load_runs([tmp_path])
-    assert f"{samples}" in _one_line(info) and "line 2" in str(info.value)
+    # A broken samples file skips that run with one line naming the file and the line.
+    notes: list[str] = []
+    assert load_runs([tmp_path], notes) == []
+    assert len(notes) == 1 and f"{samples}" in notes[0] and "line 2" in notes[0] and "\n" not in notes[0], notes
     samples.write_text('{"doc": {}}\n{"doc": \n', encoding="utf-8")
-    with pytest.raises(PRBError, match=r"line 2 is not valid JSON") as info:
-        load_runs([tmp_path])
+    notes = []
+    assert load_runs([tmp_path], notes) == []
+    assert len(notes) == 1 and "line 2 is not JSON" in notes[0], notes
     samples.write_text('{"doc": {}}\n[1]\n', encoding="utf-8")
-    with pytest.raises(PRBError, match=r"line 2 is not a JSON object"):
-        load_runs([tmp_path])
+    notes = []
+    assert load_runs([tmp_path], notes) == []
+    assert len(notes) == 1 and "line 2 is not an lm-eval sample" in notes[0], notes
 
 
 def test_cli_prints_one_line_for_a_bad_template_and_bad_metadata_json(tmp_path):
@@ -139,4 +141,4 @@ def test_cli_prints_one_line_for_a_bad_template_and_bad_metadata_json(tmp_path):
     done = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
                     "personalized_rb_sample_scalar", "--metadata", "{data_dir: sample}"], cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("prb: Invalid JSON: {data_dir: sample}")
+    assert done.stderr.strip().splitlines()[-1].startswith("prb eval: argument --metadata: not valid JSON")

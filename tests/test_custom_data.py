@@ -80,7 +80,7 @@ def test_bad_files_fail_with_one_line_naming_file_user_preference_and_field(
 def test_broken_json_files(tmp_path: Path) -> None:
     jsonl = tmp_path / "a.jsonl"
     jsonl.write_text(json.dumps(user("u1", [pref(0)])) + "\n{not json\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"a\.jsonl line 2: not valid JSON"):
+    with pytest.raises(DataError, match=r"a\.jsonl line 2, column \d+: not valid JSON"):
         read_users(jsonl)
     lines_as_json = tmp_path / "b.json"
     lines_as_json.write_text(jsonl.read_text().splitlines()[0] + "\n" + jsonl.read_text().splitlines()[0])

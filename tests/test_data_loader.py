@@ -74,14 +74,15 @@ def test_bad_row_names_file_row_id_and_field(tmp_path, all_sample_rows, fmt, kin
     message = str(info.value)
     assert "\n" not in message
     assert f"{FILE}.{fmt}" in message
-    assert "row 4" in message
+    # rows[4] is the fifth row: numbered from 1, like lines (in jsonl, its line number)
+    assert "row 5 " in message
     if kind != "id wrong type":
         assert rows[4]["id"] in message
     assert f"'{field}'" in message
 
 
 def _odd_rows(rows: list[dict]) -> list[dict]:
-    """Rows 5 and 9 repeat ids, row 2 has identical answers, row 7 a blank question."""
+    """0-based rows 5 and 9 repeat ids, row 2 has identical answers, row 7 a blank question."""
     rows = copy.deepcopy(rows)
     rows[2]["rejected"] = rows[2]["chosen"] + "\n"
     rows[5]["id"] = rows[1]["id"]
@@ -99,9 +100,9 @@ def test_odd_rows_are_kept_and_reported_once_per_kind(tmp_path, all_sample_rows,
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 3, err
     assert all(line.startswith(f"prb: warning: {tmp_path / ART.config}: ") for line in err)
-    assert "2 rows with duplicate id (rows 5, 9)" in err[0] and "never by id" in err[0]
-    assert "1 row with a blank question (row 7)" in err[1]
-    assert "1 row with chosen == rejected (row 2)" in err[2] and "tie" in err[2] and "by position" in err[2]
+    assert "2 rows with duplicate id (rows 6, 10)" in err[0] and "never by id" in err[0]
+    assert "1 row with a blank question (row 8)" in err[1]
+    assert "1 row with chosen == rejected (row 3)" in err[2] and "tie" in err[2] and "by position" in err[2]
     load_rows(ART, str(tmp_path))  # a second task of the same run: no repeat
     assert capsys.readouterr().err == ""
 
@@ -120,7 +121,7 @@ def test_long_lists_of_rows_are_cut(all_sample_rows):
     rows = [PRBRow.model_validate({**all_sample_rows[ART.config][0], "chosen": "", "id": ""})] * 8
     found = {w.kind: w for w in find_warnings(rows)}
     assert set(found) == {"duplicate id", "a blank id", "a blank chosen or rejected answer"}
-    assert "8 rows with a blank id (rows 0, 1, 2, 3, 4, ...)" in found["a blank id"].line("x")
+    assert "8 rows with a blank id (rows 1, 2, 3, 4, 5, ...)" in found["a blank id"].line("x")
     assert found["duplicate id"].rows == tuple(range(1, 8))
 
 
@@ -130,7 +131,7 @@ def test_broken_files(tmp_path, all_sample_rows):
     path = folder / f"{FILE}.jsonl"
     good = json.dumps(all_sample_rows[ART.config][0])
     path.write_text(good + "\n{not json\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"line 2: not valid JSON"):
+    with pytest.raises(DataError, match=r"line 2, column 2: not valid JSON"):
         load_rows(ART, str(tmp_path))
     path.write_text(good + "\n[1, 2]\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"line 2: expected a JSON object"):
@@ -169,8 +170,8 @@ def test_validate_command_counts(tmp_path, all_sample_rows, capsys):
     out = capsys.readouterr().out.splitlines()
     art = next(n for n, line in enumerate(out) if line.startswith(ART.config))
     assert " 12  ok, 3 warnings (the published split has 767" in out[art]
-    assert "duplicate id (rows 5, 9)" in out[art + 1] and "blank question" in out[art + 2]
-    assert "chosen == rejected (row 2)" in out[art + 3]
+    assert "duplicate id (rows 6, 10)" in out[art + 1] and "blank question" in out[art + 2]
+    assert "chosen == rejected (row 3)" in out[art + 3]
     assert out[art + 4].startswith("Lifestyle") and " 12  ok (" in out[art + 4]
 
 
@@ -207,10 +208,71 @@ def test_oracle_shows_aspects_and_question_only_does_not(all_sample_rows):
 
 
 def test_download_offline_fails_with_one_clear_message(tmp_path, capsys, monkeypatch):
+    from prb_tasks.data import hub
     from prb_tasks.datatools import download
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert download(tmp_path / "copy") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "cannot download QiyaoMa/Personalized-RewardBench: HF_HUB_OFFLINE is set" in err[0]
+    assert "access to huggingface.co" in err[0]
+
+    # Without the switch, an unreachable hub is found by one quick connection attempt
+    # (this machine has no network; a closed local port stands in for it anyway).
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    hub.unreachable_reason.cache_clear()
+    try:
+        assert download(tmp_path / "copy") == 1
+    finally:
+        hub.unreachable_reason.cache_clear()
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "cannot connect to 127.0.0.1:9" in line
+
+
+def test_download_and_validate_name_what_is_wrong(tmp_path, capsys):
+    from prb_tasks.datatools import download
+
+    (tmp_path / "file").write_text("x")
+    assert download(tmp_path / "file" / "copy") == 2
+    assert "cannot create" in capsys.readouterr().err
+    assert download(tmp_path / "copy", ["Art_and_Entertainmnt"]) == 2
+    assert "did you mean 'Art_and_Entertainment'" in capsys.readouterr().err
+    assert validate(tmp_path / "file") == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "is a file, not a folder" in line
+    assert validate(tmp_path / "nowhere") == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_validate_sample_keyword(capsys, monkeypatch, tmp_path):
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)  # no folder called 'sample' here
+    assert validate(Path("sample")) == 0
     out = capsys.readouterr().out
-    assert "download of QiyaoMa/Personalized-RewardBench failed" in out
-    assert "connected machine" in out
+    assert "the bundled synthetic sample" in out and "36" in out
+
+
+def test_loader_without_network_fails_at_once(monkeypatch):
+    # Plain lm_eval has no preflight: the loader checks the hub itself, with one quick
+    # connection attempt (a closed local port stands in for the missing network).
+    from prb_tasks.data import hub
+    from prb_tasks.data.personalized_rb import sources
+
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "PRB_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    hub.unreachable_reason.cache_clear()
+    sources._from_hub.cache_clear()
+    try:
+        with pytest.raises(DataError) as info:
+            load_rows(ART)
+    finally:
+        hub.unreachable_reason.cache_clear()
+    message = str(info.value)
+    assert message.startswith("prb: cannot load QiyaoMa/Personalized-RewardBench (Art_and_Entertainment) from the "
+                              "HF hub: cannot connect to 127.0.0.1:9")
+    assert "prb data download DIR" in message and "HF_HUB_OFFLINE=1" in message

@@ -39,6 +39,8 @@ def test_wheel_carries_tasks_templates_configs_and_sample(wheel):
     ):
         assert required in names, required
     assert any(n.startswith("prb_tasks/configs/") and n.endswith(".yaml") for n in names)
+    # Test and benchmark tools are not part of what users run.
+    assert not any(n.startswith("prb_tasks/testing/") for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "prb = prb_tasks.cli:main" in text

@@ -44,9 +44,9 @@ def _assert_warned_once(stderr: str, data: Path) -> None:
     lines = _warnings(stderr)
     origin = f"prb: warning: {data / ART}: "
     assert len(lines) == 3 and all(line.startswith(origin) for line in lines), lines
-    assert "1 row with duplicate id (row 4)" in lines[0]
-    assert "1 row with a blank question (row 9)" in lines[1]
-    assert "1 row with chosen == rejected (row 6)" in lines[2]
+    assert "1 row with duplicate id (row 5)" in lines[0]
+    assert "1 row with a blank question (row 10)" in lines[1]
+    assert "1 row with chosen == rejected (row 7)" in lines[2]
 
 
 def test_scalar_baseline_runs_on_odd_rows(tmp_path, odd_data):

@@ -17,7 +17,6 @@ from prb_tasks.data.personalllm.reader import read_split, usable
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.data.personalllm.users import normalised_scores, sample_weights
 from prb_tasks.docs import personalllm as docs_module
-from prb_tasks.docs.options import option_help
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 
 # The authors' published (mean, sd) per reward model, typed out here on purpose: the
@@ -292,7 +291,7 @@ def test_bad_options_are_one_line(copy_dir: Path) -> None:
     with pytest.raises(DataError, match="unknown PersonalLLM variant"):
         docs_module.build_docs("pairs", data_dir=str(copy_dir))
     assert "user_seed" in docs_module.PERSONALLLM_KEYS and "seed" not in docs_module.PERSONALLLM_KEYS
-    meanings = option_help(docs_module.PersonalLLMOptions)
+    meanings = docs_module.METADATA.keys
     assert set(meanings) == docs_module.PERSONALLLM_KEYS and all(meanings.values())
 
 
@@ -302,3 +301,25 @@ def test_environment_variable_selects_the_copy(copy_dir: Path, monkeypatch) -> N
     monkeypatch.setenv("PRB_PERSONALLLM_DIR", str(copy_dir / "missing"))
     with pytest.raises(DataError, match="PRB_PERSONALLLM_DIR"):
         load_prompts()
+
+
+def test_hub_out_of_reach_fails_at_once_with_one_line(monkeypatch) -> None:
+    import time
+
+    from prb_tasks.data.hub import unreachable_reason
+    from prb_tasks.data.personalllm import sources
+
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "PRB_PERSONALLLM_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    # A closed local port stands in for the hub, so the test needs no network rule.
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    unreachable_reason.cache_clear()
+    sources._from_hub.cache_clear()
+    started = time.monotonic()
+    with pytest.raises(DataError) as info:
+        sources.load_prompts()
+    unreachable_reason.cache_clear()
+    assert time.monotonic() - started < 10
+    message = str(info.value)
+    assert "\n" not in message and "cannot load namkoong-lab/PersonalLLM" in message
+    assert "prb data download DIR --family personalllm" in message

@@ -19,7 +19,8 @@ from prb_tasks.docs.personalized_rb import build_docs  # noqa: E402
 
 @pytest.fixture(scope="module")
 def scorer() -> EmbeddingScorer:
-    return EmbeddingScorer(top_k=3, device="cpu")
+    # float32 and every post: the exact formula of the module docstring.
+    return EmbeddingScorer(top_k=3, device="cpu", dtype="float32", max_posts=0)
 
 
 @pytest.fixture(scope="module")
@@ -35,19 +36,58 @@ def test_score_is_the_mean_of_the_top_k_post_similarities(scorer, docs):
     item = as_items(docs)[0]
     posts = profile_store.lookup(item.profile_key)
     assert len(posts) > 3
-    vectors = scorer.model.encode([item.response, *posts], normalize_embeddings=True)
+    vectors = scorer.model.encode([item.response, *posts], normalize=True)
     sims = np.sort(vectors[1:] @ vectors[0])[::-1]
     assert scorer.score([item])[0] == pytest.approx(float(sims[:3].mean()), abs=1e-5)
 
 
 def test_question_weight_adds_the_question_similarity(scorer, docs):
     item = as_items(docs)[1]
-    weighted = EmbeddingScorer(top_k=3, question_weight=0.5, device="cpu")
+    weighted = EmbeddingScorer(top_k=3, question_weight=0.5, device="cpu", dtype="float32", max_posts=0)
     weighted.model = scorer.model  # same encoder, no second load
-    r, q = scorer.model.encode([item.response, item.question], normalize_embeddings=True)
+    r, q = scorer.model.encode([item.response, item.question], normalize=True)
     expected = scorer.score([item])[0] + 0.5 * float(q @ r)
     assert weighted.score([item])[0] == pytest.approx(expected, abs=1e-5)
     assert weighted.formatted(item) != scorer.formatted(item)
+
+
+def test_candidates_are_the_users_best_posts_for_the_question(scorer, docs):
+    from prb_tasks.text.bm25 import BM25Index
+
+    item = as_items(docs)[2]
+    posts = profile_store.lookup(item.profile_key)
+    capped = EmbeddingScorer(top_k=1, device="cpu", dtype="float32", max_posts=2)
+    capped.model = scorer.model
+    best = sorted(BM25Index(posts).top_k(item.question, 2))
+    assert capped.candidates(item.profile_key, item.question) == tuple(posts[i] for i in best)
+    vectors = scorer.model.encode([item.response, *(posts[i] for i in best)], normalize=True)
+    assert capped.score([item])[0] == pytest.approx(float(max(vectors[1:] @ vectors[0])), abs=1e-5)
+    # Another cap is another score: the setting is part of the cache key.
+    assert capped.identity != scorer.identity
+
+
+def test_scores_do_not_depend_on_what_else_is_scored(scorer, docs):
+    items = as_items(docs)
+    together = EmbeddingScorer(top_k=3, device="cpu", dtype="float32")
+    together.model = scorer.model
+    alone = EmbeddingScorer(top_k=3, device="cpu", dtype="float32")
+    alone.model = scorer.model
+    reported: dict[int, float] = {}
+    all_at_once = together.score(items, lambda positions, values: reported.update(zip(positions, values)))
+    assert reported == dict(enumerate(all_at_once))  # every position reported once, with its score
+    one_by_one = [alone.score([item])[0] for item in reversed(items)][::-1]
+    assert all_at_once == pytest.approx(one_by_one, abs=1e-5)
+    assert "texts/s" in together.notes()[0] and "float32 on cpu" in together.notes()[0]
+
+
+def test_the_encoder_loads_only_when_something_is_encoded(tmp_path, docs):
+    items = as_items(docs)[:4]
+    fresh = RewardModelLM(scorer="embedding", device="cpu", dtype="float32", cache_dir=str(tmp_path))
+    assert fresh.scorer._model is None  # noqa: SLF001 - the point of the test
+    first = fresh.rewards(items, disable_tqdm=True)
+    cached = RewardModelLM(scorer="embedding", device="cpu", dtype="float32", cache_dir=str(tmp_path))
+    assert cached.rewards(items, disable_tqdm=True) == first
+    assert cached.scorer._model is None  # noqa: SLF001
 
 
 def test_needs_a_profile(scorer):
@@ -55,9 +95,10 @@ def test_needs_a_profile(scorer):
         scorer.score([RMInput("q", "an answer")])
 
 
-def test_runs_through_prb_rm_with_the_cache(tmp_path, docs):
+def test_runs_through_prb_rm_with_the_cache(scorer, tmp_path, docs):
     items = as_items(docs)
     model = RewardModelLM(scorer="embedding", device="cpu", cache_dir=str(tmp_path))
+    model.scorer.model = scorer.model  # same weights; no second load
     first = model.rewards(items, disable_tqdm=True)
     assert len(set(first)) > len(first) // 2
     model.scorer.score = lambda *a, **k: pytest.fail("should come from the cache")  # type: ignore[method-assign]

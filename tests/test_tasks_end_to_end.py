@@ -183,7 +183,7 @@ def test_bad_data_stops_the_run_with_one_line(tmp_path, all_sample_rows):
                     json.dumps({"data_dir": str(tmp_path / "data")})], cwd=tmp_path)
     assert proc.returncode == 2
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("prb: bad row in ") and "row 7" in last and "'rejected'" in last
+    assert last.startswith("prb: bad row in ") and "row 8 " in last and "'rejected'" in last
     assert "Traceback" not in proc.stderr
 
 
@@ -226,4 +226,5 @@ def test_user_facing_output_explains_metrics_and_errors_are_one_line(tmp_path):
 
     typo = run_cli(["eval", "--model", "prb-rm", "--tasks", "personalized_rb_sampel"], cwd=tmp_path)
     assert typo.returncode == 2 and "Traceback" not in typo.stderr
-    assert typo.stderr.strip().splitlines()[-1].startswith("prb: Tasks not found: personalized_rb_sampel;")
+    assert typo.stderr.strip().splitlines()[-1].startswith(
+        "prb eval: unknown task 'personalized_rb_sampel' (did you mean 'personalized_rb_sample'")

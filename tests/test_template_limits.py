@@ -114,7 +114,7 @@ def test_bundled_templates_render_exactly_as_in_a_plain_sandbox():
                 "chosen_text": "Here.", "rejected_text": "There.", "reason": "closer"}]
     # Every variable any bundled template reads (PRB, history families, pointwise, planner).
     variables = dict(question="How?", category="Food", response_a="First.", response_b="Second.",
-                     response="Only.", posts=posts, aspects=aspects, history=history, context="Earlier: A.",
+                     response="Only.", posts=posts, posts_text="Post 1 (Category: Food):\npost 1", aspects=aspects, history=history, context="Earlier: A.",
                      demographics=[{"name": "age", "value": "30"}])
     names = sorted(p.relative_to(templates_dir()).as_posix() for p in templates_dir().rglob("*.jinja"))
     assert len(names) >= 5

@@ -40,7 +40,8 @@ def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataError(
-                    f"prb: {path} line {lineno}: not valid JSON ({exc.msg}); fix or remove the line"
+                    f"prb: {path} line {lineno}, column {exc.colno}: not valid JSON ({exc.msg}); "
+                    "fix or remove the line"
                 ) from exc
             if not isinstance(value, dict):
                 raise DataError(

@@ -19,6 +19,7 @@ from prb_tasks.data import profile_store
 from prb_tasks.data.custom.schema import Preference, UserRecord
 from prb_tasks.data.custom.sources import load_users
 from prb_tasks.data.errors import DataError
+from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.docs.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.history import PastChoice, profile_texts, traits
@@ -37,6 +38,8 @@ class CustomOptions(TemplateOptions):
 
 
 CUSTOM_KEYS = option_keys(CustomOptions)
+#: The ``--metadata`` keys of every ``personalized_custom*`` task, checked by the shared validator.
+METADATA = MetadataSpec.from_options("personalized_custom", CustomOptions, fixed=frozenset({"variant", "source"}))
 
 
 def _same_item(a: Preference, b: Preference) -> bool:
@@ -81,6 +84,7 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
     """
     if variant not in VARIANTS:
         raise DataError(f"prb: unknown personalized_custom variant '{variant}'; expected one of {', '.join(VARIANTS)}")
+    check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(CustomOptions, kwargs)
     if source is not None and opts.data_path is not None:
         raise DataError(

@@ -33,11 +33,6 @@ def option_keys(model: type[BaseModel]) -> frozenset[str]:
     return frozenset(model.model_fields)
 
 
-def option_help(model: type[BaseModel]) -> dict[str, str]:
-    """Each accepted key with its one-line meaning (the field's description), for messages."""
-    return {name: field.description or "" for name, field in model.model_fields.items()}
-
-
 def parse_options(model: type[Options], raw: dict[str, Any]) -> Options:
     """Validate the family's keys out of everything lm-eval passed.
 

@@ -1,10 +1,9 @@
 """Turn validated benchmark rows into the small documents lm-eval iterates over.
 
 One loader serves every task; the task YAML says which subset and variant it wants
-(``dataset_kwargs``) and the user tunes it with ``--metadata`` (``data_dir``, ``k``,
-``max_post_chars``, ``retriever``, ``retriever_device``, ``plans``, ``plans_missing``,
-``templates``, ``system_template``, ``user_template``). lm-eval also passes every
-``--model_args`` key here, hence ``**_unused``.
+(``dataset_kwargs``) and the user tunes it with ``--metadata`` (the keys of
+:data:`METADATA`). lm-eval also passes every ``--model_args`` key here;
+:mod:`prb_tasks.docs.metadata` tells the two apart and refuses unknown keys.
 
 The planner's two stages are variants too: ``plan`` (stage 1: question + retrieved
 posts, the model lists the aspects this user expects) and ``planned`` (stage 2: the
@@ -20,12 +19,12 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from prb_tasks.data import profile_store
+from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.plan_files import PlanRecord, load_plans, question_sha
 from prb_tasks.data.personalized_rb.columnar import PairRow, SubsetTable
 from prb_tasks.data.personalized_rb.sources import load_table, resolve_data_dir
-from prb_tasks.data.personalized_rb.subsets import Subset, subset_by_name
+from prb_tasks.data.personalized_rb.subsets import HF_REPO, Subset, subset_by_name
 from prb_tasks.docs.pairs import BOTH_ORDERS, DocList, judge_pair_docs, judge_system_prompt, to_dataset
 from prb_tasks.prompts.retrieval import (
     DEFAULT_K,
@@ -37,7 +36,9 @@ from prb_tasks.prompts.retrieval import (
     select_posts_columns,
 )
 from prb_tasks.prompts.selection_cache import cached_selection
+from prb_tasks.docs.metadata import MetadataError, MetadataSpec, check_options, task_name
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
+from prb_tasks.resources import sample_dir
 from prb_tasks.scoring.order import official_positions
 from prb_tasks.scoring.plans import parse_plan
 
@@ -46,6 +47,24 @@ JUDGE_VARIANTS = ("both", "official", "profile", "oracle", "planned")
 PLAN_VARIANTS = ("plan",)
 SCALAR_VARIANTS = ("scalar", "scalar_profile")
 PLANS_MISSING = ("error", "skip")
+
+#: The ``--metadata`` keys of every ``personalized_rb*`` task.
+METADATA = MetadataSpec(
+    family="personalized_rb",
+    keys={
+        "data_dir": "local copy in the HF layout; 'sample' = the bundled sample (default $PRB_DATA_DIR, else the hub)",
+        "k": f"posts shown in profile variants (default {DEFAULT_K})",
+        "max_post_chars": f"longest post text shown; 0 = whole posts (default {DEFAULT_MAX_POST_CHARS})",
+        "retriever": "how posts are ranked: bm25 (default) or embedding (dense, all-MiniLM-L6-v2)",
+        "retriever_device": "where the dense retriever runs: auto (default), cpu, cuda, cuda:N, mps",
+        "plans": "planner stage 1's --output_path folder or samples file (personalized_rb_planned)",
+        "plans_missing": "error (default) or skip rows that have no plan",
+        "templates": "folder of replacement templates, same file names as templates/",
+        "system_template": "file replacing the judge (or planner) system prompt",
+        "user_template": "file replacing the user-message template of the variant",
+    },
+    fixed=frozenset({"subset", "variant", "source"}),
+)
 
 _USER_TEMPLATE = {
     "both": "judge/user.jinja",
@@ -88,7 +107,22 @@ class DocOptions:
     user_template: str | None = None
 
     @classmethod
-    def from_kwargs(cls, raw: dict[str, Any]) -> "DocOptions":
+    def from_kwargs(cls, raw: dict[str, Any], source: str | None = None) -> "DocOptions":
+        """Validate the loader's keywords.
+
+        Args:
+            raw: every keyword lm-eval passed (``--metadata``, ``--model_args``, its own).
+            source: the data source fixed by the task YAML (``sample``), if any.
+
+        Raises:
+            MetadataError: an unknown ``--metadata`` key, or ``data_dir`` given to a
+                task whose data is fixed.
+            DataError: a value of the wrong type.
+        """
+        task = task_name(raw)
+        check_options(METADATA, raw, task)
+        _check_fixed_source(task, source, raw.get("data_dir"))
+
         def as_int(name: str, default: int, minimum: int) -> int:
             value = raw.get(name, default)
             try:
@@ -180,9 +214,46 @@ def _identity(row: PairRow, index: int, subset: Subset, variant: Variant) -> dic
     }
 
 
+def _check_fixed_source(task: str | None, source: str | None, data_dir: Any) -> None:
+    if source is not None and data_dir not in (None, "", source):
+        raise MetadataError(
+            f"prb: {task or 'this task'} always reads the bundled {source}, so data_dir={data_dir!r} "
+            "would be ignored; run the same variant without '_sample' (e.g. personalized_rb_scalar) "
+            "to use your data, or drop data_dir"
+        )
+
+
+def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """Checks that need no rows, run by ``prb eval`` before any model is loaded.
+
+    A data folder that does not exist, a ``data_dir`` for a sample task, or an
+    unreachable hub would otherwise only surface after a model (perhaps a large one)
+    has loaded.
+
+    Args:
+        tasks: requested task or group name -> :class:`prb_tasks.taskindex.TaskInfo`.
+        metadata: the run's ``--metadata``.
+    """
+    from prb_tasks.data.personalized_rb.sources import check_hub
+
+    data_dir = metadata.get("data_dir")
+    for name, info in sorted(tasks.items()):
+        _check_fixed_source(name, info.source, data_dir)
+    if any(info.source is None for info in tasks.values()) and resolve_data_dir(data_dir) is None:
+        check_hub()
+
+
 def _source_tag(options: DocOptions, source: str | None) -> str:
     folder = resolve_data_dir(source or options.data_dir)
     return "hub" if folder is None else str(folder)
+
+
+def _data_source(options: DocOptions, source: str | None, subset: Subset, rows: int) -> provenance.DataSource:
+    folder = resolve_data_dir(source or options.data_dir)
+    if folder is None:
+        return provenance.DataSource("hub", HF_REPO, subset.config, rows)
+    kind = "sample" if folder.resolve() == sample_dir().resolve() else "local"
+    return provenance.DataSource(kind, str(folder), subset.config, rows)
 
 
 def _judge_docs(
@@ -310,8 +381,11 @@ def build_docs(
         **options: ``--metadata`` / ``--model_args`` keys; see :class:`DocOptions`.
     """
     chosen_subset = subset_by_name(subset)
-    opts = DocOptions.from_kwargs(options)
+    opts = DocOptions.from_kwargs(options, source)
     table = load_table(chosen_subset, source or opts.data_dir)
+    origin = _data_source(opts, source, chosen_subset, len(table.rows))
+    provenance.record(options, origin)
+    provenance.announce(task_name(options) or chosen_subset.config, origin)
     if variant in JUDGE_VARIANTS:
         return _judge_docs(table, chosen_subset, variant, opts)
     if variant in PLAN_VARIANTS:

@@ -35,6 +35,7 @@ from prb_tasks.data.personalllm.items import (
 )
 from prb_tasks.data.personalllm.schema import PromptRow
 from prb_tasks.data.personalllm.sources import load_prompts, source_tag
+from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.docs.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.history import PastChoice, profile_texts
@@ -69,6 +70,8 @@ class PersonalLLMOptions(TemplateOptions):
 
 
 PERSONALLLM_KEYS = option_keys(PersonalLLMOptions)
+#: The ``--metadata`` keys of every ``personalllm*`` task, checked by the shared validator.
+METADATA = MetadataSpec.from_options("personalllm", PersonalLLMOptions, fixed=frozenset({"variant"}))
 
 _USER_TEMPLATE = {
     "judge": "judge/user_history.jinja",
@@ -185,6 +188,7 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     """
     if variant not in VARIANTS:
         raise DataError(f"prb: unknown PersonalLLM variant '{variant}'; expected one of {', '.join(VARIANTS)}")
+    check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(PersonalLLMOptions, kwargs)
     config = opts.simulation()
     sim = simulation_for(load_prompts(opts.data_dir), config)

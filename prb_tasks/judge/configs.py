@@ -12,6 +12,7 @@ from typing import Any
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.options import parse_config_file
 from prb_tasks.textfiles import read_text
+from prb_tasks.suggest import did_you_mean
 
 
 def list_configs() -> dict[str, Path]:
@@ -35,7 +36,7 @@ def _find(ref: str) -> Path:
     if ref in bundled:
         return bundled[ref]
     raise JudgeConfigError(
-        f"prb-judge: unknown judge config '{ref}'; bundled configs: {', '.join(sorted(bundled)) or 'none'} "
+        f"prb-judge: unknown judge config '{ref}'{did_you_mean(ref, bundled)}; bundled configs: {', '.join(sorted(bundled)) or 'none'} "
         "(or pass a path to a .yaml file)"
     )
 

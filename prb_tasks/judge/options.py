@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.suggest import did_you_mean
 
 CacheMode = Literal["on", "off", "read", "write", "refresh"]
 Transport = Literal["auto", "litellm", "direct"]
@@ -213,7 +214,7 @@ def _describe(exc: ValidationError, where: str, known: set[str]) -> str:
     for err in exc.errors():
         loc = str(err["loc"][0]) if err["loc"] else "(settings)"
         if err["type"] == "extra_forbidden":
-            problems.append(f"unknown key '{loc}'")
+            problems.append(f"unknown key '{loc}'{did_you_mean(loc, known)}")
             continue
         msg = err["msg"].removeprefix("Value error, ")
         if loc in by_key:

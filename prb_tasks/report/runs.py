@@ -217,7 +217,8 @@ def read_run(path: Path, notes: list[str]) -> Run | None:
             notes.append(f"{name} in {path}: not a task of pairwise verdicts or scores (e.g. best-of-N or a "
                          "planner stage); not compared")
             continue
-        families.append(Family(name, subtasks, kind, data_source(configs, subtasks[0]), samples))
+        recorded = (data.get("prb") or {}).get("data_sources") if isinstance(data.get("prb"), dict) else None
+        families.append(Family(name, subtasks, kind, data_source(configs, subtasks[0], recorded), samples))
     if not families:
         return None
     usage_path = path.with_name(path.name.replace("results_", "usage_", 1))

@@ -15,16 +15,22 @@ LOCAL_PREFIX = "local:"
 BUNDLED_PREFIX = "bundled:"
 
 
-def data_source(configs: dict[str, Any], task: str) -> str:
+def data_source(configs: dict[str, Any], task: str, recorded: dict[str, Any] | None = None) -> str:
     """``sample``, ``bundled:<name>``, ``local:<folder>`` or ``hub`` for one task of a results file.
 
     Args:
         configs: the results file's ``configs`` section (task -> task config).
         task: a leaf task name.
+        recorded: the results file's ``prb.data_sources`` section, written by ``prb eval``
+            (it also knows about ``PRB_DATA_DIR``); absent for plain ``lm_eval`` runs.
 
-    A run that relied on ``PRB_DATA_DIR`` is not recorded as such by lm-eval and is
-    reported as ``hub``.
+    Without a record, a run that relied on ``PRB_DATA_DIR`` is reported as ``hub``.
     """
+    entry = (recorded or {}).get(task)
+    if isinstance(entry, dict) and entry.get("kind") in (SAMPLE, "local", HUB):
+        if entry["kind"] == "local":
+            return f"{LOCAL_PREFIX}{entry.get('location', '')}"
+        return str(entry["kind"])
     config = configs.get(task) or {}
     kwargs = config.get("dataset_kwargs") or {}
     metadata = config.get("metadata") or {}

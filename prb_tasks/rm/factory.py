@@ -28,7 +28,8 @@ def build_scorer(options: RMOptions, device_from_harness: bool = False) -> Score
         from prb_tasks.rm.scorers.embedding import EmbeddingScorer
 
         return EmbeddingScorer(top_k=options.embed_top_k, question_weight=options.embed_question_weight,
-                               device=options.device, batch_size=max(options.effective_batch_size, 32),
+                               max_posts=options.embed_max_posts, device=options.device, dtype=options.dtype,
+                               batch_size=max(options.effective_batch_size, 32),
                                device_from_harness=device_from_harness)
     if kind == "hf":
         if options.protocol == "official":

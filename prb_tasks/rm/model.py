@@ -175,6 +175,20 @@ class RewardModelLM(LM):
                 raise ServedRMError(f"{exc} ({fresh} scores from this run are cached in "
                                     f"{self.cache.directory}; re-run to resume)") from None
             raise
+        except KeyboardInterrupt:
+            bar.close()
+            # The message is what `prb eval` prints for Ctrl-C.
+            done = sum(r is not None for r in results)
+            if self.cache is not None:
+                raise KeyboardInterrupt(
+                    f"prb-rm: interrupted (Ctrl-C); {done} of {len(items)} responses are scored and kept in "
+                    f"the score cache ({self.cache.directory}): re-run the same command to resume"
+                ) from None
+            why = "the score cache is off (cache=off)" if scorer.identity is not None else "this scorer is not cached"
+            raise KeyboardInterrupt(
+                f"prb-rm: interrupted (Ctrl-C) after {done} of {len(items)} responses; {why}, "
+                "so a re-run starts again"
+            ) from None
         finally:
             bar.close()
         if items and not disable_tqdm:

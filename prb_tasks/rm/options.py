@@ -8,12 +8,14 @@ naming the key and what is accepted, before anything heavy is loaded.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from prb_tasks.rm.errors import RMError
+from prb_tasks.suggest import did_you_mean
 
 ScorerName = Literal["auto", "length", "bm25", "embedding", "hf", "served"]
 Protocol = Literal["clean", "official"]
@@ -96,6 +98,9 @@ class RMOptions(BaseModel):
         embed_top_k: the embedding baseline averages the k best post similarities.
         embed_question_weight: weight of the response-question similarity added to
             the embedding baseline's score (0 = profile only).
+        embed_max_posts: the embedding baseline compares responses with the user's
+            posts most relevant to the question (BM25), at most this many; 0 = all
+            (slow on the full benchmark).
         cache: ``on`` (default) or ``off``: reuse scores stored on disk.
         cache_dir: folder of the score cache (default: the user cache dir,
             ``prb/rm-scores``).
@@ -127,6 +132,7 @@ class RMOptions(BaseModel):
     timeout: float = Field(default=120.0, gt=0)
     embed_top_k: int = Field(default=3, ge=1)
     embed_question_weight: float = Field(default=0.0, ge=0)
+    embed_max_posts: int = Field(default=10, ge=0)
     cache: bool = True
     cache_dir: str | None = None
 
@@ -164,6 +170,15 @@ class RMOptions(BaseModel):
         if base == "cuda" and ":" in name and not name.split(":", 1)[1].isdigit():
             raise ValueError("expected auto, cpu, cuda, cuda:N or mps")
         return name
+
+    @field_validator("pretrained")
+    @classmethod
+    def _local_folder_exists(cls, value: str | None) -> str | None:
+        # A path that can only be local (./x, /x, ~/x) is never a hub id: say so plainly
+        # instead of letting the hub client complain about the id's characters.
+        if value and value.startswith((".", "/", "~")) and not Path(value).expanduser().is_dir():
+            raise ValueError("no such folder (a local model must be an existing folder; a hub id looks like org/name)")
+        return value
 
     @field_validator("api_path")
     @classmethod
@@ -272,11 +287,14 @@ def _first_problem(error: ValidationError, raw: dict[str, Any]) -> str:
     location = [str(part) for part in problem.get("loc", ()) if part not in ("", None)]
     message = problem.get("msg", "invalid value").removeprefix("Value error, ")
     if problem.get("type") == "extra_forbidden" and location:
-        return (f"prb-rm: unknown model_args key '{location[0]}'; accepted: "
-                + ", ".join(accepted_keys()))
+        return (f"prb-rm: unknown model_args key '{location[0]}'{did_you_mean(location[0], accepted_keys())}; "
+                "accepted: " + ", ".join(accepted_keys()))
     if location:
         key = location[0]
-        return f"prb-rm: model_args {key}={_typed_text(key, raw.get(key))} is invalid: {message}"
+        hint = ""
+        if problem.get("type") == "literal_error" and isinstance(raw.get(key), str):
+            hint = did_you_mean(raw[key], re.findall(r"'([^']+)'", str((problem.get("ctx") or {}).get("expected"))))
+        return f"prb-rm: model_args {key}={_typed_text(key, raw.get(key))} is invalid{hint}: {message}"
     return f"prb-rm: invalid model_args: {message}"
 
 

@@ -33,14 +33,6 @@ FIELDS = ("reward", "regret", "win_random", "win_popular")
 METRICS = tuple(f"bon_{field}_n{n}" for n in SIZES for field in FIELDS)
 _NAN = float("nan")
 
-LEGEND = (
-    "bon_reward_nN: the user's normalised reward of the response picked among the first N (higher is better)",
-    "bon_regret_nN: the user's best reward among those N minus the pick's (0 = always the user's favourite)",
-    "bon_win_random_nN / bon_win_popular_nN: chance the pick beats a random one of the N / the population "
-    "favourite (ties half; 0.5 = no better)",
-)
-
-
 @dataclass(frozen=True)
 class BonOutcome:
     """Expected result of one Best-of-N pick (see module docstring)."""

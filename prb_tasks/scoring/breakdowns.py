@@ -16,12 +16,6 @@ from prb_tasks.scoring.metrics import process_judge_both, process_scalar
 
 _NAN = float("nan")
 
-LEGEND = (
-    "acc_user: accuracy of each user, averaged over users (every user counts the same)",
-    "acc_tag: accuracy within each value_alignment tag, averaged over tags (items without tags left out)",
-)
-
-
 def group_means(items: Iterable[tuple[Hashable, float]]) -> dict[Hashable, float]:
     """Mean value per key.
 

@@ -30,26 +30,6 @@ from prb_tasks.scoring.verdict import parse_verdict
 
 _NAN = float("nan")
 
-# One line per metric, printed under lm-eval's table by ``prb eval``.
-JUDGE_LEGEND = (
-    "acc: share of judgments naming the user's chosen answer (unparsed, errors, skipped count wrong)",
-    "acc_macro: in a group row, the plain mean of the three subsets (acc there is size-weighted)",
-    "acc_pair: share of pairs judged right in both orders; consistency: same answer preferred in both orders",
-    "pos_a_rate: share of verdicts naming position A (0.5 = no position bias)",
-    "parse_fail / error_rate / skip_rate: no readable verdict / request failed / not sent (max_cost)",
-    "acc_pos_a / acc_pos_b: acc over the judgments where the chosen answer was shown as A / as B",
-    "pos_bias: |acc_pos_a - acc_pos_b| (in a group row: the subsets' biases averaged by size)",
-    "acc_official (official tasks): the original script's reading, where a missing verdict counts as A",
-    "acc_pos_a_official / acc_pos_b_official / pos_bias_official / pos_a_rate_official: the same under that reading",
-    "parse_fail_official: completions the original script's reading cannot parse (it counts them as A)",
-)
-SCALAR_LEGEND = (
-    "acc: share of pairs where the chosen answer scored strictly higher (ties count wrong)",
-    "acc_macro: in a group row, the plain mean of the three subsets (acc there is size-weighted)",
-    "tie_rate: share of pairs where both answers got the same score",
-)
-
-
 def _judgment(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     completion = results[0] if results else None
     verdict = parse_verdict(completion)

@@ -38,16 +38,6 @@ MAX_ASPECTS = 20
 
 _NAN = float("nan")
 
-# One line per metric, printed under lm-eval's table by ``prb eval``.
-PLAN_LEGEND = (
-    "plan_recall: share of the user's rubric aspects the plan recovered (cosine >= "
-    f"{MATCH_THRESHOLD} with all-MiniLM-L6-v2; failed plans count 0)",
-    "plan_precision: share of the plan's aspects that match a rubric aspect (non-empty plans)",
-    "plan_empty: share of replies with no aspects; plan_size: aspects per plan; "
-    "error_rate / skip_rate: request failed / not sent",
-)
-
-
 def is_plan_task(name: str) -> bool:
     """True for stage-1 planner task names (``personalized_rb_plan`` and its subtasks)."""
     return name == "personalized_rb_plan" or name.startswith("personalized_rb_plan_")

@@ -50,7 +50,8 @@ def _model_dir() -> str:
 
 
 @lru_cache(maxsize=1)
-def _identity_parts() -> tuple[str, int]:
+def package_facts() -> tuple[str, int]:
+    """The installed model package's version and the model's input limit (no model load)."""
     from importlib.metadata import PackageNotFoundError, version
     from pathlib import Path
 
@@ -73,7 +74,7 @@ def encoder_identity(what: str = "this option") -> str:
         what: the feature asking, named in the error when the extra is missing.
     """
     try:
-        package_version, max_len = _identity_parts()
+        package_version, max_len = package_facts()
     except ImportError as exc:
         raise _missing_extra(what, exc) from None
     return f"{MODEL_NAME}|{PACKAGE}=={package_version}|max_seq_length={max_len}|mean"

@@ -3,8 +3,8 @@
 Nobody outside the authors has audited the published data, and a run that stops on
 the real benchmark is the worst failure we can have; so only a row that is
 structurally broken (missing field, wrong type) stops a run. Everything below keeps
-the row and is reported once per kind, with a count, the first row numbers (0-based,
-in dataset order) and what it means for the numbers.
+the row and is reported once per kind, with a count, the first row numbers (counted
+from 1, as in error messages and like lines of a .jsonl file) and what it means for the numbers.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class RowWarning:
 
     def line(self, origin: str) -> str:
         """The one-line warning, naming where the rows are."""
-        shown = ", ".join(str(n) for n in self.rows[:SHOWN_ROWS])
+        shown = ", ".join(str(n + 1) for n in self.rows[:SHOWN_ROWS])  # shown from 1, like lines
         more = ", ..." if len(self.rows) > SHOWN_ROWS else ""
         noun = "row" if len(self.rows) == 1 else "rows"
         return f"prb: warning: {origin}: {len(self.rows)} {noun} with {self.kind} ({noun} {shown}{more}); {self.meaning}"

@@ -38,14 +38,17 @@ def split_files(data_dir: Path, subset: Subset) -> list[Path]:
 
 
 def validate_rows(raw: Iterable[dict[str, Any]], origin: str) -> list[PRBRow]:
-    """Validate raw dict rows; raise DataError naming ``origin``, row index and id.
+    """Validate raw dict rows; raise DataError naming ``origin``, row number and id.
+
+    Rows are numbered from 1, like lines (in a ``.jsonl`` file without blank lines,
+    row N is line N).
 
     Args:
         raw: rows as dicts, in dataset order.
         origin: file path or dataset name used in error messages.
     """
     rows: list[PRBRow] = []
-    for index, item in enumerate(raw):
+    for index, item in enumerate(raw, start=1):
         try:
             rows.append(PRBRow.model_validate(item))
         except ValidationError as exc:

@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.hub import require_hub
 from prb_tasks.data.personalized_rb.checks import print_warnings
 from prb_tasks.data.personalized_rb.columnar import SubsetTable, from_arrow, read_files
 from prb_tasks.data.personalized_rb.reader import split_files
@@ -81,8 +82,19 @@ def _from_folder(folder: Path, subset: Subset, _stamp: tuple[float, ...]) -> Sub
     return table
 
 
+def _offline_advice() -> str:
+    return (f"on an offline machine run `prb data download DIR` elsewhere and pass "
+            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}")
+
+
+def check_hub(what: str = HF_REPO) -> None:
+    """Fail at once, naming ``what``, when the hub is out of reach (see :func:`require_hub`)."""
+    require_hub(what, _offline_advice())
+
+
 @lru_cache(maxsize=4)
 def _from_hub(subset: Subset) -> SubsetTable:
+    check_hub(f"{HF_REPO} ({subset.config})")
     try:
         import datasets
 
@@ -91,8 +103,7 @@ def _from_hub(subset: Subset) -> SubsetTable:
         raise DataError(
             f"prb: could not load {HF_REPO} ({subset.config}) from the HF hub: "
             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}; "
-            f"on an offline machine run `prb data download DIR` elsewhere and pass "
-            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
+            f"{_offline_advice()}"
         ) from exc
     origin = f"{HF_REPO}:{subset.config}"
     arrow = getattr(getattr(ds, "data", None), "table", None)

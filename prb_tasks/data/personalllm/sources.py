@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.hub import require_hub
 from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO, HF_SPLIT
 from prb_tasks.data.personalllm.reader import read_split, usable, validate_rows
 from prb_tasks.data.personalllm.schema import PromptRow
@@ -66,8 +67,15 @@ def _from_folder(folder: Path, _stamp: tuple[float, ...]) -> list[PromptRow]:
     return usable(read_split(folder), str(folder))
 
 
+_OFFLINE_ADVICE = (
+    "on an offline machine run `prb data download DIR --family personalllm` elsewhere and pass "
+    f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
+)
+
+
 @lru_cache(maxsize=1)
 def _from_hub() -> list[PromptRow]:
+    require_hub(f"{HF_REPO} ({HF_SPLIT})", _OFFLINE_ADVICE)
     try:
         import datasets
 
@@ -76,7 +84,6 @@ def _from_hub() -> list[PromptRow]:
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise DataError(
             f"prb: could not load {HF_REPO} ({HF_SPLIT}) from the HF hub: {type(exc).__name__}: {first}; "
-            f"on an offline machine run `prb data download DIR --family personalllm` elsewhere and pass "
-            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
+            f"{_OFFLINE_ADVICE}"
         ) from exc
     return usable(validate_rows(ds, f"{HF_REPO}:{HF_SPLIT}"), HF_REPO)

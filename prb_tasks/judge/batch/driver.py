@@ -76,6 +76,11 @@ def custom_id_for(key: str) -> str:
 
 def rerun_command() -> str:
     """The command line of this run, to repeat it (model_args never hold keys)."""
+    from prb_tasks.harness_args import declared
+
+    run = declared()
+    if run is not None and run.argv:  # a `prb eval` run
+        return shlex.join(["prb", "eval", *run.argv])
     argv = list(sys.argv)
     if argv and argv[0] == "prb eval":
         return shlex.join(["prb", "eval", *argv[2:]])

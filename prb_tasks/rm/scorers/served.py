@@ -130,24 +130,30 @@ class ServedScorer(Scorer):
         failure: BaseException | None = None
         with ThreadPoolExecutor(max_workers=self.num_concurrent, thread_name_prefix="prb-rm") as pool:
             futures = {pool.submit(self._score_one, item): n for n, item in enumerate(items)}
-            for future in as_completed(futures):
-                n = futures[future]
-                try:
-                    value = future.result()
-                except CancelledError:
-                    continue
-                except (HTTPFailure, ServedRMError) as exc:
-                    self.requests_failed += 1
-                    if failure is None:
-                        failure = exc
-                        # Stop sending; requests already in flight still finish and
-                        # their scores are reported (and so cached) below.
-                        for other in futures:
-                            other.cancel()
-                    continue
-                rewards[n] = value
-                if report:
-                    report([n], [value])
+            try:
+                for future in as_completed(futures):
+                    n = futures[future]
+                    try:
+                        value = future.result()
+                    except CancelledError:
+                        continue
+                    except (HTTPFailure, ServedRMError) as exc:
+                        self.requests_failed += 1
+                        if failure is None:
+                            failure = exc
+                            # Stop sending; requests already in flight still finish and
+                            # their scores are reported (and so cached) below.
+                            for other in futures:
+                                other.cancel()
+                        continue
+                    rewards[n] = value
+                    if report:
+                        report([n], [value])
+            except KeyboardInterrupt:
+                # Ctrl-C: send nothing more. Leaving the block then waits only for the
+                # requests already in flight, not for every queued one.
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
         if failure is not None:
             if isinstance(failure, ServedRMError):
                 raise failure

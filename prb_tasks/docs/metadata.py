@@ -1,0 +1,153 @@
+"""Check the ``--metadata`` keys a task family is given, for every family.
+
+lm-eval calls a task's ``custom_dataset`` loader with one flat dict: the YAML's own
+``metadata`` (``version``), lm-eval's bookkeeping (``config_source``), every
+``--metadata`` key *and every ``--model_args`` key*. A misspelled option
+(``datadir``, ``K``) would otherwise vanish silently, so each family declares the
+keys it understands in a :class:`MetadataSpec` and calls :func:`check_options`.
+
+Which keys came from ``--model_args`` (and so are not ours to judge):
+
+1. ``prb eval`` parses its command line with lm-eval's own parser and declares the
+   ``--model_args`` and ``--metadata`` keys (:mod:`prb_tasks.harness_args`);
+2. under plain ``lm_eval`` the process's command line is parsed the same way;
+3. otherwise (lm-eval's Python API) the origin of a key cannot be known, so only
+   keys that look like a misspelling of one of the family's keys are refused; any
+   other unknown key is taken for a model argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prb_tasks.errors import PRBError
+from prb_tasks.harness_args import current
+from prb_tasks.suggest import close_matches, did_you_mean
+
+#: Keys lm-eval itself adds to what a loader receives.
+HARNESS_KEYS = frozenset({"version", "config_source", "_metadata"})
+
+
+class MetadataError(PRBError):
+    """An unknown or contradictory ``--metadata`` key; one line."""
+
+
+@dataclass(frozen=True)
+class MetadataSpec:
+    """The ``--metadata`` keys one task family understands.
+
+    A family exposes its spec as ``METADATA`` in ``prb_tasks/docs/<module>.py``;
+    ``prb eval`` finds it there (:func:`all_specs`) and checks the keys before any
+    model loads, for runs whose tasks all live in folders named like a spec's family.
+
+    Attributes:
+        family: the family's task folder name (``prb_tasks/tasks/<family>/``), also
+            used in messages.
+        keys: accepted key -> one-line meaning.
+        fixed: keys the family's YAMLs pass through ``dataset_kwargs`` (``subset``,
+            ``variant``, ``source``); never the user's.
+    """
+
+    family: str
+    keys: Mapping[str, str]
+    fixed: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def from_options(cls, family: str, model: Any, fixed: frozenset[str] = frozenset()) -> MetadataSpec:
+        """The spec of a family whose options are a pydantic model (keys: its fields).
+
+        Args:
+            family: task family name for messages.
+            model: the pydantic options class; each field's description is its meaning.
+            fixed: the family's own ``dataset_kwargs`` keys.
+        """
+        return cls(family, {name: field.description or "" for name, field in model.model_fields.items()}, fixed)
+
+    def accepted(self) -> str:
+        """The accepted keys as ``a, b, c`` for messages."""
+        return ", ".join(sorted(self.keys))
+
+
+def user_keys(options: Mapping[str, Any]) -> tuple[set[str], bool]:
+    """The keys of ``options`` the user meant as ``--metadata``, and whether that is certain.
+
+    Args:
+        options: what the loader received, minus its ``dataset_kwargs``.
+    """
+    given = set(options) - HARNESS_KEYS
+    run = current()
+    if run is None:
+        return given, False
+    # Keys given to --model_args only are the model's business; keys from neither
+    # option come from the task's own YAML.
+    return given & set(run.metadata_keys), True
+
+
+def task_name(options: Mapping[str, Any]) -> str | None:
+    """The task a loader is building, from the YAML path lm-eval passes (ours are named after their task)."""
+    origin = options.get("config_source")
+    if not origin or origin == "inline":
+        return None
+    from pathlib import Path
+
+    return Path(str(origin)).stem
+
+
+def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | None = None) -> dict[str, Any]:
+    """The family's own keys out of ``options``; an unknown ``--metadata`` key is an error.
+
+    Args:
+        spec: the family's accepted keys.
+        options: every keyword the loader received except the ``dataset_kwargs``.
+        task: task name or YAML for messages, if known.
+
+    Raises:
+        MetadataError: one line naming the key, a near match and the accepted keys.
+    """
+    candidates, certain = user_keys({k: v for k, v in options.items() if k not in spec.fixed})
+    where = f" for {task}" if task else f" for {spec.family} tasks"
+    unknown = sorted(candidates - set(spec.keys))
+    if unknown:
+        # One --metadata serves every task of a run: a key another family takes (say
+        # PersonalLLM's data_dir next to a custom-data task) is that family's. `prb eval`
+        # checks before the run that some family in it takes each key.
+        others = {k for other in all_specs() for k in other.keys}
+        unknown = [k for k in unknown if k not in others]
+    for key in unknown:
+        if not certain and not close_matches(key, spec.keys):
+            continue  # lm-eval's Python API: probably a model argument
+        raise MetadataError(
+            f"prb: unknown --metadata key '{key}'{where}{did_you_mean(key, spec.keys)}; "
+            f"accepted: {spec.accepted()}"
+        )
+    return {k: v for k, v in options.items() if k in spec.keys}
+
+
+def describe_keys(spec: MetadataSpec) -> list[str]:
+    """``key: meaning`` lines, for help texts."""
+    return [f"{key}: {meaning}" for key, meaning in sorted(spec.keys.items())]
+
+
+def family_modules() -> dict[str, Any]:
+    """Family name -> the ``prb_tasks.docs`` module that declares its ``METADATA``."""
+    import importlib
+    import pkgutil
+
+    import prb_tasks.docs as package
+
+    found: dict[str, Any] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name == "metadata":
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        spec = getattr(module, "METADATA", None)
+        if isinstance(spec, MetadataSpec):
+            found[spec.family] = module
+    return found
+
+
+def all_specs() -> list[MetadataSpec]:
+    """The spec of every family, sorted by family name."""
+    return [module.METADATA for _family, module in sorted(family_modules().items())]

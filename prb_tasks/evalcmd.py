@@ -1,0 +1,387 @@
+"""``prb eval``: lm-eval's ``run`` command with prb's models and tasks loaded.
+
+The command line is read by lm-eval's own parser (:mod:`prb_tasks.harness_args`),
+``--config`` YAML files included, and handed to lm-eval's ``run`` command
+unchanged. Around it, this module adds what a user of prb needs: mistakes caught
+before anything runs (unknown model or task with a near match, an output folder
+that cannot be written), one line instead of a traceback for anything the user can
+fix (Ctrl-C included), and after the tables the data each task read and a legend
+of the metrics shown. The results file gets a ``prb`` section (see
+:func:`_prb_section`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from prb_tasks import __version__
+from prb_tasks.errors import PRBError
+from prb_tasks.harness_args import HarnessArgs, HarnessArgsError, declare, parse, run_parser
+from prb_tasks.suggest import did_you_mean
+
+#: Exit status for a run stopped with Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
+#: What Ctrl-C prints when no backend said what it saved.
+INTERRUPTED_LINE = ("prb: interrupted (Ctrl-C) before results were written; re-running the same command "
+                    "starts again, reusing cached answers and scores")
+#: Exit status for a run that stopped sending early (dead server, exhausted quota):
+#: results were written but are incomplete.
+STOPPED_EARLY = 3
+
+
+def help_text() -> str:
+    """The prb section printed before lm-eval's own ``--help``."""
+    from prb_tasks.docs.metadata import all_specs, describe_keys
+
+    lines = [
+        "prb eval: lm-eval's `run` command with prb's models and tasks loaded; every lm-eval",
+        "option listed further down works unchanged (--config YAML files too).",
+        "",
+        "prb's models (--model):",
+        "  prb-judge  an LLM judge through litellm. Key model_args: model=openai/gpt-4o-mini |",
+        "             config=claude-sonnet (bundled configs), api_base=URL, num_concurrent=16,",
+        "             max_cost=DOLLARS, cache=on|off|read|write|refresh, reask=true",
+        "  prb-rm     scalar reward models and baselines. Key model_args: pretrained=HUB_ID|DIR |",
+        "             endpoint=URL,served_model=NAME | scorer=bm25|length|embedding, batch_size=16,",
+        "             device=auto, cache=on|off",
+        "prb's tasks (--tasks): `prb tasks` lists them with a description and their backends",
+        "  (personalized_rb, personalized_rb_scalar, personalized_rb_sample_scalar, ...).",
+    ]
+    for spec in all_specs():
+        lines.append(f"Options of {spec.family}* tasks (--metadata '{{\"key\": value}}'):")
+        lines.extend(f"  {line}" for line in describe_keys(spec))
+    lines += [
+        "Examples:",
+        "  prb eval --model prb-rm --model_args scorer=bm25 --tasks personalized_rb_sample_scalar",
+        "  prb eval --model prb-judge --model_args model=openai/gpt-4o-mini --tasks personalized_rb \\",
+        "           --output_path runs --log_samples",
+        "The README (sections 'Our judge backend' and 'Scalar reward models') lists every model_arg.",
+        "",
+        "lm-eval's options:",
+    ]
+    return "\n".join(lines)
+
+
+def _print_error(exc: BaseException) -> None:
+    from prb_tasks.redact import redact
+
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    # An error may quote a provider's reply, which may echo a key.
+    print(redact(line), file=sys.stderr)
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why new files cannot be written in ``folder`` (or where it would be created), or None.
+
+    Nothing is created: a probe file is written to, and removed from, the folder or
+    its nearest existing parent, so a run refused later leaves no empty folder.
+    """
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is None:
+        return "no such folder"
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    try:
+        os.listdir(existing)
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".prb-write-check-"):
+            pass
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
+
+
+def check_output_path(value: str | None) -> None:
+    """Fail now, not after the run, if results cannot be written to ``value``.
+
+    lm-eval only logs a warning when it cannot save, so a long run would end with
+    nothing on disk.
+    """
+    if not value:
+        return
+    path = Path(value).expanduser()
+    reason = _unwritable(path.parent if path.suffix == ".json" else path)
+    if reason:
+        raise HarnessArgsError(f"prb eval: cannot write results to --output_path {value}: {reason}; "
+                               "choose a folder you can write to")
+
+
+def check_cache_path(value: str | None) -> None:
+    """lm-eval's ``--use_cache`` prefix must sit in a folder that can be written."""
+    if not value:
+        return
+    reason = _unwritable(Path(value).expanduser().parent)
+    if reason:
+        raise HarnessArgsError(f"prb eval: cannot write lm-eval's cache --use_cache {value}: {reason}; "
+                               "choose a folder you can write to")
+
+
+def check_tasks(tasks: list[str]) -> None:
+    """Tasks must be given; task YAML paths must exist."""
+    if not tasks:
+        raise HarnessArgsError("prb eval: no tasks given; pass --tasks NAME (`prb tasks` lists prb's tasks)")
+    for task in tasks:
+        if task.endswith((".yaml", ".yml")) and not glob.glob(os.path.expanduser(task)):
+            raise HarnessArgsError(f"prb eval: --tasks {task}: no such file")
+
+
+def check_model(name: str) -> None:
+    """The model must be registered (ours are, once the plugin is active)."""
+    from lm_eval.api.registry import model_registry
+
+    from prb_tasks.plugin import MODELS
+
+    if name in model_registry:
+        return
+    raise HarnessArgsError(
+        f"prb eval: unknown --model '{name}'{did_you_mean(name, list(model_registry.keys()))}; "
+        f"prb's models: {', '.join(MODELS)}; lm-eval's include hf, vllm, litellm, local-chat-completions "
+        "(`prb eval --help`)"
+    )
+
+
+def _missing_tasks(message: str) -> str:
+    from prb_tasks.plugin import plugin_task_names
+
+    names = [n.strip() for n in message.removeprefix("Tasks not found:").split(",") if n.strip()]
+    parts = [f"'{n}'{did_you_mean(n, plugin_task_names())}" for n in names]
+    return (f"prb eval: unknown task {', '.join(parts)}; `prb tasks` lists prb's tasks, "
+            "`lm-eval ls tasks` lm-eval's own")
+
+
+def _prb_section(results: dict[str, Any]) -> dict[str, Any]:
+    """What ``prb eval`` adds to the results file under the key ``prb``.
+
+    ``version`` is the plugin version; ``data_sources`` maps each prb task to the
+    data it read: ``kind`` (``sample``, ``local`` or ``hub``), ``location`` (folder
+    or HF dataset id), ``subset`` and ``rows`` (before ``--limit``).
+    """
+    from prb_tasks.data import provenance
+
+    return {
+        "version": __version__,
+        "data_sources": provenance.results_section(provenance.for_results(results)),
+    }
+
+
+@contextlib.contextmanager
+def _hooks(captured: dict[str, Any]) -> Iterator[None]:
+    """Watch lm-eval's run: keep its results (adding the ``prb`` section before they
+    are saved) and turn its configuration errors into one line."""
+    import lm_eval
+    import lm_eval.evaluator as evaluator
+    from lm_eval.config.evaluate_config import EvaluatorConfig
+
+    original_evaluate = lm_eval.simple_evaluate
+    original_from_cli = EvaluatorConfig.__dict__["from_cli"]
+    original_git_hash = getattr(evaluator, "get_git_commit_hash", None)
+
+    def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
+        results = original_evaluate(*args, **kwargs)
+        if isinstance(results, dict):
+            results["prb"] = _prb_section(results)
+            captured["results"] = results
+        return results
+
+    def from_cli(cls: Any, namespace: Any) -> Any:
+        try:
+            return original_from_cli.__func__(cls, namespace)
+        except (ValueError, TypeError, OSError) as exc:
+            raise HarnessArgsError(f"prb eval: {str(exc).splitlines()[0]}") from None
+
+    lm_eval.simple_evaluate = simple_evaluate
+    EvaluatorConfig.from_cli = classmethod(from_cli)
+    if original_git_hash is not None:
+        evaluator.get_git_commit_hash = _quiet_git_hash
+    try:
+        yield
+    finally:
+        lm_eval.simple_evaluate = original_evaluate
+        EvaluatorConfig.from_cli = original_from_cli
+        if original_git_hash is not None:
+            evaluator.get_git_commit_hash = original_git_hash
+
+
+def _quiet_git_hash() -> str | None:
+    """lm-eval's ``git describe`` for the results file, without git's "fatal: not a git
+    repository" on the terminal of every run started outside a checkout."""
+    import subprocess
+
+    try:
+        return subprocess.check_output(["git", "describe", "--always"],  # noqa: S607
+                                       stderr=subprocess.DEVNULL).strip().decode()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        from lm_eval.loggers.utils import get_commit_from_path
+
+        return get_commit_from_path(os.getcwd())
+
+
+def _after_run(results: dict[str, Any] | None, args: HarnessArgs, started: float) -> int:
+    """Print what the run read and the legend; save prb-judge's usage; the exit status."""
+    from prb_tasks.data import provenance
+    from prb_tasks.judge.usage import stopped_line, take_last_summary
+    from prb_tasks.plugin import plugin_task_names
+    from prb_tasks.redact import redact
+    from prb_tasks.scoring.legend import legend_lines
+
+    if results is not None:
+        lines = provenance.summary_lines(provenance.for_results(results))
+        legend = legend_lines(results, set(plugin_task_names()))
+        if legend:
+            lines += ["Metrics:", *(f"  {line}" for line in legend)]
+        if lines:
+            print("\n".join(lines))
+    summary = take_last_summary()
+    written = write_judge_usage(summary, args.output_path, started)
+    if written is not None:
+        print(f"prb-judge usage summary: {written}")
+    stopped = stopped_line(summary) if summary is not None else None
+    if stopped:
+        # Last, so it is not lost above lm-eval's table; exit 3: the results are incomplete.
+        print(redact(stopped), file=sys.stderr)
+        return STOPPED_EARLY
+    return 0
+
+
+def write_judge_usage(summary: dict | None, output_path: str | None, started: float) -> Path | None:
+    """Save the judge's usage summary next to the results file lm-eval just wrote."""
+    if summary is None or not output_path:
+        return None
+    root = Path(output_path)
+    if root.suffix == ".json":
+        candidates = list(root.parent.glob(f"{root.stem}_*.json"))
+    else:
+        candidates = list(root.rglob("results_*.json")) if root.is_dir() else []
+    fresh = [p for p in candidates if p.stat().st_mtime >= started - 1 and not p.name.endswith(".usage.json")]
+    if not fresh:
+        return None
+    results = max(fresh, key=lambda p: p.stat().st_mtime)
+    if results.name.startswith("results_"):
+        target = results.with_name(results.name.replace("results_", "usage_", 1))
+    else:
+        target = results.with_suffix(".usage.json")
+    target.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def preflight(args: HarnessArgs) -> None:
+    """Check the ``--metadata`` keys and each family's data settings before lm-eval
+    loads the model, which can take minutes for a large RM; the loaders check again."""
+    from prb_tasks.docs.metadata import MetadataSpec, check_options, family_modules
+    from prb_tasks.taskindex import task_info
+
+    known = task_info()
+    by_family: dict[str, dict[str, Any]] = {}
+    for task in args.tasks:
+        if task in known:
+            by_family.setdefault(known[task].family, {})[task] = known[task]
+    modules = family_modules()
+    specs = {family: module.METADATA for family, module in modules.items()}
+    if by_family and set(args.tasks) <= set(known) and set(by_family) <= set(specs):
+        # Every task is ours: a --metadata key none of their families takes is a mistake.
+        keys = {k: v for family in by_family for k, v in specs[family].keys.items()}
+        check_options(MetadataSpec(" and ".join(sorted(by_family)), keys), args.metadata)
+    for family, tasks in by_family.items():
+        check = getattr(modules.get(family), "preflight", None)
+        if check is not None:
+            check(tasks, args.metadata)
+
+
+def prepare(argv: list[str]) -> HarnessArgs:
+    """Parse and check a ``prb eval`` command line; load the plugin for it.
+
+    Raises:
+        HarnessArgsError: a mistake found before anything runs.
+    """
+    from prb_tasks import outputs
+    from prb_tasks.plugin import activate, register_models
+
+    args = parse(argv)
+    check_tasks(args.tasks)
+    check_output_path(args.output_path)
+    check_cache_path(args.settings.get("use_cache"))
+    # Our judge reads chat messages; without a chat template lm-eval would flatten the
+    # system prompt into the user turn, which is not the benchmark's protocol.
+    if args.model == "prb-judge" and not args.settings.get("apply_chat_template"):
+        args.namespace.apply_chat_template = True
+        args.settings["apply_chat_template"] = True
+    register_models()
+    check_model(args.model)
+    declare(args)
+    preflight(args)
+    activate(args.tasks)
+    outputs.install()
+    return args
+
+
+def run_eval(argv: list[str]) -> int:
+    """Run lm-eval with our models and tasks available; return the exit status.
+
+    Args:
+        argv: arguments as ``lm_eval run`` takes them.
+    """
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # `prb eval ... | head`: the reader is gone (results are saved before the
+        # tables are printed); stop writing without a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(argv: list[str]) -> int:
+    if any(arg in ("-h", "--help") for arg in argv):
+        print(help_text())
+        run_parser().print_help()
+        return 0
+    from prb_tasks.planner_cli import run_planner, wants_planner
+
+    if wants_planner(argv):
+        # Two ordinary lm-eval runs (planner, then judge), each through this function.
+        return run_planner(argv, run_eval)
+    from prb_tasks.judge.errors import RunStopped
+
+    captured: dict[str, Any] = {}
+    try:
+        args = prepare(argv)
+        from lm_eval.utils import setup_logging
+
+        setup_logging()
+        started = time.time()
+        with _hooks(captured):
+            args.namespace.func(args.namespace)
+    except RunStopped as exc:
+        # A dry run or submitted batches: stopped on purpose, before any results.
+        print(str(exc), flush=True)
+        return exc.exit_code
+    except KeyboardInterrupt as exc:
+        from prb_tasks.judge.usage import interrupted_line, take_last_summary
+        from prb_tasks.redact import redact
+
+        # Backends may say what was saved (``KeyboardInterrupt("prb-rm: ...")``); the
+        # judge leaves its usage summary, which says how many answers were stored.
+        summary = take_last_summary()
+        line = str(exc) or (interrupted_line(summary) if summary is not None else INTERRUPTED_LINE)
+        print(redact(line), file=sys.stderr, flush=True)
+        return INTERRUPTED
+    except PRBError as exc:
+        _print_error(exc)
+        return 2
+    except ValueError as exc:
+        # lm-eval's own answer to a misspelled task name is a traceback.
+        if not str(exc).startswith("Tasks not found"):
+            raise
+        print(_missing_tasks(str(exc)), file=sys.stderr)
+        return 2
+    finally:
+        declare(None)
+    return _after_run(captured.get("results"), args, started)

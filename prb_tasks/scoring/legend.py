@@ -1,0 +1,115 @@
+"""The short metric legend ``prb eval`` prints under lm-eval's table.
+
+Only metrics that appear in the run's results are explained, with the meaning that
+fits the task kind (a judge's ``acc`` counts judgments, a scalar RM's counts pairs).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+_JUDGE = {
+    "acc": "share of judgments naming the user's chosen answer (unparsed, errors, skipped count wrong)",
+    "acc_macro": "in a group row, the plain mean of the subsets (acc there is size-weighted)",
+    "acc_pair": "share of pairs judged right in both orders",
+    "consistency": "share of pairs where the same answer was preferred in both orders",
+    "acc_pos_a": "acc over the judgments that showed the chosen answer as A",
+    "acc_pos_b": "acc over the judgments that showed the chosen answer as B",
+    "pos_bias": "|acc_pos_a - acc_pos_b| (in a group row: the subsets' biases, weighted by their judgments)",
+    "pos_a_rate": "share of verdicts naming position A; 0.5 is ideal (no position bias), so the table "
+                  "shows no arrow: values above and below 0.5 are both biased",
+    "parse_fail": "share of replies with no readable verdict",
+    "error_rate": "share of judgments whose request failed for good",
+    "skip_rate": "share of judgments not sent because max_cost was reached",
+    "acc_official": "the original script's reading, where a missing verdict counts as A",
+    "acc_pos_a_official": "acc_pos_a under the original script's reading",
+    "acc_pos_b_official": "acc_pos_b under the original script's reading",
+    "pos_bias_official": "pos_bias under the original script's reading",
+    "pos_a_rate_official": "share of verdicts read as A by the original script (its parse failures count as A)",
+    "parse_fail_official": "replies the original script's reading cannot parse (it counts them as A)",
+    "acc_user": "accuracy of each user, averaged over users (every user counts the same)",
+    "acc_tag": "accuracy within each value_alignment tag, averaged over tags (items without tags left out)",
+    "plan_recall": "share of the user's rubric aspects the plan recovered (embedding match; failed plans count 0)",
+    "plan_precision": "share of the plan's aspects that match a rubric aspect (non-empty plans)",
+    "plan_empty": "share of planner replies with no aspects",
+    "plan_size": "aspects per plan",
+    "bon_reward": "the user's normalised reward of the response picked among the first N",
+    "bon_regret": "the user's best reward among those N minus the pick's (0 = always the user's favourite)",
+    "bon_win_random": "chance the pick beats a random one of the N (ties half; 0.5 = no better than chance)",
+    "bon_win_popular": "chance the pick beats the population favourite among the N (ties half; 0.5 = no better)",
+}
+_SCALAR = {
+    "acc": "share of pairs where the chosen answer scored strictly higher (ties count wrong)",
+    "acc_macro": "in a group row, the plain mean of the subsets (acc there is size-weighted)",
+    "tie_rate": "share of pairs where both answers got the same score",
+    "acc_user": _JUDGE["acc_user"],
+    "acc_tag": _JUDGE["acc_tag"],
+    **{name: meaning for name, meaning in _JUDGE.items() if name.startswith("bon_")},
+}
+_STDERR = "+/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"
+
+
+def _meaning(metric: str, kind: str) -> str | None:
+    table = _SCALAR if kind == "scalar" else _JUDGE
+    # Best-of-N metrics carry their N: bon_regret_n4 is explained once as bon_regret.
+    return table.get(re.sub(r"_n\d+$", "", metric) if metric.startswith("bon_") else metric)
+
+
+def metric_names(task_results: dict[str, Any]) -> list[str]:
+    """Metric names in one task's results (``acc,none`` -> ``acc``), in table order."""
+    names: list[str] = []
+    for key in task_results:
+        if "," not in key or key.split(",", 1)[0].endswith("_stderr"):
+            continue
+        name = key.split(",", 1)[0]
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def task_kind(config: dict[str, Any]) -> str:
+    """``judge`` for generated verdicts, ``scalar`` for scored choices."""
+    return "scalar" if config.get("output_type") in ("multiple_choice", "loglikelihood") else "judge"
+
+
+def legend_lines(results: dict[str, Any], ours: set[str]) -> list[str]:
+    """The legend for the metrics ``ours`` tasks and groups report in ``results``.
+
+    Args:
+        results: what ``lm_eval.simple_evaluate`` returned.
+        ours: names of prb tasks and groups.
+    """
+    configs = results.get("configs") or {}
+    subtasks = results.get("group_subtasks") or {}
+    shown: list[tuple[str, str]] = []
+    for task, values in (results.get("results") or {}).items():
+        if task not in ours:
+            continue
+        members = subtasks.get(task) or [task]
+        kinds = {task_kind(configs.get(m) or {}) for m in members if m in configs} or {"judge"}
+        for kind in sorted(kinds):
+            for metric in metric_names(values):
+                if (kind, metric) not in shown:
+                    shown.append((kind, metric))
+    if not shown:
+        return []
+
+    def place(entry: tuple[str, str]) -> tuple[int, int]:
+        kind, metric = entry
+        known = list(_SCALAR if kind == "scalar" else _JUDGE)
+        return (kind == "scalar", known.index(metric) if metric in known else len(known))
+
+    both = len({kind for kind, _ in shown}) > 1
+    lines: list[str] = []
+    said: dict[str, str] = {}
+    for kind, metric in sorted(shown, key=place):
+        meaning = _meaning(metric, kind)
+        if meaning is None or meaning in said.values():
+            continue
+        said[metric] = meaning
+        shown_name = re.sub(r"_n\d+$", "_nN", metric) if metric.startswith("bon_") else metric
+        prefix = f"{shown_name} ({kind} tasks)" if both and metric in ("acc",) else shown_name
+        lines.append(f"{prefix}: {meaning}")
+    return [*lines, _STDERR] if lines else []
