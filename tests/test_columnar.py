@@ -57,7 +57,8 @@ def test_null_post_text_names_row_and_field(tmp_path, all_sample_rows):
     with pytest.raises(DataError) as info:
         load_table(ART, str(tmp_path))
     message = str(info.value)
-    assert "\n" not in message and "row 5" in message and "'profile.2.text'" in message
+    # rows are numbered from 1 in messages: index 5 is row 6
+    assert "\n" not in message and "row 6 " in message and "'profile.2.text'" in message
     assert rows[5]["id"] in message and f"{FILE}.parquet" in message
 
 
