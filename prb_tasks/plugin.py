@@ -106,6 +106,9 @@ class _HideCustomKwargsHint(logging.Filter):
 
 def activate(requested_tasks: Iterable[str] = ()) -> None:
     """Register models and tasks for an lm-eval run in this process."""
+    from prb_tasks.lazy_seed import install
+
     register_models()
+    install()
     include_task_folder(skip_builtin=only_plugin_tasks(requested_tasks))
     logging.getLogger("lm_eval.api.task").addFilter(_HideCustomKwargsHint())

@@ -43,6 +43,17 @@ def read_samples(output_path: Path, task: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in files[-1].read_text(encoding="utf-8").splitlines() if line]
 
 
+def sent_prompt(sample: dict[str, Any]) -> str:
+    """The user message a logged judge sample sent (its ``arguments``: the prompt is
+    logged there once, not in ``doc``)."""
+    context = sample["arguments"]["gen_args_0"]["arg_0"]
+    # prb-judge logs its messages as JSON text; lm-eval's chat backends wrap that text in a list.
+    if isinstance(context, list) and len(context) == 1:
+        context = context[0]
+    messages = json.loads(context)
+    return next(m["content"] for m in reversed(messages) if m["role"] == "user")
+
+
 def metric(results: dict[str, Any], task: str, name: str) -> float:
     """One metric value (filter ``none``) of a task or group."""
     return results["results"][task][f"{name},none"]

@@ -16,7 +16,7 @@ from prb_tasks.scoring.bestofn import METRICS, process_bon_scalar
 from prb_tasks.scoring.breakdowns import group_means, mean_over_users, tag_items
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
 from tests.personalllm_fixture import fixture_rows, write_personalllm
-from tests.runner import metric, read_results, run_cli
+from tests.runner import metric, read_results, run_cli, sent_prompt
 
 OPTIONS = {"n_users": 6, "items_per_user": 2, "k": 2}
 RIGHT_USERS = {"kenji", "sam"}  # the fake judge gets only these example users right
@@ -94,10 +94,13 @@ def test_judges_through_prb_judge_and_the_fake_server(tmp_path: Path, copy_dir: 
     assert metric(results, "personalized_custom_example", "acc_tag") == pytest.approx(
         sum(tags.values()) / len(tags))
     assert metric(results, "personalized_custom_example", "consistency") == 1.0
-    logged = samples_of(out, "personalized_custom_example")[0]["doc"]
+    first = samples_of(out, "personalized_custom_example")[0]
+    logged = first["doc"]
     for field in ("pair_key", "subset", "user_id", "tags", "variant", "chosen_position", "words_chosen",
-                  "words_rejected", "system_prompt", "prompt"):
+                  "words_rejected", "system_prompt", "prompt_key"):
         assert field in logged, field
+    # The prompt is logged once: in the request as sent, not again in the document.
+    assert "prompt" not in logged and sent_prompt(first) == docs[first["doc_id"]]["prompt"]
 
     # Best-of-N with an oracle judge: the user's best response is always picked.
     for n in (2, 4, 8):

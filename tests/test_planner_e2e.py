@@ -18,7 +18,7 @@ import pytest
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows
-from tests.runner import metric, read_results, read_samples, run_cli
+from tests.runner import metric, read_results, read_samples, run_cli, sent_prompt
 
 KEY = "sk-prb-planner-SECRET-77a1"
 ENV = {"PRB_TEST_KEY": KEY}
@@ -140,7 +140,7 @@ def test_one_command_empty_planner_is_a_clear_outcome_with_limit(tmp_path: Path,
     planned = read_samples(out / "openai__judge", "personalized_rb_planned_art")
     assert all(s["doc"]["plan_empty"] == 1 and s["doc"]["plan_aspects"] == [] for s in planned)
     # --limit 4 documents = 2 pairs; stage 1 planned the first 4 rows only.
-    assert len(planned) == 4 and "Nothing specific" in planned[0]["doc"]["prompt"]
+    assert len(planned) == 4 and "Nothing specific" in sent_prompt(planned[0])
 
 
 def test_two_commands_work_with_lm_evals_own_backend(tmp_path: Path, server: FakeLLMServer) -> None:

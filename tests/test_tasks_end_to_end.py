@@ -13,7 +13,7 @@ import pytest
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.testing.fake_server import FakeLLMServer, always, garbage, prefer_texts
 from tests.conftest import sample_rows
-from tests.runner import metric, read_results, read_samples, run_cli
+from tests.runner import metric, read_results, read_samples, run_cli, sent_prompt
 
 FAKE_KEY = "sk-prb-test-0000"
 
@@ -202,11 +202,13 @@ def test_profile_and_oracle_variants_on_the_sample(tmp_path, task):
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert server.stats()["policy_misses"] == 0
     assert metric(read_results(out), task, "acc") == 1.0
-    sample = read_samples(out, f"{task}_art")[0]["doc"]
+    logged = read_samples(out, f"{task}_art")[0]
+    sample, prompt = logged["doc"], sent_prompt(logged)
+    assert "prompt" not in sample  # logged once, in the request
     if task.endswith("profile"):
-        assert len(sample["post_ids"]) == 3 and "Post 3 (Category:" in sample["prompt"]
+        assert len(sample["post_ids"]) == 3 and "Post 3 (Category:" in prompt
     else:
-        assert "normally hidden from the judge" in sample["prompt"]
+        assert "normally hidden from the judge" in prompt
 
 
 def test_user_facing_output_explains_metrics_and_errors_are_one_line(tmp_path):

@@ -21,7 +21,7 @@ from prb_tasks.data.custom.sources import load_users
 from prb_tasks.data.errors import DataError
 from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
-from prb_tasks.docs.pairs import judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
+from prb_tasks.docs.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.history import PastChoice, profile_texts, traits
 from prb_tasks.prompts.templates import render, resolve
 
@@ -124,7 +124,7 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
     return docs
 
 
-def load_dataset(**kwargs: Any):  # noqa: ANN201 - datasets.DatasetDict, imported lazily
+def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the personalized_custom task YAMLs."""
     variant = kwargs.pop("variant")
     return to_dataset(build_docs(variant, **kwargs))

@@ -83,8 +83,25 @@ def scalar_pair_doc(identity: dict[str, Any], question: str, prompt: str, chosen
     }
 
 
-def to_dataset(docs: list[dict[str, Any]]):  # noqa: ANN201 - datasets.DatasetDict, imported lazily
-    """The ``{"test": Dataset}`` dict a ``custom_dataset`` loader returns."""
-    import datasets
+class DocList(list):
+    """One split's documents as lm-eval reads them: a plain list that also answers
+    ``features`` (the field names lm-eval looks up once per task).
 
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+    A ``datasets.Dataset`` would copy every document (rendered prompts included) into
+    Arrow and lm-eval would convert each one back into a dict three times per task (to
+    check a document, to list few-shot candidates, to build requests, to score): a few
+    seconds on the full benchmark, for documents that are already dicts.
+    """
+
+    @property
+    def features(self) -> dict[str, None]:
+        """The first document's field names (every document of a split has the same)."""
+        return dict.fromkeys(self[0]) if self else {}
+
+
+def to_dataset(docs: list[dict[str, Any]]) -> dict[str, DocList]:
+    """The ``{"test": documents}`` dict a ``custom_dataset`` loader returns; each prompt
+    moves to :mod:`prb_tasks.docs.prompt_store` (the samples file then writes it once)."""
+    from prb_tasks.docs.prompt_store import stash
+
+    return {"test": DocList(stash(docs))}

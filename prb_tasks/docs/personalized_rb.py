@@ -22,10 +22,10 @@ from typing import Any, Literal
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.plan_files import PlanRecord, load_plans, question_sha
-from prb_tasks.data.personalized_rb.schema import PRBRow
-from prb_tasks.data.personalized_rb.sources import load_rows, resolve_data_dir
+from prb_tasks.data.personalized_rb.columnar import PairRow, SubsetTable
+from prb_tasks.data.personalized_rb.sources import load_table, resolve_data_dir
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, Subset, subset_by_name
-from prb_tasks.docs.pairs import BOTH_ORDERS, judge_pair_docs, judge_system_prompt, to_dataset
+from prb_tasks.docs.pairs import BOTH_ORDERS, DocList, judge_pair_docs, judge_system_prompt, to_dataset
 from prb_tasks.prompts.retrieval import (
     DEFAULT_K,
     DEFAULT_MAX_POST_CHARS,
@@ -33,8 +33,9 @@ from prb_tasks.prompts.retrieval import (
     RetrievalOptions,
     SelectedPost,
     format_posts,
-    select_posts_many,
+    select_posts_columns,
 )
+from prb_tasks.prompts.selection_cache import cached_selection
 from prb_tasks.docs.metadata import MetadataError, MetadataSpec, check_options, task_name
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
 from prb_tasks.resources import sample_dir
@@ -166,13 +167,19 @@ class DocOptions:
         return RetrievalOptions(self.retriever, self.k, self.max_post_chars, self.retriever_device)
 
 
-def _posts_for(rows: list[PRBRow], options: DocOptions) -> list[list[SelectedPost]]:
-    """Top-k posts of every row, ranked in one batch (dense retrieval embeds across rows)."""
-    return select_posts_many([(row.question, row.profile) for row in rows], options.retrieval)
+def _posts_for(table: SubsetTable, subset: Subset, options: DocOptions) -> list[list[SelectedPost]]:
+    """Top-k posts of every row, ranked in one batch (dense retrieval embeds across rows);
+    kept for the run and on disk (see :mod:`prb_tasks.prompts.selection_cache`)."""
+    # Rows are ranked a batch at a time, so only a batch of profiles is decoded at once.
+    return cached_selection(
+        table.data_key, subset.config, options.retrieval, len(table),
+        lambda: select_posts_columns([row.question for row in table.rows], table.profile_batches(),
+                                     options.retrieval),
+    )
 
 
 def _plan_for(
-    record: PlanRecord | None, identity: dict[str, Any], row: PRBRow, options: DocOptions
+    record: PlanRecord | None, identity: dict[str, Any], row: PairRow, options: DocOptions
 ) -> PlanRecord | None:
     """The stage-1 plan of this row, checked to be about the same question."""
     key = identity["pair_key"]
@@ -192,7 +199,7 @@ def _plan_for(
     return record
 
 
-def _identity(row: PRBRow, index: int, subset: Subset, variant: Variant) -> dict[str, Any]:
+def _identity(row: PairRow, index: int, subset: Subset, variant: Variant) -> dict[str, Any]:
     """Fields every document carries: which pair, which subset, which task variant.
 
     ``pair_key`` is ``<subset short name>/<row number>``: unique even when the data
@@ -250,13 +257,14 @@ def _data_source(options: DocOptions, source: str | None, subset: Subset, rows: 
 
 
 def _judge_docs(
-    rows: list[PRBRow], subset: Subset, variant: Variant, options: DocOptions
+    table: SubsetTable, subset: Subset, variant: Variant, options: DocOptions
 ) -> list[dict[str, Any]]:
+    rows = table.rows
     # The rules do not depend on the row: render them once per subset.
     system_prompt = judge_system_prompt(options.templates, options.system_template)
     user_ref = resolve(_USER_TEMPLATE[variant], options.templates, options.user_template)
     positions = official_positions(len(rows)) if variant == "official" else None
-    all_posts = _posts_for(rows, options) if variant == "profile" else [[] for _ in rows]
+    all_posts = _posts_for(table, subset, options) if variant == "profile" else [[] for _ in rows]
     if variant == "planned" and options.plans is None:
         raise DataError("prb: personalized_rb_planned needs the plans of stage 1: "
                         "--metadata '{\"plans\": \"<stage-1 --output_path folder>\"}'")
@@ -291,7 +299,7 @@ def _judge_docs(
 
 
 def _render_user(
-    ref: TemplateRef, row: PRBRow, a: str, b: str, posts: list, inferred: list[str] | None = None
+    ref: TemplateRef, row: PairRow, a: str, b: str, posts: list, inferred: list[str] | None = None
 ) -> str:
     # In the planned variant ``aspects`` holds the *inferred* aspects (same shape as the
     # gold ones, without evidence or reason), so the judge never sees the rubric.
@@ -311,12 +319,12 @@ def _render_user(
     )
 
 
-def _plan_docs(rows: list[PRBRow], subset: Subset, options: DocOptions) -> list[dict[str, Any]]:
+def _plan_docs(table: SubsetTable, subset: Subset, options: DocOptions) -> list[dict[str, Any]]:
     """Stage 1 of the planner: question + top-k posts; the model lists the expected aspects."""
     system_prompt = judge_system_prompt(options.templates, options.system_template, _SYSTEM_TEMPLATE["plan"])
     user_ref = resolve(_USER_TEMPLATE["plan"], options.templates, options.user_template)
     docs: list[dict[str, Any]] = []
-    for index, (row, posts) in enumerate(zip(rows, _posts_for(rows, options))):
+    for index, (row, posts) in enumerate(zip(table.rows, _posts_for(table, subset, options))):
         docs.append({
             **_identity(row, index, subset, "plan"),
             "question_sha": question_sha(row.question),
@@ -331,13 +339,14 @@ def _plan_docs(rows: list[PRBRow], subset: Subset, options: DocOptions) -> list[
 
 
 def _scalar_docs(
-    rows: list[PRBRow], subset: Subset, variant: Variant, options: DocOptions, tag: str
+    table: SubsetTable, subset: Subset, variant: Variant, options: DocOptions, tag: str
 ) -> list[dict[str, Any]]:
+    rows = table.rows
     user_ref = (
         resolve(_USER_TEMPLATE[variant], options.templates, options.user_template)
         if variant == "scalar_profile" else None
     )
-    all_posts = _posts_for(rows, options) if user_ref is not None else [[] for _ in rows]
+    all_posts = _posts_for(table, subset, options) if user_ref is not None else [[] for _ in rows]
     docs: list[dict[str, Any]] = []
     for index, (row, posts) in enumerate(zip(rows, all_posts)):
         prompt = (
@@ -346,7 +355,8 @@ def _scalar_docs(
             if user_ref is not None else row.question
         )
         profile_key = f"{tag}::{subset.config}/{index}"
-        profile_store.remember(profile_key, tuple(p.text for p in row.profile))
+        # Read from the column only if a profile-based scorer asks (never for a judge).
+        profile_store.remember(profile_key, lambda index=index: tuple(table.profiles.texts(index)))
         docs.append({
             **_identity(row, index, subset, variant),
             "question": row.question,
@@ -372,22 +382,22 @@ def build_docs(
     """
     chosen_subset = subset_by_name(subset)
     opts = DocOptions.from_kwargs(options, source)
-    rows = load_rows(chosen_subset, source or opts.data_dir)
-    origin = _data_source(opts, source, chosen_subset, len(rows))
+    table = load_table(chosen_subset, source or opts.data_dir)
+    origin = _data_source(opts, source, chosen_subset, len(table.rows))
     provenance.record(options, origin)
     provenance.announce(task_name(options) or chosen_subset.config, origin)
     if variant in JUDGE_VARIANTS:
-        return _judge_docs(rows, chosen_subset, variant, opts)
+        return _judge_docs(table, chosen_subset, variant, opts)
     if variant in PLAN_VARIANTS:
-        return _plan_docs(rows, chosen_subset, opts)
+        return _plan_docs(table, chosen_subset, opts)
     if variant in SCALAR_VARIANTS:
-        return _scalar_docs(rows, chosen_subset, variant, opts, _source_tag(opts, source))
+        return _scalar_docs(table, chosen_subset, variant, opts, _source_tag(opts, source))
     known = JUDGE_VARIANTS + PLAN_VARIANTS + SCALAR_VARIANTS
     raise DataError(f"prb: unknown task variant '{variant}'; expected one of {known}")
 
 
-def load_dataset(**kwargs: Any):  # noqa: ANN201 - datasets.DatasetDict, imported lazily
-    """``custom_dataset`` entry point for the task YAMLs: a ``{"test": Dataset}`` dict."""
+def load_dataset(**kwargs: Any) -> dict[str, DocList]:
+    """``custom_dataset`` entry point for the task YAMLs: a ``{"test": documents}`` dict."""
     subset = kwargs.pop("subset")
     variant = kwargs.pop("variant")
     return to_dataset(build_docs(subset, variant, **kwargs))

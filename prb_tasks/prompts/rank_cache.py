@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import diskcache
@@ -35,11 +35,21 @@ def ranking_key(retriever: str, question: str, posts: Sequence[str]) -> str:
         question: the query.
         posts: the post texts, in profile order.
     """
+    return ranking_key_of_bytes(retriever, question, (text.encode("utf-8") for text in posts))
+
+
+def ranking_key_of_bytes(retriever: str, question: str, posts: Iterable[bytes | memoryview]) -> str:
+    """:func:`ranking_key` from the posts' UTF-8 bytes (e.g. slices of an Arrow buffer).
+
+    Args:
+        retriever: identity of the ranking method.
+        question: the query.
+        posts: each post's text as UTF-8 bytes, in profile order.
+    """
     digest = hashlib.sha256()
     digest.update(json.dumps([KEY_VERSION, retriever, question], ensure_ascii=False).encode("utf-8"))
-    for text in posts:
+    for data in posts:
         # Length-prefixed so no two different lists hash alike.
-        data = text.encode("utf-8")
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
     return "rank:" + digest.hexdigest()

@@ -2,7 +2,8 @@
 
 Two retrievers rank *all* posts of a profile against the question:
 
-- ``bm25`` (default): Okapi BM25 over the user's posts (:mod:`prb_tasks.text.bm25`);
+- ``bm25`` (default): Okapi BM25 over the user's posts (:mod:`prb_tasks.text.bm25`,
+  computed for many profiles at once by :mod:`prb_tasks.text.bm25_columns`);
 - ``embedding``: dense, as the benchmark authors do (:mod:`prb_tasks.prompts.dense`),
   with all-MiniLM-L6-v2 offline.
 
@@ -14,13 +15,16 @@ or another ``k`` reuses them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from prb_tasks.data.personalized_rb.schema import ProfilePost
-from prb_tasks.prompts.rank_cache import rank_cache, ranking_key
-from prb_tasks.text.bm25 import BM25Index
+from prb_tasks.prompts.rank_cache import rank_cache, ranking_key, ranking_key_of_bytes
+
+if TYPE_CHECKING:
+    from prb_tasks.data.personalized_rb.columnar import ProfileColumn
 
 DEFAULT_K = 5
 DEFAULT_MAX_POST_CHARS = 1000
@@ -86,7 +90,8 @@ def retrieval_cache_dir() -> Path:
     return cache_root() / "retrieval"
 
 
-def _identity(retriever: str) -> str:
+def retriever_identity(retriever: str) -> str:
+    """What determines a ranking: the retriever and, for dense, the encoder (for cache keys)."""
     if retriever == "embedding":
         from prb_tasks.text.encoder import encoder_identity
 
@@ -108,21 +113,94 @@ def rank_profiles(
         device: where the embedding model runs (dense only).
         progress: show a progress bar while embedding.
     """
+    identity = _identity_checked(retriever)
+    keys = [ranking_key(identity, question, posts) for question, posts in queries]
+
+    def lists(start: int, stop: int) -> Any:
+        import pyarrow as pa
+
+        return pa.array([list(posts) for _, posts in queries[start:stop]], pa.list_(pa.string()))
+
+    return _rank_cached(
+        keys, [len(posts) for _, posts in queries], [q for q, _ in queries], retriever, device, progress,
+        lists, lambda rows: [(queries[i][0], list(queries[i][1])) for i in rows],
+    )
+
+
+def rank_columns(
+    questions: Sequence[str],
+    profiles: ProfileColumn,
+    retriever: str = "bm25",
+    device: str = "auto",
+    progress: bool = True,
+) -> list[tuple[int, ...]]:
+    """:func:`rank_profiles` for a subset held as Arrow columns: the same rankings and cache
+    keys, computed from the column's bytes without a Python string per post.
+
+    Args:
+        questions: one per row.
+        profiles: every row's posts.
+        retriever: ``bm25`` or ``embedding``.
+        device: where the embedding model runs (dense only).
+        progress: show a progress bar while embedding.
+    """
+    identity = _identity_checked(retriever)
+    keys = [ranking_key_of_bytes(identity, question, profiles.post_bytes(row))
+            for row, question in enumerate(questions)]
+    return _rank_cached(
+        keys, [profiles.count(row) for row in range(len(questions))], list(questions), retriever, device, progress,
+        profiles.text_lists, lambda rows: [(questions[i], profiles.texts(i)) for i in rows],
+    )
+
+
+def _identity_checked(retriever: str) -> str:
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; expected one of {RETRIEVERS}")
-    identity = _identity(retriever)
+    return retriever_identity(retriever)
+
+
+def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted row numbers as (start, stop) ranges of consecutive rows."""
+    out: list[tuple[int, int]] = []
+    for row in rows:
+        if out and out[-1][1] == row:
+            out[-1] = (out[-1][0], row + 1)
+        else:
+            out.append((row, row + 1))
+    return out
+
+
+def _rank_cached(
+    keys: Sequence[str],
+    sizes: Sequence[int],
+    questions: Sequence[str],
+    retriever: str,
+    device: str,
+    progress: bool,
+    lists: Callable[[int, int], Any],
+    texts: Callable[[list[int]], list[tuple[str, list[str]]]],
+) -> list[tuple[int, ...]]:
+    """Rankings from the cache, computing (and storing) the missing ones.
+
+    Args:
+        keys: each row's :func:`ranking_key`.
+        sizes: each row's number of posts.
+        questions: each row's question.
+        retriever: ``bm25`` or ``embedding``.
+        device: where the embedding model runs (dense only).
+        progress: show a progress bar while embedding.
+        lists: rows ``start`` to ``stop`` as an Arrow ``list<string>`` of post texts (BM25).
+        texts: the question and post texts of the given rows (dense).
+    """
     cache = rank_cache(retrieval_cache_dir())
-    keys = [ranking_key(identity, question, posts) for question, posts in queries]
-    rankings: list[tuple[int, ...] | None] = [
-        cache.get(key, len(posts)) for key, (_, posts) in zip(keys, queries)
-    ]
+    rankings: list[tuple[int, ...] | None] = [cache.get(key, size) for key, size in zip(keys, sizes)]
     # Identical rows (same question and profile) are ranked once.
     todo: dict[str, int] = {}
     for index, ranking in enumerate(rankings):
         if ranking is None:
             todo.setdefault(keys[index], index)
     if todo:
-        rows = list(todo.values())
+        rows = sorted(todo.values())
         if retriever == "embedding":
             from prb_tasks.prompts.dense import rank_dense
             from prb_tasks.text.encoder import shared_encoder
@@ -130,13 +208,13 @@ def rank_profiles(
             def store(chunk: list[int], done: list[list[int]]) -> None:
                 cache.put_many([(keys[rows[i]], order) for i, order in zip(chunk, done)])
 
-            rank_dense([queries[i] for i in rows], shared_encoder(device), on_chunk=store, progress=progress)
+            rank_dense(texts(rows), shared_encoder(device), on_chunk=store, progress=progress)
         else:
-            cache.put_many([
-                (keys[i], BM25Index(list(queries[i][1])).top_k(queries[i][0], len(queries[i][1])))
-                for i in rows
-            ])
-        rankings = [cache.get(key, len(posts)) for key, (_, posts) in zip(keys, queries)]
+            from prb_tasks.text.bm25_columns import rank_lists
+
+            for start, stop in _runs(rows):
+                cache.put_many(list(zip(keys[start:stop], rank_lists(questions[start:stop], lists(start, stop)))))
+        rankings = [cache.get(key, size) for key, size in zip(keys, sizes)]
     return [r if r is not None else () for r in rankings]
 
 
@@ -156,12 +234,37 @@ def select_posts_many(
         options.retriever, options.device,
     )
     return [
-        [
-            SelectedPost(rank=r, id=profile[i].id, category=profile[i].category,
-                         text=truncate(profile[i].text, options.max_post_chars))
-            for r, i in enumerate(ranking[: options.k], start=1)
-        ]
+        _selected(options, [profile[i] for i in ranking[: options.k]])
         for (_, profile), ranking in zip(queries, rankings)
+    ]
+
+
+def select_posts_columns(
+    questions: Sequence[str], batches: Iterable[tuple[int, ProfileColumn]], options: RetrievalOptions
+) -> list[list[SelectedPost]]:
+    """:func:`select_posts_many` for a subset held as Arrow columns, a batch of rows at a time.
+
+    Args:
+        questions: one per row.
+        batches: (first row, posts of the next rows), covering every row in order.
+        options: retriever, k, truncation, device.
+    """
+    if options.k <= 0:
+        return [[] for _ in questions]
+    selected: list[list[SelectedPost]] = []
+    for start, profiles in batches:
+        rankings = rank_columns(questions[start:start + len(profiles)], profiles, options.retriever, options.device)
+        selected.extend(_selected(options, profiles.posts(row, ranking[: options.k]))
+                        for row, ranking in enumerate(rankings))
+    if len(selected) != len(questions):
+        raise ValueError(f"posts for {len(selected)} rows, questions for {len(questions)}")
+    return selected
+
+
+def _selected(options: RetrievalOptions, posts: Sequence[ProfilePost]) -> list[SelectedPost]:
+    return [
+        SelectedPost(rank=r, id=post.id, category=post.category, text=truncate(post.text, options.max_post_chars))
+        for r, post in enumerate(posts, start=1)
     ]
 
 

@@ -11,6 +11,7 @@ rejected one, -1 none (no verdict, a failed request, a tie of scores).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +113,31 @@ def _scores(sample: dict[str, Any]) -> list[float]:
     return scores
 
 
+def _with_prompt(doc: dict[str, Any], sample: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with its ``prompt``: prb's documents leave it to the request (``arguments``),
+    so the samples file holds it once; the drill-down shows it when no data is at hand."""
+    if "prompt" in doc:
+        return doc
+    args = sample.get("arguments")
+    first = next(iter(args.values()), None) if isinstance(args, dict) else None
+    context: Any = first.get("arg_0") if isinstance(first, dict) else None
+    # prb-judge logs its chat as JSON text, lm-eval's chat backends wrap that text in a
+    # list, and a task run without a chat template logs plain text.
+    if isinstance(context, list) and len(context) == 1:
+        context = context[0]
+    if not isinstance(context, str):
+        return doc
+    try:
+        messages = json.loads(context)
+    except ValueError:
+        return {**doc, "prompt": context}
+    if isinstance(messages, list):
+        users = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        if users and isinstance(users[-1], str):
+            return {**doc, "prompt": users[-1]}
+    return doc
+
+
 def _target(sample: dict[str, Any]) -> int:
     try:
         return int(sample.get("target", 0))
@@ -176,7 +202,7 @@ def build_entry(entry_id: str, label: str, run: Run, family: Family) -> Entry:
                 entry.user.append(None if doc.get("user_id") is None else str(doc["user_id"]))
                 tags = doc.get("tags") or ()
                 entry.tags.append(tuple(str(t) for t in tags) if isinstance(tags, (list, tuple)) else (str(tags),))
-                entry.docs.append(doc)
+                entry.docs.append(_with_prompt(doc, sample))
                 if family.kind == "judge":
                     w_c.append(float(doc.get("words_chosen", float("nan"))))
                     w_r.append(float(doc.get("words_rejected", float("nan"))))

@@ -46,8 +46,10 @@ def from_request(doc: dict[str, Any] | None, context: str, continuation: str, id
         idx: which choice this request scores.
         group: the request's task name.
     """
-    if isinstance(doc, dict) and "choices" in doc and "prompt" in doc:
+    if isinstance(doc, dict) and "choices" in doc and ("prompt" in doc or "prompt_key" in doc):
+        from prb_tasks.docs.prompt_store import doc_prompt
+
         choices = doc["choices"]
         if 0 <= idx < len(choices):
-            return RMInput(doc["prompt"], choices[idx], doc.get("profile_key"), doc.get("question"), group)
+            return RMInput(doc_prompt(doc), choices[idx], doc.get("profile_key"), doc.get("question"), group)
     return RMInput(context, continuation.strip(), None, group=group)

@@ -19,6 +19,7 @@ from typing import Any
 from lm_eval.api.model import LM
 from tqdm import tqdm
 
+from prb_tasks.rm.distributed import join
 from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.factory import build_scorer
 from prb_tasks.rm.inputs import RMInput, from_request
@@ -57,10 +58,29 @@ class RewardModelLM(LM):
     def __init__(self, _device_from_harness: bool = False, **kwargs: Any) -> None:
         super().__init__()
         self.options: RMOptions = parse_options(kwargs)
+        # Under ``accelerate launch``: lm-eval gives each process its share of the
+        # documents by our rank and world size, and gathers the results on rank 0.
+        self.ranks = join()
+        if self.ranks is not None:
+            self._rank, self._world_size, self._device = self.ranks.rank, self.ranks.world_size, self.ranks.device
+            if self.options.device == "auto" or _device_from_harness:
+                # One device per process: the one accelerate assigned (cuda:<local rank>, or the CPU).
+                self.options = self.options.model_copy(update={"device": str(self.ranks.device)})
+                _device_from_harness = False
         self.scorer = build_scorer(self.options, device_from_harness=_device_from_harness)
         self.cache: ScoreCache | None = None
         if self.options.cache and self.scorer.identity is not None:
             self.cache = ScoreCache(self.options.resolved_cache_dir())
+
+    def all_gather(self, tensor: Any) -> Any:
+        return tensor if self.ranks is None else self.ranks.all_gather(tensor)
+
+    def gather_object(self, obj: Any, dst: int = 0) -> Any:
+        return [obj] if self.ranks is None else self.ranks.gather_object(obj, dst)
+
+    def barrier(self) -> None:
+        if self.ranks is not None:
+            self.ranks.barrier()
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None) -> RewardModelLM:
@@ -192,7 +212,8 @@ class RewardModelLM(LM):
         return keys
 
     def _summary(self, total: int, hits: int, fresh: int, elapsed: float, scoring: float) -> None:
-        line = (f"prb-rm ({self.scorer.name}): {total} responses ({total / 2:g} pairs) in {elapsed:.2f} s, "
+        where = f", process {self.rank + 1} of {self.world_size}" if self.world_size > 1 else ""
+        line = (f"prb-rm ({self.scorer.name}{where}): {total} responses ({total / 2:g} pairs) in {elapsed:.2f} s, "
                 f"{total / 2 / max(elapsed, 1e-9):.1f} pairs/s")
         if hits:
             line += f"; {hits} from the score cache"

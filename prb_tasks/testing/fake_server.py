@@ -914,6 +914,10 @@ class FakeLLMServer:
     def _init_stats(self) -> None:
         self._http = 0
         self._total = 0
+        # Wall-clock (epoch) times of the first and latest chat request: benchmarks
+        # read the client's time to first request and the server's busy span from them.
+        self._first_at: float | None = None
+        self._last_at: float | None = None
         self._by_path: dict[str, int] = {}
         self._by_api: dict[str, int] = {}
         self._fault_counts: dict[str, int] = {}
@@ -930,12 +934,15 @@ class FakeLLMServer:
         ``policy_misses``, ``policy_errors``, ``models`` (the ``model`` field of
         every request body, in arrival order), ``auth`` (per request, whether an
         ``authorization`` / ``x-api-key`` header was present -- never the values),
-        ``http_requests`` (every HTTP request but the control endpoints) and
-        ``batches`` (:meth:`FakeBatches.stats`).
+        ``http_requests`` (every HTTP request but the control endpoints),
+        ``first_request_at`` / ``last_request_at`` (epoch seconds of the first and the
+        latest chat request, None before any) and ``batches`` (:meth:`FakeBatches.stats`).
         """
         with self._lock:
             return {
                 "total_requests": self._total,
+                "first_request_at": self._first_at,
+                "last_request_at": self._last_at,
                 "by_path": dict(self._by_path),
                 "by_api": dict(self._by_api),
                 "faults": dict(self._fault_counts),
@@ -962,8 +969,12 @@ class FakeLLMServer:
 
     def _record(self, path: str, api: str, headers: dict[str, str], body: Any) -> None:
         model = body.get("model") if isinstance(body, dict) else None
+        now = time.time()
         with self._lock:
             self._total += 1
+            if self._first_at is None:
+                self._first_at = now
+            self._last_at = now
             self._by_path[path] = self._by_path.get(path, 0) + 1
             self._by_api[api] = self._by_api.get(api, 0) + 1
             self._models_seen.append(model)

@@ -13,7 +13,8 @@ from pathlib import Path
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.hub import require_hub
 from prb_tasks.data.personalized_rb.checks import print_warnings
-from prb_tasks.data.personalized_rb.reader import read_subset, validate_rows
+from prb_tasks.data.personalized_rb.columnar import SubsetTable, from_arrow, read_files
+from prb_tasks.data.personalized_rb.reader import split_files
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, Subset
 from prb_tasks.resources import sample_dir
@@ -48,6 +49,16 @@ def load_rows(subset: Subset, data_dir: str | os.PathLike[str] | None = None) ->
         data_dir: local copy (see :func:`resolve_data_dir`); None falls back to
             ``PRB_DATA_DIR`` and then to the HF hub.
     """
+    return load_table(subset, data_dir).full_rows()
+
+
+def load_table(subset: Subset, data_dir: str | os.PathLike[str] | None = None) -> SubsetTable:
+    """One subset as checked Arrow columns (profiles decoded only when asked for).
+
+    Args:
+        subset: which HF config to load.
+        data_dir: as in :func:`load_rows`.
+    """
     folder = resolve_data_dir(data_dir)
     if folder is None:
         return _from_hub(subset)
@@ -62,13 +73,13 @@ def _mtime_key(folder: Path, subset: Subset) -> tuple[float, ...]:
 
 
 @lru_cache(maxsize=16)
-def _from_folder(folder: Path, subset: Subset, _stamp: tuple[float, ...]) -> list[PRBRow]:
+def _from_folder(folder: Path, subset: Subset, _stamp: tuple[float, ...]) -> SubsetTable:
     # Several variants in one run read the same files; the mtime stamp keeps the
     # cache honest if a file is rewritten in between. Being cached, the warnings
     # about odd rows are printed once per run, not once per task.
-    rows = read_subset(folder, subset)
-    print_warnings(rows, str(folder / subset.config))
-    return rows
+    table = read_files(split_files(folder, subset), str(folder / subset.config))
+    print_warnings(table.rows, table.origin)
+    return table
 
 
 def _offline_advice() -> str:
@@ -82,7 +93,7 @@ def check_hub(what: str = HF_REPO) -> None:
 
 
 @lru_cache(maxsize=4)
-def _from_hub(subset: Subset) -> list[PRBRow]:
+def _from_hub(subset: Subset) -> SubsetTable:
     check_hub(f"{HF_REPO} ({subset.config})")
     try:
         import datasets
@@ -95,6 +106,11 @@ def _from_hub(subset: Subset) -> list[PRBRow]:
             f"{_offline_advice()}"
         ) from exc
     origin = f"{HF_REPO}:{subset.config}"
-    rows = validate_rows(ds, origin)
-    print_warnings(rows, origin)
-    return rows
+    arrow = getattr(getattr(ds, "data", None), "table", None)
+    if arrow is None:  # not an Arrow-backed dataset: check the rows one by one
+        import pyarrow as pa
+
+        arrow = pa.table({})
+    table = from_arrow(arrow, lambda: ds, origin, getattr(ds, "_fingerprint", None))
+    print_warnings(table.rows, origin)
+    return table

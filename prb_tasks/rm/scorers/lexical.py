@@ -52,18 +52,18 @@ class BM25ProfileScorer(Scorer):
 
     name = "bm25"
 
-    def __init__(self) -> None:
-        self._indexes: dict[str, BM25Index] = {}
-
-    def _index(self, key: str | None) -> BM25Index:
-        posts = profile_posts(key, self.name)
-        assert key is not None
-        if key not in self._indexes:
-            self._indexes[key] = BM25Index(posts)
-        return self._indexes[key]
-
     def score(self, items: Sequence[RMInput], report: Report | None = None) -> list[float]:
-        rewards = [float(sum(self._index(item.profile_key).scores(item.response))) for item in items]
-        if report:
-            report(range(len(items)), rewards)
+        # One profile's responses are scored together and its index dropped after: an
+        # index per profile kept for the whole run held ~2 GB on the full benchmark.
+        by_profile: dict[str | None, list[int]] = {}
+        for n, item in enumerate(items):
+            by_profile.setdefault(item.profile_key, []).append(n)
+        rewards = [0.0] * len(items)
+        for key, positions in by_profile.items():
+            index = BM25Index(profile_posts(key, self.name))
+            scored = [float(sum(index.scores(items[n].response))) for n in positions]
+            for n, reward in zip(positions, scored):
+                rewards[n] = reward
+            if report:
+                report(positions, scored)
         return rewards

@@ -1,0 +1,1 @@
+"""Benchmark scripts (not tests, not shipped in the wheel); ``python -m benchmarks`` runs the suite."""

