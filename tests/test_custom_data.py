@@ -10,6 +10,7 @@ import pytest
 
 from prb_tasks.data.custom.reader import read_users
 from prb_tasks.data.custom.sources import example_path
+from prb_tasks.data import provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.docs import custom
 from prb_tasks.scoring.breakdowns import mean_over_tags, mean_over_users, process_scalar_users_tags
@@ -171,3 +172,13 @@ def test_accuracy_per_user_and_per_tag(tmp_path: Path) -> None:
     # Tags: a -> [1, 0], b -> [0, 0], c -> [1]; item 2 has no tag and is left out.
     assert mean_over_tags([o["acc_tag"] for o in outs]) == pytest.approx((0.5 + 0 + 1) / 3)
     assert docs[1]["tags"] == ["a", "b"] and docs[0]["subset"] == "custom"
+
+
+def test_the_run_records_a_users_own_file_as_a_local_file(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.jsonl"
+    mine.write_bytes(example_path().read_bytes())
+    docs = custom.build_docs("scalar", data_path=str(mine), config_source="mine.yaml")
+    sources = provenance.for_results({"configs": {"personalized_custom_scalar": {"metadata": {"config_source": "mine.yaml"}}}})
+    source = sources["personalized_custom_scalar"]
+    assert (source.kind, source.location, source.rows) == ("file", str(mine), len(docs))
+    assert provenance.summary_lines(sources) == [f"Data: local file {mine}: preferences {len(docs)} rows ({len(docs)} in total)"]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 import pytest
 
-from prb_tasks.data.custom.sources import example_path
+from prb_tasks.data.custom.sources import example_path, load_users
 from prb_tasks.docs import custom, personalllm
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.scorers.lexical import BM25ProfileScorer
@@ -129,6 +129,14 @@ def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path) -
         assert metric(results, task, "acc") == pytest.approx(sum(v for _, v in outcomes) / len(outcomes))
         assert metric(results, task, "acc_user") == pytest.approx(mean_over_users(outcomes))
     assert "acc_user:" in proc.stdout
+    # Every family says what it read, under the table and in the results file.
+    assert f"Data: local folder {copy_dir}: test " in proc.stdout
+    assert "Data: bundled SYNTHETIC sample" in proc.stdout
+    sources = results["prb"]["data_sources"]
+    assert sources["personalllm_scalar"]["kind"] == "local" and sources["personalllm_scalar"]["location"] == str(copy_dir)
+    assert sources["personalized_custom_example_scalar_history"]["kind"] == "sample"
+    assert sources["personalized_custom_example_scalar_history"]["rows"] == sum(
+        len(u.preferences) for u in load_users("example")[1])
 
     out = tmp_path / "length"
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",

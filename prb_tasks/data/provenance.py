@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-Kind = Literal["sample", "local", "hub"]
+Kind = Literal["sample", "local", "file", "hub"]
 
-_LABELS = {"sample": "bundled SYNTHETIC sample", "local": "local folder", "hub": "HF hub"}
+_LABELS = {"sample": "bundled SYNTHETIC sample", "local": "local folder", "file": "local file", "hub": "HF hub"}
 
 _RECORDED: dict[str, DataSource] = {}
 
@@ -23,10 +23,11 @@ class DataSource:
     """Where one task's rows came from.
 
     Attributes:
-        kind: ``sample`` (the bundled synthetic sample), ``local`` (a folder given
-            with ``data_dir`` / ``PRB_DATA_DIR``) or ``hub`` (the HF dataset).
-        location: the folder, or the HF dataset id.
-        subset: the subset (HF config) read.
+        kind: ``sample`` (data bundled with prb and written for it), ``local`` (a folder
+            given with ``data_dir`` / ``PRB_DATA_DIR``), ``file`` (a user's own preference
+            file) or ``hub`` (the HF dataset).
+        location: the folder or file, or the HF dataset id.
+        subset: the subset (HF config or split) read.
         rows: rows read (before ``--limit``).
     """
 

@@ -15,13 +15,19 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from prb_tasks.data import profile_store
+from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.custom.schema import Preference, UserRecord
-from prb_tasks.data.custom.sources import load_users
+from prb_tasks.data.custom.sources import example_path, load_users
 from prb_tasks.data.errors import DataError
 from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
-from prb_tasks.docs.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
+from prb_tasks.docs.pairs import (
+    DocList,
+    judge_pair_docs,
+    judge_system_prompt,
+    scalar_pair_doc,
+    to_dataset,
+)
 from prb_tasks.prompts.history import PastChoice, profile_texts, traits
 from prb_tasks.prompts.templates import render, resolve
 
@@ -92,6 +98,10 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
             f"'{opts.data_path}' or run personalized_custom with it"
         )
     path, users = load_users(source or opts.data_path)
+    rows = sum(len(user.preferences) for user in users)
+    origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
+    provenance.record(kwargs, origin)
+    provenance.announce(task_name(kwargs) or f"personalized_custom_{variant}", origin)
     tag = hashlib.sha256(f"{path}|{path.stat().st_mtime}|{opts.k}".encode()).hexdigest()[:12]
     system_prompt = judge_system_prompt(opts.templates, opts.system_template) if variant == "judge" else ""
     user_ref = (

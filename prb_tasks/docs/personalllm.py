@@ -20,9 +20,11 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from prb_tasks.data import profile_store
+from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
-from prb_tasks.data.personalllm.constants import DEFAULT_ALPHA, DEFAULT_SEED, DEFAULT_USERS, N_RESPONSES
+from prb_tasks.data.personalllm.constants import (
+    DEFAULT_ALPHA, DEFAULT_SEED, DEFAULT_USERS, HF_REPO, HF_SPLIT, N_RESPONSES,
+)
 from prb_tasks.data.personalllm.items import (
     DEFAULT_ITEMS_PER_USER,
     DEFAULT_K,
@@ -34,7 +36,7 @@ from prb_tasks.data.personalllm.items import (
     simulate,
 )
 from prb_tasks.data.personalllm.schema import PromptRow
-from prb_tasks.data.personalllm.sources import load_prompts, source_tag
+from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
 from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.docs.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
@@ -191,7 +193,13 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(PersonalLLMOptions, kwargs)
     config = opts.simulation()
-    sim = simulation_for(load_prompts(opts.data_dir), config)
+    prompts = load_prompts(opts.data_dir)
+    folder = resolve_data_dir(opts.data_dir)
+    origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
+              else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
+    provenance.record(kwargs, origin)
+    provenance.announce(task_name(kwargs) or f"personalllm_{variant}", origin)
+    sim = simulation_for(prompts, config)
     tag = hashlib.sha256(f"{source_tag(opts.data_dir)}|{config}".encode()).hexdigest()[:12]
     out = _Renderer(variant, opts)
     docs: list[dict[str, Any]] = []

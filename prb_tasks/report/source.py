@@ -27,8 +27,8 @@ def data_source(configs: dict[str, Any], task: str, recorded: dict[str, Any] | N
     Without a record, a run that relied on ``PRB_DATA_DIR`` is reported as ``hub``.
     """
     entry = (recorded or {}).get(task)
-    if isinstance(entry, dict) and entry.get("kind") in (SAMPLE, "local", HUB):
-        if entry["kind"] == "local":
+    if isinstance(entry, dict) and entry.get("kind") in (SAMPLE, "local", "file", HUB):
+        if entry["kind"] in ("local", "file"):
             return f"{LOCAL_PREFIX}{entry.get('location', '')}"
         return str(entry["kind"])
     config = configs.get(task) or {}
