@@ -284,6 +284,13 @@ def preflight(args: HarnessArgs) -> None:
     for task in args.tasks:
         if task in known:
             by_family.setdefault(known[task].family, {})[task] = known[task]
+    shots = args.settings.get("num_fewshot")
+    if by_family and shots not in (None, 0, "0"):
+        # lm-eval would draw examples from the test documents themselves and prepend them
+        # to prompts that already carry the user's context: not the benchmark's protocol.
+        ours = ", ".join(t for t in args.tasks if t in known)
+        raise HarnessArgsError(f"prb eval: --num_fewshot {shots}: prb tasks ({ours}) are zero-shot, each prompt "
+                               "already carries the user's context; drop --num_fewshot")
     modules = family_modules()
     specs = {family: module.METADATA for family, module in modules.items()}
     if by_family and set(args.tasks) <= set(known) and set(by_family) <= set(specs):

@@ -5,6 +5,7 @@ judges through ``prb-judge`` against the local fake server, scalar RMs through
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 import pytest
 
@@ -129,6 +130,7 @@ def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path) -
         assert metric(results, task, "acc") == pytest.approx(sum(v for _, v in outcomes) / len(outcomes))
         assert metric(results, task, "acc_user") == pytest.approx(mean_over_users(outcomes))
     assert "acc_user:" in proc.stdout
+    assert re.search(r"prb-rm \(bm25\): \d+ responses \(\d+ pairs\) in [\d.]+ s, [\d.]+ pairs/s", proc.stderr)
     # Every family says what it read, under the table and in the results file.
     assert f"Data: local folder {copy_dir}: test " in proc.stdout
     assert "Data: bundled SYNTHETIC sample" in proc.stdout
@@ -154,6 +156,9 @@ def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path) -
         # The length baseline ignores the history, so both variants agree.
         assert metric(results, "personalllm_bon_history", name) == pytest.approx(expected[name]), name
     assert "bon_reward_nN" in proc.stdout and "acc_pair" not in proc.stdout
+    # A best-of-N group is eight responses, not four pairs: the closing line counts documents.
+    groups = 2 * len(docs)
+    assert f"{8 * groups} responses ({groups} documents)" in proc.stderr and "pairs/s" not in proc.stderr
 
 
 def test_user_mistakes_are_one_line(tmp_path: Path, copy_dir: Path) -> None:

@@ -45,6 +45,7 @@ def last_line(proc: subprocess.CompletedProcess) -> str:
     (["--model_args", "{scorer: 1}"], "prb eval: argument --model_args: not valid JSON"),
     (["--limit", "ten"], "prb eval: argument --limit/-L: invalid float value: 'ten'"),
     (["--output-path", "runs"], "prb eval: unrecognized arguments: --output-path runs (did you mean '--output_path'?)"),
+    (["--num_fewshot", "3"], "prb eval: --num_fewshot 3: prb tasks (personalized_rb_sample_scalar) are zero-shot"),
 ])
 def test_command_line_mistakes(capsys, args, expected):
     assert main([*SAMPLE_RM, *args]) == 2

@@ -95,12 +95,14 @@ class RewardModelLM(LM):
         )
         return cls(_device_from_harness=device_from_harness, **merged)
 
-    def rewards(self, items: list[RMInput], disable_tqdm: bool = False) -> list[float]:
+    def rewards(self, items: list[RMInput], disable_tqdm: bool = False, documents: int | None = None) -> list[float]:
         """Rewards for ``items`` in order, from the cache where possible.
 
         Args:
             items: responses to score.
             disable_tqdm: hide the progress bar and the closing summary.
+            documents: how many task documents the responses answer (a pair has two
+                responses, a best-of-N group N); None counts them as pairs.
         """
         started = time.perf_counter()
         scorer = self.scorer
@@ -193,7 +195,7 @@ class RewardModelLM(LM):
             bar.close()
         if items and not disable_tqdm:
             self._summary(len(items), hits, fresh, time.perf_counter() - started,
-                          time.perf_counter() - scoring_started)
+                          time.perf_counter() - scoring_started, documents)
         return [float(r) for r in results]  # type: ignore[arg-type]
 
     def _keys(self, items: list[RMInput], plan: list[list[int]] | None) -> list[str]:
@@ -211,14 +213,19 @@ class RewardModelLM(LM):
                 keys[n] = score_key(identity, json.dumps({"batch": mates, "slot": slot}, ensure_ascii=False))
         return keys
 
-    def _summary(self, total: int, hits: int, fresh: int, elapsed: float, scoring: float) -> None:
+    def _summary(self, total: int, hits: int, fresh: int, elapsed: float, scoring: float,
+                 documents: int | None) -> None:
         where = f", process {self.rank + 1} of {self.world_size}" if self.world_size > 1 else ""
-        line = (f"prb-rm ({self.scorer.name}{where}): {total} responses ({total / 2:g} pairs) in {elapsed:.2f} s, "
-                f"{total / 2 / max(elapsed, 1e-9):.1f} pairs/s")
+        # Rates per pair when every document is a pair; a best-of-N group is not two
+        # responses, so runs that include groups count documents instead.
+        per = 2.0 if documents is None or 2 * documents == total else total / max(documents, 1)
+        unit = "pairs" if per == 2.0 else "documents"
+        line = (f"prb-rm ({self.scorer.name}{where}): {total} responses ({total / per:g} {unit}) in {elapsed:.2f} s, "
+                f"{total / per / max(elapsed, 1e-9):.1f} {unit}/s")
         if hits:
             line += f"; {hits} from the score cache"
         if fresh and hits:
-            line += f", {fresh} scored at {fresh / 2 / max(scoring, 1e-9):.1f} pairs/s"
+            line += f", {fresh} scored at {fresh / per / max(scoring, 1e-9):.1f} {unit}/s"
         print(line, file=sys.stderr)
         for note in self.scorer.notes():
             print(f"prb-rm: {note}", file=sys.stderr)
@@ -232,7 +239,8 @@ class RewardModelLM(LM):
                          getattr(r, "task_name", None))
             for r in requests
         ]
-        return [(reward, False) for reward in self.rewards(items, disable_tqdm=disable_tqdm)]
+        documents = len({(getattr(r, "task_name", None), getattr(r, "doc_id", None)) for r in requests})
+        return [(reward, False) for reward in self.rewards(items, disable_tqdm=disable_tqdm, documents=documents)]
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
         raise RMError(
