@@ -28,15 +28,32 @@ def _folder_size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
 
 
+def _entries(folder: Path) -> int:
+    """Entries of a diskcache folder, without creating one where there is none."""
+    import sqlite3
+
+    db = folder / "cache.db"
+    if not db.is_file():
+        return 0
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM Cache").fetchone()[0])
+
+
 def run_cache(args: argparse.Namespace) -> int:
-    """``prb cache info|clear``: inspect or empty the judge cache (or the RM score cache)."""
+    """``prb cache info|clear``: inspect or empty the judge cache (or the RM score or retrieval cache)."""
     from prb_tasks.judge.cache import default_cache_dir
+    from prb_tasks.prompts.retrieval import retrieval_cache_dir
     from prb_tasks.resources import cache_root
 
     scores = cache_root() / "rm-scores"
-    folder = Path(args.cache_dir).expanduser() if args.cache_dir else (
-        scores if getattr(args, "scores", False) else default_cache_dir()
-    )
+    if getattr(args, "scores", False) and getattr(args, "retrieval", False):
+        print("prb cache clear: give --scores or --retrieval, not both", file=sys.stderr)
+        return 2
+    if getattr(args, "retrieval", False):
+        default = retrieval_cache_dir()
+    else:
+        default = scores if getattr(args, "scores", False) else default_cache_dir()
+    folder = Path(args.cache_dir).expanduser() if args.cache_dir else default
     if folder.exists() and not folder.is_dir():
         print(f"prb cache: {folder} is a file, not a cache folder; check --cache-dir / $PRB_CACHE_DIR",
               file=sys.stderr)
@@ -56,6 +73,7 @@ def _run_cache(args: argparse.Namespace, folder: Path, scores: Path) -> int:
     from datetime import datetime
 
     from prb_tasks.judge.cache import cache_info, clear_cache, parse_age
+    from prb_tasks.prompts.retrieval import retrieval_cache_dir
 
     if args.cache_command == "info":
         info = cache_info(folder)
@@ -78,6 +96,11 @@ def _run_cache(args: argparse.Namespace, folder: Path, scores: Path) -> int:
             print(f"RM score cache: {scores}")
             print(f"  entries: {count}  size: {_folder_size(scores) / 1e6:.1f} MB"
                   "  (`prb cache clear --scores` empties it)")
+            retrieval = retrieval_cache_dir()
+            count = _entries(retrieval)
+            print(f"retrieval cache (post rankings, selected posts): {retrieval}")
+            print(f"  entries: {count}  size: {_folder_size(retrieval) / 1e6:.1f} MB"
+                  "  (`prb cache clear --retrieval` empties it; it is rebuilt when needed)")
         return 0
     try:
         age = parse_age(args.older_than) if args.older_than else None
@@ -86,7 +109,8 @@ def _run_cache(args: argparse.Namespace, folder: Path, scores: Path) -> int:
         return 2
     removed = clear_cache(folder, age)
     scope = f" older than {args.older_than}" if args.older_than else ""
-    what = "cached scores" if folder == scores else "cached answers"
+    what = ("cached rankings and post selections" if getattr(args, "retrieval", False)
+            else "cached scores" if folder == scores else "cached answers")
     print(f"removed {removed} {what}{scope} from {folder}")
     return 0
 
@@ -157,7 +181,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="what to print: a short table (default), the Markdown report or the JSON report")
     cmp_.add_argument("--no-charts", action="store_true", help="skip the PNG charts")
 
-    cache = sub.add_parser("cache", help="the prb-judge answer cache and the prb-rm score cache")
+    cache = sub.add_parser("cache", help="the prb-judge answer cache, the prb-rm score cache, the retrieval cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     for action, text in (("info", "show location, size and contents"), ("clear", "delete cached answers")):
         cmd = cache_sub.add_parser(action, help=text)
@@ -166,6 +190,8 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--older-than", metavar="AGE", help="only answers older than AGE, e.g. 30d, 12h, 2w")
             cmd.add_argument("--scores", action="store_true",
                              help="clear the prb-rm score cache instead of the judge cache")
+            cmd.add_argument("--retrieval", action="store_true",
+                             help="clear the post-retrieval cache (rankings, selected posts) instead")
 
     batch = sub.add_parser("batch", help="provider batches submitted by prb-judge runs with batch=true")
     batch_sub = batch.add_subparsers(dest="batch_command", metavar="ACTION", required=True)
