@@ -62,3 +62,14 @@ def test_two_processes_split_the_documents_and_rank_zero_writes(tmp_path: Path):
     for task in [TASK, *SUBTASKS]:
         for name in ("acc", "acc_macro", "tie_rate"):
             assert one[task][f"{name},none"] == two[task][f"{name},none"], (task, name)
+
+
+def test_official_protocol_refuses_to_be_split(tmp_path: Path):
+    model = build_tiny_rm(tmp_path / "tiny")
+    # What accelerate launch sets in each process; the refusal comes before joining the group.
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", f"pretrained={model},protocol=official",
+                    "--tasks", TASK], cwd=tmp_path, env={"WORLD_SIZE": "2", "RANK": "0"})
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in proc.stderr
+    assert last.startswith("prb-rm: protocol=official reproduces the authors' batches of 8 in dataset order")

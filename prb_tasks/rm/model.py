@@ -19,7 +19,7 @@ from typing import Any
 from lm_eval.api.model import LM
 from tqdm import tqdm
 
-from prb_tasks.rm.distributed import join
+from prb_tasks.rm.distributed import join, launched
 from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.factory import build_scorer
 from prb_tasks.rm.inputs import RMInput, from_request
@@ -58,6 +58,11 @@ class RewardModelLM(LM):
     def __init__(self, _device_from_harness: bool = False, **kwargs: Any) -> None:
         super().__init__()
         self.options: RMOptions = parse_options(kwargs)
+        if self.options.protocol == "official" and launched():
+            # The authors score batches of 8 in dataset order, and a bfloat16 score depends
+            # on its batch-mates; strided shares would change the batches and the numbers.
+            raise RMError("prb-rm: protocol=official reproduces the authors' batches of 8 in dataset order, "
+                          "which a data-parallel run splits; run it in one process (without accelerate launch)")
         # Under ``accelerate launch``: lm-eval gives each process its share of the
         # documents by our rank and world size, and gathers the results on rank 0.
         self.ranks = join()
