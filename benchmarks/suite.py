@@ -564,7 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="everything once on a sliver of data (for CI)")
     args = parser.parse_args(argv)
     plan = Plan.tiny() if args.smoke else Plan()
-    if args.trials:
+    if args.trials is not None:
         plan.trials = args.trials
     if args.scales:
         plan.scales = tuple(float(s) for s in args.scales.split(","))
@@ -572,6 +572,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(wanted) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown section(s) {', '.join(sorted(unknown))}; expected {', '.join(SECTIONS)}")
+    if args.baseline is not None and not (args.baseline / "prb_tasks" / "__init__.py").is_file():
+        parser.error(f"--baseline {args.baseline}: not a prb checkout (no prb_tasks/__init__.py there); "
+                     "export one with e.g. `git archive <commit> | tar -x -C DIR`")
+    if plan.trials < 1:
+        parser.error(f"--trials {plan.trials}: give at least 1")
     temporary = args.work is None
     work = args.work or Path(tempfile.mkdtemp(prefix="prb-bench-"))
     suite = Suite(plan, work.resolve(), args.baseline.resolve() if args.baseline else None)
