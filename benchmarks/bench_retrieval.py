@@ -1,10 +1,8 @@
 """Time post retrieval for the profile-aware tasks on full-size data.
 
-The real benchmark cannot be downloaded here, so this script writes synthetic rows of
-the real size: 2,830 rows (767 / 989 / 1,074 per subset) whose profiles hold 20-200
-posts and about 90 KB of text each, built from the words of the bundled sample.
-(Written for this benchmark; a shared full-size generator, benchmarks/fullsize_data.py,
-is being written separately and can replace ``write_rows`` when it lands.)
+The real benchmark cannot be downloaded here, so this script uses the full-size
+synthetic data of ``fullsize_data.py``: 2,830 rows (767 / 989 / 1,074 per subset) whose
+profiles hold 20-200 posts and about 90 KB of text each.
 
 Measured, each on an empty cache:
 
@@ -23,74 +21,26 @@ Run: ``python benchmarks/bench_retrieval.py [--dense-rows 60] [--keep DIR]``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import random
-import re
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
-from prb_tasks.resources import sample_dir
 
-FILE = "test-00000-of-00001.jsonl"
-
-
-def _vocabulary() -> list[str]:
-    words: list[str] = []
-    for path in sorted(sample_dir().glob(f"*/{FILE}")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            texts = [row["question"], row["chosen"], row["rejected"], *(p["text"] for p in row["profile"])]
-            for text in texts:
-                words += re.findall(r"[A-Za-z']+", text)
-    return words  # with repeats: sampling from it follows the sample's word frequencies
+HERE = Path(__file__).resolve().parent
 
 
-def _text(rng: random.Random, words: list[str], chars: int) -> str:
-    out: list[str] = []
-    size = 0
-    while size < chars:
-        sentence = " ".join(rng.choice(words) for _ in range(rng.randint(8, 22)))
-        out.append(sentence[0].upper() + sentence[1:] + ".")
-        size += len(sentence) + 2
-    return " ".join(out)
+def write_rows(root: Path, seed: int = 0) -> int:
+    """Full-size synthetic rows in the HF layout under ``root`` (``fullsize_data.py``); the row count."""
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    from fullsize_data import generate
 
-
-def write_rows(root: Path, seed: int = 0, profile_kb: float = 85.0) -> int:
-    """Write full-size synthetic rows in the HF layout under ``root``; return the row count."""
-    rng = random.Random(seed)
-    words = _vocabulary()
-    total = 0
-    for subset in SUBSETS:
-        folder = root / subset.config
-        folder.mkdir(parents=True, exist_ok=True)
-        with (folder / FILE).open("w", encoding="utf-8") as handle:
-            for n in range(subset.expected_rows or 0):
-                posts = rng.randint(20, 200)
-                # Post lengths vary around the mean that gives ~90 KB per profile.
-                mean = profile_kb * 1000 / posts
-                profile = [
-                    {"category": rng.choice(["Books", "Travel", "Music", "Money", "Health", "Work"]),
-                     "id": f"{subset.short}-{n}-p{i}",
-                     "text": _text(rng, words, max(40, int(rng.uniform(0.3, 1.7) * mean)))}
-                    for i in range(posts)
-                ]
-                row = {
-                    "id": f"{subset.short}-{n}",
-                    "question": _text(rng, words, rng.randint(80, 300)),
-                    "category": "Synthetic",
-                    "profile": profile,
-                    "rubric_aspects": [{"aspect": _text(rng, words, 60), "evidence": "e", "reason": "r"}],
-                    "narrative": "n",
-                    "chosen": _text(rng, words, 500),
-                    "rejected": _text(rng, words, 480),
-                }
-                handle.write(json.dumps(row) + "\n")
-                total += 1
-    return total
+    generate(root, seed=seed)
+    return sum(subset.expected_rows or 0 for subset in SUBSETS)
 
 
 def main() -> None:
@@ -104,7 +54,7 @@ def main() -> None:
     cache = Path(tempfile.mkdtemp(prefix="prb-bench-cache-"))
     os.environ["PRB_CACHE_DIR"] = str(cache)
     try:
-        if not (data / SUBSETS[0].config / FILE).is_file():
+        if not (data / SUBSETS[0].config).is_dir():
             started = time.perf_counter()
             count = write_rows(data)
             print(f"wrote {count} synthetic rows to {data} in {time.perf_counter() - started:.1f}s")
