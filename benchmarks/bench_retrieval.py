@@ -48,6 +48,7 @@ def main() -> None:
     parser.add_argument("--dense-rows", type=int, default=60, help="rows ranked densely (cold and warm)")
     parser.add_argument("--keep", type=Path, help="write (or reuse) the synthetic data here")
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="float32", help="dense precision: float32, bfloat16, float16 or auto")
     args = parser.parse_args()
 
     data = args.keep or Path(tempfile.mkdtemp(prefix="prb-fullsize-"))
@@ -89,17 +90,17 @@ def main() -> None:
         encoder = shared_encoder(args.device)
         print(f"encoder load: {time.perf_counter() - started:.1f}s on {encoder.device}")
         started, cpu_started = time.perf_counter(), time.process_time()
-        rank_profiles(subset, "embedding", args.device, progress=False)
+        rank_profiles(subset, "embedding", args.device, progress=False, dtype=args.dtype)
         dense_s, dense_cpu = time.perf_counter() - started, time.process_time() - cpu_started
         total_texts = posts + len(rows)
-        print(f"embedding, first {len(subset)} rows ({texts:,} texts), cold: {dense_s:.1f}s wall "
+        print(f"embedding ({args.dtype}), first {len(subset)} rows ({texts:,} texts), cold: {dense_s:.1f}s wall "
               f"({texts / dense_s:.1f} texts/s), {dense_cpu:.1f} CPU-s ({1000 * dense_cpu / texts:.0f} CPU-ms "
               f"per text); all {len(rows)} rows extrapolated: {dense_s / texts * total_texts / 60:.0f} min wall, "
               f"{dense_cpu / texts * total_texts / 3600:.1f} CPU-hours")
 
         rank_cache._CACHES.clear()  # a fresh process: only the disk cache is left
         started = time.perf_counter()
-        rank_profiles(subset, "embedding", args.device, progress=False)
+        rank_profiles(subset, "embedding", args.device, progress=False, dtype=args.dtype)
         warm_s = time.perf_counter() - started
         print(f"embedding, same rows from the disk cache: {warm_s:.2f}s "
               f"({1000 * warm_s / len(subset):.2f} ms per row; all {len(rows)} rows: "

@@ -13,7 +13,7 @@ from prb_tasks.data.personalized_rb.schema import ProfilePost
 from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import subset_by_name
 from prb_tasks.docs.personalized_rb import DocOptions, build_docs
-from prb_tasks.prompts import rank_cache
+from prb_tasks.prompts import rank_cache, selection_cache
 from prb_tasks.prompts.rank_cache import ranking_key
 from prb_tasks.prompts.retrieval import (
     RetrievalOptions,
@@ -33,8 +33,10 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty ranking cache on disk and in memory for every test."""
     monkeypatch.setenv("PRB_CACHE_DIR", str(tmp_path / "cache"))
     rank_cache._CACHES.clear()
+    selection_cache._MEMORY.clear()
     yield tmp_path / "cache"
     rank_cache._CACHES.clear()
+    selection_cache._MEMORY.clear()
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +132,29 @@ def test_each_profile_is_embedded_once_across_variants_runs_and_k(encoder, fresh
     assert (fresh_cache / "retrieval").is_dir()
 
 
+def test_bfloat16_dense_retrieval_is_cached_apart_and_finds_the_same_posts(encoder) -> None:  # noqa: ANN001
+    import numpy as np
+
+    texts = [p.text for p in SEMANTIC]
+    full = rank_profiles([(SEMANTIC_Q, texts)], "embedding", progress=False)[0]
+    before = encoder.stats.calls
+    half = rank_profiles([(SEMANTIC_Q, texts)], "embedding", progress=False, dtype="bfloat16")[0]
+    assert encoder.stats.calls == before + 1  # its own cache entries, not the float32 ranking
+    assert set(half[:2]) == set(full[:2]) == {1, 4}
+    rank_profiles([(SEMANTIC_Q, texts)], "embedding", progress=False, dtype="bfloat16")
+    assert encoder.stats.calls == before + 1  # and found again
+    # The model really ran in bfloat16: the vectors are close to float32's, not equal.
+    exact, rounded = encoder.encode(texts, dtype="float32"), encoder.encode(texts, dtype="bfloat16")
+    assert 0 < np.abs(exact - rounded).max() < 0.05 * np.abs(exact).max()
+    # Selections behind the task documents are kept apart too: each precision ranks once.
+    calls = encoder.stats.calls
+    build_docs("art", "profile", source="sample", retriever="embedding", retriever_dtype="bfloat16")
+    build_docs("art", "profile", source="sample", retriever="embedding")
+    assert encoder.stats.calls == calls + 2
+    build_docs("art", "scalar_profile", source="sample", retriever="embedding", retriever_dtype="bfloat16")
+    assert encoder.stats.calls == calls + 2
+
+
 def test_retrievers_are_cached_separately_and_bad_entries_are_recomputed(fresh_cache: Path) -> None:
     texts = [p.text for p in SEMANTIC]
     bm25 = rank_profiles([(SEMANTIC_Q, texts)], "bm25")[0]
@@ -170,7 +195,10 @@ def test_untruncated_posts_and_the_authors_layout() -> None:
 def test_options_are_validated_with_one_line_errors() -> None:
     assert DocOptions.from_kwargs({"max_post_chars": 0}).max_post_chars == 0
     assert DocOptions.from_kwargs({"retriever": "embedding"}).retrieval.retriever == "embedding"
+    assert DocOptions.from_kwargs({"retriever_dtype": "bfloat16"}).retrieval.dtype == "bfloat16"
+    assert DocOptions.from_kwargs({}).retrieval.dtype == "float32"
     for bad, word in (({"retriever": "dense"}, "retriever"), ({"max_post_chars": 10}, "max_post_chars"),
+                      ({"retriever_dtype": "bf16"}, "retriever_dtype"),
                       ({"plans_missing": "ignore"}, "plans_missing"), ({"k": 0}, "'k'")):
         with pytest.raises(DataError) as err:
             DocOptions.from_kwargs(bad)

@@ -21,11 +21,23 @@ from typing import Any, Literal
 
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
-from prb_tasks.data.plan_files import PlanRecord, load_plans, question_sha
 from prb_tasks.data.personalized_rb.columnar import PairRow, SubsetTable
 from prb_tasks.data.personalized_rb.sources import load_table, resolve_data_dir
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, Subset, subset_by_name
-from prb_tasks.docs.pairs import BOTH_ORDERS, DocList, judge_pair_docs, judge_system_prompt, to_dataset
+from prb_tasks.data.plan_files import PlanRecord, load_plans, question_sha
+from prb_tasks.docs.metadata import (
+    MetadataError,
+    MetadataSpec,
+    check_options,
+    task_name,
+)
+from prb_tasks.docs.pairs import (
+    BOTH_ORDERS,
+    DocList,
+    judge_pair_docs,
+    judge_system_prompt,
+    to_dataset,
+)
 from prb_tasks.prompts.retrieval import (
     DEFAULT_K,
     DEFAULT_MAX_POST_CHARS,
@@ -36,11 +48,11 @@ from prb_tasks.prompts.retrieval import (
     select_posts_columns,
 )
 from prb_tasks.prompts.selection_cache import cached_selection
-from prb_tasks.docs.metadata import MetadataError, MetadataSpec, check_options, task_name
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
 from prb_tasks.resources import sample_dir
 from prb_tasks.scoring.order import official_positions
 from prb_tasks.scoring.plans import parse_plan
+from prb_tasks.text.encoder import DTYPES
 
 Variant = Literal["both", "official", "profile", "oracle", "planned", "plan", "scalar", "scalar_profile"]
 JUDGE_VARIANTS = ("both", "official", "profile", "oracle", "planned")
@@ -57,6 +69,8 @@ METADATA = MetadataSpec(
         "max_post_chars": f"longest post text shown; 0 = whole posts (default {DEFAULT_MAX_POST_CHARS})",
         "retriever": "how posts are ranked: bm25 (default) or embedding (dense, all-MiniLM-L6-v2)",
         "retriever_device": "where the dense retriever runs: auto (default), cpu, cuda, cuda:N, mps",
+        "retriever_dtype": "dense retriever precision: float32 (default), bfloat16, float16, or auto (bfloat16 "
+                           "where the hardware computes it natively; about 2x faster on such CPUs)",
         "plans": "planner stage 1's --output_path folder or samples file (personalized_rb_planned)",
         "plans_missing": "error (default) or skip rows that have no plan",
         "templates": "folder of replacement templates, same file names as templates/",
@@ -88,6 +102,7 @@ class DocOptions:
         max_post_chars: longest post text shown; 0 shows posts whole.
         retriever: how posts are ranked: ``bm25`` or ``embedding`` (dense).
         retriever_device: where the dense retriever's model runs (``auto``, ``cpu``, ``cuda``...).
+        retriever_dtype: the dense retriever's precision (``float32``, ``bfloat16``, ``float16``, ``auto``).
         plans: stage 1's samples file or output folder (``planned`` variant).
         plans_missing: ``error`` (default) or ``skip`` rows that have no plan.
         templates: folder of replacement templates.
@@ -100,6 +115,7 @@ class DocOptions:
     max_post_chars: int = DEFAULT_MAX_POST_CHARS
     retriever: str = "bm25"
     retriever_device: str = "auto"
+    retriever_dtype: str = "float32"
     plans: str | None = None
     plans_missing: str = "error"
     templates: str | None = None
@@ -153,6 +169,7 @@ class DocOptions:
             max_post_chars=max_post_chars,
             retriever=as_choice("retriever", "bm25", RETRIEVERS),
             retriever_device=as_str("retriever_device") or "auto",
+            retriever_dtype=as_choice("retriever_dtype", "float32", DTYPES),
             plans=as_str("plans"),
             plans_missing=as_choice("plans_missing", "error", PLANS_MISSING),
             templates=as_str("templates"),
@@ -164,7 +181,8 @@ class DocOptions:
     @property
     def retrieval(self) -> RetrievalOptions:
         """How posts are picked for the profile-aware variants."""
-        return RetrievalOptions(self.retriever, self.k, self.max_post_chars, self.retriever_device)
+        return RetrievalOptions(self.retriever, self.k, self.max_post_chars, self.retriever_device,
+                                self.retriever_dtype)
 
 
 def _posts_for(table: SubsetTable, subset: Subset, options: DocOptions) -> list[list[SelectedPost]]:

@@ -49,6 +49,7 @@ def rank_dense(
     on_chunk: Callable[[list[int], list[list[int]]], None] | None = None,
     chunk_texts: int | None = None,
     progress: bool = True,
+    dtype: str = "float32",
 ) -> list[list[int]]:
     """Every post of every row, ranked by dot product with the row's question.
 
@@ -58,6 +59,7 @@ def rank_dense(
         on_chunk: called with the row indices and rankings of each finished chunk.
         chunk_texts: about how many texts go into one encoder call (default by device).
         progress: show a progress bar over posts.
+        dtype: the encoder's precision (``float32``, ``bfloat16`` or ``float16``).
     """
     import numpy as np
     from tqdm.auto import tqdm
@@ -79,7 +81,7 @@ def rank_dense(
                 question, posts = queries[index]
                 for text in (question, *posts):
                     slot.setdefault(text, len(slot))
-            vectors = encoder.encode(list(slot), normalize=False)
+            vectors = encoder.encode(list(slot), normalize=False, dtype=dtype)
             done: list[list[int]] = []
             for index in rows:
                 question, posts = queries[index]

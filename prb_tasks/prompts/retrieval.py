@@ -52,12 +52,15 @@ class RetrievalOptions:
         k: how many posts to keep.
         max_post_chars: longest text kept per post; 0 keeps every post whole.
         device: where the embedding model runs (``auto``, ``cpu``, ``cuda``...).
+        dtype: the embedding model's precision (``float32``, ``bfloat16``, ``float16`` or
+            ``auto``: bfloat16 where the hardware computes it natively).
     """
 
     retriever: str = "bm25"
     k: int = DEFAULT_K
     max_post_chars: int = DEFAULT_MAX_POST_CHARS
     device: str = "auto"
+    dtype: str = "float32"
 
 
 def truncate(text: str, limit: int) -> str:
@@ -90,13 +93,24 @@ def retrieval_cache_dir() -> Path:
     return cache_root() / "retrieval"
 
 
-def retriever_identity(retriever: str) -> str:
-    """What determines a ranking: the retriever and, for dense, the encoder (for cache keys)."""
+def retriever_identity(retriever: str, dtype: str = "float32") -> str:
+    """What determines a ranking: the retriever and, for dense, the encoder and its
+    precision (``dtype``, resolved: not ``auto``), for cache keys."""
     if retriever == "embedding":
         from prb_tasks.text.encoder import encoder_identity
 
-        return "dense-dot|" + encoder_identity("retriever=embedding")
+        return "dense-dot|" + encoder_identity("retriever=embedding", dtype)
     return _BM25_IDENTITY
+
+
+def resolved_dtype(retriever: str, device: str, dtype: str) -> str:
+    """The precision dense retrieval runs in (``auto`` resolved for ``device``); float32 for BM25."""
+    if retriever != "embedding" or dtype != "auto":
+        return dtype if retriever == "embedding" else "float32"
+    from prb_tasks.rm.devices import resolve_device
+    from prb_tasks.text.encoder import choose_dtype
+
+    return choose_dtype("auto", resolve_device(device))
 
 
 def rank_profiles(
@@ -104,6 +118,7 @@ def rank_profiles(
     retriever: str = "bm25",
     device: str = "auto",
     progress: bool = True,
+    dtype: str = "float32",
 ) -> list[tuple[int, ...]]:
     """The full ranking (post indices, best first) of each row's posts.
 
@@ -112,8 +127,10 @@ def rank_profiles(
         retriever: ``bm25`` or ``embedding``.
         device: where the embedding model runs (dense only).
         progress: show a progress bar while embedding.
+        dtype: the embedding model's precision (dense only; see :class:`RetrievalOptions`).
     """
-    identity = _identity_checked(retriever)
+    dtype = resolved_dtype(retriever, device, dtype)
+    identity = _identity_checked(retriever, dtype)
     keys = [ranking_key(identity, question, posts) for question, posts in queries]
 
     def lists(start: int, stop: int) -> Any:
@@ -122,7 +139,7 @@ def rank_profiles(
         return pa.array([list(posts) for _, posts in queries[start:stop]], pa.list_(pa.string()))
 
     return _rank_cached(
-        keys, [len(posts) for _, posts in queries], [q for q, _ in queries], retriever, device, progress,
+        keys, [len(posts) for _, posts in queries], [q for q, _ in queries], retriever, device, dtype, progress,
         lists, lambda rows: [(queries[i][0], list(queries[i][1])) for i in rows],
     )
 
@@ -133,6 +150,7 @@ def rank_columns(
     retriever: str = "bm25",
     device: str = "auto",
     progress: bool = True,
+    dtype: str = "float32",
 ) -> list[tuple[int, ...]]:
     """:func:`rank_profiles` for a subset held as Arrow columns: the same rankings and cache
     keys, computed from the column's bytes without a Python string per post.
@@ -143,20 +161,23 @@ def rank_columns(
         retriever: ``bm25`` or ``embedding``.
         device: where the embedding model runs (dense only).
         progress: show a progress bar while embedding.
+        dtype: the embedding model's precision (dense only; see :class:`RetrievalOptions`).
     """
-    identity = _identity_checked(retriever)
+    dtype = resolved_dtype(retriever, device, dtype)
+    identity = _identity_checked(retriever, dtype)
     keys = [ranking_key_of_bytes(identity, question, profiles.post_bytes(row))
             for row, question in enumerate(questions)]
     return _rank_cached(
-        keys, [profiles.count(row) for row in range(len(questions))], list(questions), retriever, device, progress,
+        keys, [profiles.count(row) for row in range(len(questions))], list(questions), retriever, device, dtype,
+        progress,
         profiles.text_lists, lambda rows: [(questions[i], profiles.texts(i)) for i in rows],
     )
 
 
-def _identity_checked(retriever: str) -> str:
+def _identity_checked(retriever: str, dtype: str) -> str:
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; expected one of {RETRIEVERS}")
-    return retriever_identity(retriever)
+    return retriever_identity(retriever, dtype)
 
 
 def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
@@ -176,6 +197,7 @@ def _rank_cached(
     questions: Sequence[str],
     retriever: str,
     device: str,
+    dtype: str,
     progress: bool,
     lists: Callable[[int, int], Any],
     texts: Callable[[list[int]], list[tuple[str, list[str]]]],
@@ -188,6 +210,7 @@ def _rank_cached(
         questions: each row's question.
         retriever: ``bm25`` or ``embedding``.
         device: where the embedding model runs (dense only).
+        dtype: the embedding model's precision, resolved (dense only).
         progress: show a progress bar while embedding.
         lists: rows ``start`` to ``stop`` as an Arrow ``list<string>`` of post texts (BM25).
         texts: the question and post texts of the given rows (dense).
@@ -208,7 +231,7 @@ def _rank_cached(
             def store(chunk: list[int], done: list[list[int]]) -> None:
                 cache.put_many([(keys[rows[i]], order) for i, order in zip(chunk, done)])
 
-            rank_dense(texts(rows), shared_encoder(device), on_chunk=store, progress=progress)
+            rank_dense(texts(rows), shared_encoder(device), on_chunk=store, progress=progress, dtype=dtype)
         else:
             from prb_tasks.text.bm25_columns import rank_lists
 
@@ -231,7 +254,7 @@ def select_posts_many(
         return [[] for _ in queries]
     rankings = rank_profiles(
         [(question, [p.text for p in profile]) for question, profile in queries],
-        options.retriever, options.device,
+        options.retriever, options.device, dtype=options.dtype,
     )
     return [
         _selected(options, [profile[i] for i in ranking[: options.k]])
@@ -253,7 +276,8 @@ def select_posts_columns(
         return [[] for _ in questions]
     selected: list[list[SelectedPost]] = []
     for start, profiles in batches:
-        rankings = rank_columns(questions[start:start + len(profiles)], profiles, options.retriever, options.device)
+        rankings = rank_columns(questions[start:start + len(profiles)], profiles, options.retriever, options.device,
+                                dtype=options.dtype)
         selected.extend(_selected(options, profiles.posts(row, ranking[: options.k]))
                         for row, ranking in enumerate(rankings))
     if len(selected) != len(questions):

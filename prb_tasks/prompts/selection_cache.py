@@ -20,7 +20,13 @@ from collections.abc import Callable
 from typing import Any
 
 from prb_tasks.jsonstore import open_json_cache, read_json
-from prb_tasks.prompts.retrieval import RetrievalOptions, SelectedPost, retrieval_cache_dir, retriever_identity
+from prb_tasks.prompts.retrieval import (
+    RetrievalOptions,
+    SelectedPost,
+    resolved_dtype,
+    retrieval_cache_dir,
+    retriever_identity,
+)
 
 # Bump when what a stored selection means changes (layout, truncation rule).
 VERSION = 1
@@ -36,7 +42,9 @@ def selection_key(data_key: str, subset: str, options: RetrievalOptions) -> str:
         subset: the subset's config name.
         options: retriever, k and truncation.
     """
-    parts = [VERSION, data_key, subset, retriever_identity(options.retriever), options.k, options.max_post_chars]
+    dtype = resolved_dtype(options.retriever, options.device, options.dtype)
+    parts = [VERSION, data_key, subset, retriever_identity(options.retriever, dtype), options.k,
+             options.max_post_chars]
     return "select:" + hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
 

@@ -13,13 +13,19 @@ authors rank posts with (they use ``facebook/contriever-msmarco`` and a dot prod
 
 The model is loaded at most once per process and device (:func:`shared_encoder`);
 callers hand over many texts at once and the encoder batches them, sorted by length.
+
+Precision: float32 by default. ``dtype="bfloat16"`` (or ``float16``) runs the model
+under torch autocast; on CPUs that compute bfloat16 in hardware (AVX512-BF16, AMX)
+that is about twice as fast here, and the vectors differ from float32's by well under
+1%. Every cache keyed on embeddings includes the dtype (:func:`encoder_identity`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -64,20 +70,68 @@ def package_facts() -> tuple[str, int]:
     return package_version, max_len
 
 
-def encoder_identity(what: str = "this option") -> str:
-    """What determines an embedding (model, package version, input limit, pooling).
+def encoder_identity(what: str = "this option", dtype: str = "float32") -> str:
+    """What determines an embedding (model, package version, input limit, pooling, precision).
 
     Read from the installed package's files, without loading the model, so cached
     results can be found before deciding whether the model is needed at all.
 
     Args:
         what: the feature asking, named in the error when the extra is missing.
+        dtype: the precision the embeddings are computed in (float32 adds nothing, so
+            keys made before the option existed stay valid).
     """
     try:
         package_version, max_len = package_facts()
     except ImportError as exc:
         raise _missing_extra(what, exc) from None
-    return f"{MODEL_NAME}|{PACKAGE}=={package_version}|max_seq_length={max_len}|mean"
+    precision = "" if dtype == "float32" else f"|{dtype}"
+    return f"{MODEL_NAME}|{PACKAGE}=={package_version}|max_seq_length={max_len}|mean{precision}"
+
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def native_bf16() -> bool:
+    """True on CPUs that compute bfloat16 in hardware (AVX512-BF16 or AMX)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = handle.read()
+    except OSError:
+        return False
+    return " avx512_bf16" in flags or " amx_bf16" in flags
+
+
+def choose_dtype(requested: str, device: str) -> str:
+    """The encoder precision: ``requested``, or for ``auto`` bfloat16 where it is fast.
+
+    Args:
+        requested: one of :data:`DTYPES`.
+        device: the resolved torch device.
+    """
+    if requested != "auto":
+        return requested
+    if device.startswith("cuda"):
+        import torch
+
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    if device == "cpu" and native_bf16():
+        return "bfloat16"
+    return "float32"
+
+
+@contextlib.contextmanager
+def precision(dtype: str, device: str) -> Iterator[None]:
+    """Run the model in ``dtype`` on ``device``: plain inference in float32, else autocast."""
+    import torch
+
+    if dtype == "float32":
+        with torch.inference_mode():
+            yield
+        return
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    with torch.inference_mode(), torch.autocast(kind, dtype=getattr(torch, dtype)):
+        yield
 
 
 @dataclass
@@ -119,19 +173,21 @@ class SentenceEncoder:
         self.stats = EncoderStats()
         self._lock = threading.Lock()
 
-    def encode(self, texts: Sequence[str], *, normalize: bool = False, progress: bool = False) -> Any:
+    def encode(self, texts: Sequence[str], *, normalize: bool = False, progress: bool = False,
+               dtype: str = "float32") -> Any:
         """Embeddings of ``texts`` as a float32 array of shape ``(len(texts), 384)``.
 
         Args:
             texts: the texts; pass many at once (they are batched sorted by length).
             normalize: scale each vector to unit length (cosine similarity by dot product).
             progress: show a progress bar over batches.
+            dtype: ``float32``, ``bfloat16`` or ``float16`` (resolved, not ``auto``).
         """
         import numpy as np
 
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
-        with self._lock:
+        with self._lock, precision(dtype, self.device):
             vectors = self._model.encode(
                 list(texts), batch_size=self.batch_size, convert_to_numpy=True,
                 show_progress_bar=progress,

@@ -28,7 +28,6 @@ cached run never loads it). Needs the profile, so only prb's scalar tasks.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
@@ -42,7 +41,8 @@ from prb_tasks.rm.score_cache import ScorerIdentity
 from prb_tasks.rm.scorers.base import Report, Scorer
 from prb_tasks.rm.scorers.lexical import profile_posts
 from prb_tasks.text.bm25 import BM25Index
-from prb_tasks.text.encoder import MODEL_NAME, PACKAGE, package_facts
+from prb_tasks.text.encoder import MODEL_NAME, PACKAGE, choose_dtype, package_facts
+
 DEFAULT_MAX_POSTS = 10
 # Texts encoded between progress reports: large enough for efficient length-sorted
 # batches, small enough that the bar moves every few seconds.
@@ -55,34 +55,6 @@ def _check_installed() -> None:
     if missing:
         raise RMError("prb-rm: scorer=embedding needs the 'embed' extra (pip install 'prb-tasks[embed]'); "
                       f"missing: {missing[0]}")
-
-
-def _native_bf16() -> bool:
-    """True on CPUs that compute bfloat16 in hardware (AVX512-BF16 or AMX)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            flags = handle.read()
-    except OSError:
-        return False
-    return " avx512_bf16" in flags or " amx_bf16" in flags
-
-
-def choose_dtype(requested: str, device: str) -> str:
-    """The encoder precision: ``requested``, or for ``auto`` bfloat16 where it is fast.
-
-    Args:
-        requested: ``auto``, ``float32``, ``bfloat16`` or ``float16``.
-        device: the resolved torch device.
-    """
-    if requested != "auto":
-        return requested
-    if device.startswith("cuda"):
-        import torch
-
-        return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
-    if device == "cpu" and _native_bf16():
-        return "bfloat16"
-    return "float32"
 
 
 class EmbeddingScorer(Scorer):
@@ -162,18 +134,6 @@ class EmbeddingScorer(Scorer):
             "question": item.bare_question if self.question_weight else None,
         }, ensure_ascii=False, sort_keys=True)
 
-    @contextlib.contextmanager
-    def _precision(self) -> Iterator[None]:
-        import torch
-
-        if self.dtype == "float32":
-            with torch.inference_mode():
-                yield
-            return
-        kind = "cuda" if self.device.startswith("cuda") else "cpu"
-        with torch.inference_mode(), torch.autocast(kind, dtype=getattr(torch, self.dtype)):
-            yield
-
     def _encode(self, texts: Sequence[str]) -> Any:
         """Unit-length embeddings of ``texts`` (float32 numpy rows), in order."""
         import numpy as np
@@ -181,8 +141,7 @@ class EmbeddingScorer(Scorer):
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         started = time.perf_counter()
-        with self._precision():
-            vectors = self.model.encode(list(texts), normalize=True)
+        vectors = self.model.encode(list(texts), normalize=True, dtype=self.dtype)
         self._encoded += len(texts)
         self._encode_seconds += time.perf_counter() - started
         return np.asarray(vectors, dtype=np.float32)
