@@ -567,7 +567,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.trials is not None:
         plan.trials = args.trials
     if args.scales:
-        plan.scales = tuple(float(s) for s in args.scales.split(","))
+        try:
+            plan.scales = tuple(float(s) for s in args.scales.split(","))
+        except ValueError:
+            parser.error(f"--scales {args.scales}: give comma-separated numbers, e.g. 1,2,4")
+        if any(scale <= 0 for scale in plan.scales):
+            parser.error(f"--scales {args.scales}: every size must be above 0")
     wanted = args.only.split(",") if args.only else list(SECTIONS)
     unknown = set(wanted) - set(SECTIONS)
     if unknown:
