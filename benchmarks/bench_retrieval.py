@@ -48,7 +48,8 @@ def main() -> None:
     parser.add_argument("--dense-rows", type=int, default=60, help="rows ranked densely (cold and warm)")
     parser.add_argument("--keep", type=Path, help="write (or reuse) the synthetic data here")
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--dtype", default="float32", help="dense precision: float32, bfloat16, float16 or auto")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16", "auto"),
+                        help="dense precision")
     args = parser.parse_args()
 
     data = args.keep or Path(tempfile.mkdtemp(prefix="prb-fullsize-"))
