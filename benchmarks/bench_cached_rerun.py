@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_judge import _start_server  # noqa: E402
+from measure import Server  # noqa: E402
 
 DRIVER = (
     "import sys\nfrom prb_tasks.cli import main\ncode = main(sys.argv[1:])\n"
@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", default="litellm", choices=("litellm", "auto"))
     parser.add_argument("--trials", type=int, default=3)
     args = parser.parse_args(argv)
-    server, url = _start_server(0.0, [], 0.05)
+    server = Server(0.0, retry_after=0.05)
+    url = server.url
     try:
         with tempfile.TemporaryDirectory(prefix="prb-bench-rerun-") as tmp:
             cache = Path(tmp) / "cache"
@@ -69,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                 imported.append(lite)
                 print(f"cached re-run {n + 1}: {wall:.1f} s, litellm imported: {lite}", flush=True)
     finally:
-        server.terminate()
-        server.wait(10)
+        server.close()
     print(f"code {args.code}: median fully cached re-run {statistics.median(walls):.1f} s; "
           f"litellm imported in {sum(imported)} of {len(imported)} re-runs")
     return 0

@@ -35,9 +35,10 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+from measure import Server, server_reset, server_stats
 
 BACKENDS = ("prb-judge", "prb-judge[litellm]", "local-chat-completions", "litellm")
 
@@ -110,11 +111,11 @@ def worker(backend: str, base: str, concurrency: int, count: int, warm: bool) ->
     if warm:
         lm.generate_until(_instances(lm, [[{"role": "user", "content": f"warm-up {i}"}] for i in range(concurrency)]))
     requests = _instances(lm, chats)
-    _get(f"{base}/_reset", post=True)
+    server_reset(base)
     started = time.perf_counter()
     out = lm.generate_until(requests)  # each backend with its default progress bar
     elapsed = time.perf_counter() - started
-    stats = _get(f"{base}/_stats")
+    stats = server_stats(base)
     answered = sum(isinstance(o, str) and "Result:" in o for o in out)
     print("RESULT " + json.dumps({
         "backend": backend, "requests": len(requests), "answered": answered,
@@ -123,27 +124,6 @@ def worker(backend: str, base: str, concurrency: int, count: int, warm: bool) ->
 
 
 # --------------------------------------------------------------------------- driver side
-
-
-def _get(url: str, post: bool = False) -> Any:
-    req = urllib.request.Request(url, data=b"" if post else None, method="POST" if post else "GET")
-    with urllib.request.urlopen(req, timeout=10) as reply:
-        return json.loads(reply.read())
-
-
-def _start_server(latency: float, faults: list[str], retry_after: float) -> tuple[subprocess.Popen[str], str]:
-    fault_args = [arg for spec in faults for arg in ("--fault", spec)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "prb_tasks.testing.fake_server", "--port", "0", "--latency", str(latency),
-         "--retry-after", str(retry_after), *fault_args],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("READY "):
-        proc.kill()
-        raise SystemExit(f"fake server did not start: {line!r}")
-    return proc, line.split(" ", 1)[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    server, base = _start_server(args.latency, args.fault, args.retry_after)
+    server = Server(args.latency, args.fault, args.retry_after)
+    base = server.url
     runs: dict[str, list[dict[str, Any]]] = {b: [] for b in backends}
     try:
         for trial in range(args.trials):
@@ -185,8 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"({result['answered']}/{result['requests']} answered, {result['server_requests']} sent)",
                       flush=True)
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.close()
 
     n = next(iter(runs.values()))[0]["requests"]
     ideal = n * args.latency / args.concurrency

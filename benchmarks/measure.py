@@ -103,16 +103,33 @@ def python(*args: str) -> list[str]:
 # --------------------------------------------------------------------------- fake server
 
 
+def server_stats(url: str) -> dict[str, Any]:
+    """The fake server's counters (``total_requests``, ``first_request_at``, ...)."""
+    with urllib.request.urlopen(f"{url}/_stats", timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def server_reset(url: str) -> None:
+    """Clear the fake server's counters."""
+    request = urllib.request.Request(f"{url}/_reset", data=b"", method="POST")
+    urllib.request.urlopen(request, timeout=10).close()
+
+
 class Server:
     """The fake judge server in its own process (so it never competes for our GIL).
 
     Args:
         latency: seconds before each answer.
+        faults: fault specs passed on as ``--fault`` (e.g. ``429=0.05``).
+        retry_after: the ``Retry-After`` the server sends with injected 429s, seconds.
     """
 
-    def __init__(self, latency: float = 0.0) -> None:
+    def __init__(self, latency: float = 0.0, faults: Sequence[str] = (), retry_after: float | None = None) -> None:
+        extra = [arg for spec in faults for arg in ("--fault", spec)]
+        if retry_after is not None:
+            extra += ["--retry-after", str(retry_after)]
         self.proc = subprocess.Popen(
-            python("-m", "prb_tasks.testing.fake_server", "--port", "0", "--latency", str(latency)),
+            python("-m", "prb_tasks.testing.fake_server", "--port", "0", "--latency", str(latency), *extra),
             env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         assert self.proc.stdout is not None
@@ -124,13 +141,11 @@ class Server:
 
     def stats(self) -> dict[str, Any]:
         """The server's counters (``total_requests``, ``first_request_at``, ...)."""
-        with urllib.request.urlopen(f"{self.url}/_stats", timeout=10) as reply:
-            return json.loads(reply.read())
+        return server_stats(self.url)
 
     def reset(self) -> None:
         """Clear the counters."""
-        request = urllib.request.Request(f"{self.url}/_reset", data=b"", method="POST")
-        urllib.request.urlopen(request, timeout=10).close()
+        server_reset(self.url)
 
     def close(self) -> None:
         self.proc.terminate()
