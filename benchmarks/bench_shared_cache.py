@@ -28,23 +28,24 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_judge import _start_server  # noqa: E402
+from measure import Server, server_stats  # noqa: E402
 
-SAMPLE = ROOT / "prb_tasks" / "data" / "sample"
 FILE = "test-00000-of-00001.jsonl"
 
 
 def build_data(target: Path, copies: int) -> int:
     """Write ``copies`` renamed copies of the bundled sample in the HF layout; return the row count."""
     rows_total = 0
-    for subset in sorted(p.name for p in SAMPLE.iterdir() if p.is_dir()):
-        rows = [json.loads(line) for line in (SAMPLE / subset / FILE).read_text(encoding="utf-8").splitlines() if line]
+    from prb_tasks.resources import sample_dir
+
+    sample = sample_dir()
+    for subset in sorted(p.name for p in sample.iterdir() if p.is_dir()):
+        rows = [json.loads(line) for line in (sample / subset / FILE).read_text(encoding="utf-8").splitlines() if line]
         out = []
         for copy in range(copies):
             for row in rows:
@@ -55,17 +56,12 @@ def build_data(target: Path, copies: int) -> int:
     return rows_total
 
 
-def server_requests(url: str) -> int:
-    with urllib.request.urlopen(f"{url}/_stats") as reply:
-        return int(json.loads(reply.read())["total_requests"])
-
-
 def trial(code: Path, url: str, data: Path, work: Path, concurrency: int, stagger: float) -> tuple[int, float]:
     """Run two processes on one fresh cache; return (requests sent, wall seconds)."""
     cache = work / "cache"
     env = {**os.environ, "PYTHONPATH": str(code), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
            "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "PRB_BENCH_KEY": "sk-bench-not-a-real-key"}
-    before = server_requests(url)
+    before = int(server_stats(url)["total_requests"])
     started = time.monotonic()
     procs = []
     for name in ("a", "b"):
@@ -81,7 +77,7 @@ def trial(code: Path, url: str, data: Path, work: Path, concurrency: int, stagge
         _, err = proc.communicate()
         if proc.returncode != 0:
             raise SystemExit(f"prb eval failed ({proc.returncode}):\n{err[-2000:]}")
-    return server_requests(url) - before, time.monotonic() - started
+    return int(server_stats(url)["total_requests"]) - before, time.monotonic() - started
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=3)
     args = parser.parse_args(argv)
 
-    server, url = _start_server(args.latency, [], 0.05)
+    server = Server(args.latency, retry_after=0.05)
+    url = server.url
     shares, walls = [], []
     try:
         with tempfile.TemporaryDirectory(prefix="prb-bench-share-") as tmp:
@@ -110,8 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"trial {n + 1}: {sent} requests sent for {distinct} distinct: duplicate share "
                       f"{share:.1%} ({wall:.1f} s for both processes)", flush=True)
     finally:
-        server.terminate()
-        server.wait(10)
+        server.close()
     print(f"code {args.code}: median duplicate share {statistics.median(shares):.1%} "
           f"(trials {', '.join(f'{s:.1%}' for s in shares)}); median wall {statistics.median(walls):.1f} s")
     return 0
