@@ -90,16 +90,12 @@ def _run_cache(args: argparse.Namespace, folder: Path, scores: Path) -> int:
             print(f"  {info.unreadable} entries are not JSON answers and are ignored "
                   "(`prb cache clear` removes them)")
         if not args.cache_dir:
-            from prb_tasks.rm.score_cache import ScoreCache
-
-            count = len(ScoreCache(scores)) if (scores / "cache.db").is_file() else 0
             print(f"RM score cache: {scores}")
-            print(f"  entries: {count}  size: {_folder_size(scores) / 1e6:.1f} MB"
+            print(f"  entries: {_entries(scores)}  size: {_folder_size(scores) / 1e6:.1f} MB"
                   "  (`prb cache clear --scores` empties it)")
             retrieval = retrieval_cache_dir()
-            count = _entries(retrieval)
             print(f"retrieval cache (post rankings, selected posts): {retrieval}")
-            print(f"  entries: {count}  size: {_folder_size(retrieval) / 1e6:.1f} MB"
+            print(f"  entries: {_entries(retrieval)}  size: {_folder_size(retrieval) / 1e6:.1f} MB"
                   "  (`prb cache clear --retrieval` empties it; it is rebuilt when needed)")
         return 0
     try:

@@ -1,9 +1,9 @@
 """Which data each task of a run actually read: the bundled sample, a local folder or the hub.
 
-Loaders call :func:`record` once per task; ``prb eval`` then writes what was
-recorded into the results file (the ``prb.data_sources`` section, see
-:func:`results_section`) and prints it under the table, so a run on the bundled
-sample or on a local copy can never pass for a run on the published benchmark.
+Loaders call :func:`record` once per task, which also logs the source; ``prb eval``
+then writes what was recorded into the results file (the ``prb.data_sources``
+section, see :func:`results_section`) and prints it under the table, so a run on the
+bundled sample or on a local copy can never pass for a run on the published benchmark.
 """
 
 from __future__ import annotations
@@ -45,22 +45,19 @@ def _label(kind: str, location: str) -> str:
     return _LABELS["sample"] if kind == "sample" else f"{_LABELS[kind]} {location}"
 
 
-def record(loader_kwargs: dict[str, Any], source: DataSource) -> None:
-    """Remember the source of the task whose loader received ``loader_kwargs``.
+def record(loader_kwargs: dict[str, Any], source: DataSource, task: str) -> None:
+    """Remember the source of the task whose loader received ``loader_kwargs``, and log it.
 
     Args:
         loader_kwargs: the keywords lm-eval passed to the loader; ``config_source``
             (the task's YAML file, added by lm-eval) identifies the task.
         source: what was read.
+        task: the task's name for the log line (plain ``lm_eval`` runs show it too).
     """
-    key = str(loader_kwargs.get("config_source") or f"{source.kind}:{source.location}:{source.subset}")
-    _RECORDED[key] = source
-
-
-def announce(task: str, source: DataSource) -> None:
-    """Log where ``task``'s rows came from, in lm-eval's log (plain ``lm_eval`` runs show it too)."""
     import logging
 
+    key = str(loader_kwargs.get("config_source") or f"{source.kind}:{source.location}:{source.subset}")
+    _RECORDED[key] = source
     # A child of lm-eval's logger, so it is printed wherever lm-eval's own lines are.
     logging.getLogger("lm_eval.prb_tasks").info("%s: %d rows from the %s", task, source.rows, source.label())
 

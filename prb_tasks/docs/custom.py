@@ -100,8 +100,7 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
     path, users = load_users(source or opts.data_path)
     rows = sum(len(user.preferences) for user in users)
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
-    provenance.record(kwargs, origin)
-    provenance.announce(task_name(kwargs) or f"personalized_custom_{variant}", origin)
+    provenance.record(kwargs, origin, task_name(kwargs) or f"personalized_custom_{variant}")
     tag = hashlib.sha256(f"{path}|{path.stat().st_mtime}|{opts.k}".encode()).hexdigest()[:12]
     system_prompt = judge_system_prompt(opts.templates, opts.system_template) if variant == "judge" else ""
     user_ref = (

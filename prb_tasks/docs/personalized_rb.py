@@ -402,8 +402,7 @@ def build_docs(
     opts = DocOptions.from_kwargs(options, source)
     table = load_table(chosen_subset, source or opts.data_dir)
     origin = _data_source(opts, source, chosen_subset, len(table.rows))
-    provenance.record(options, origin)
-    provenance.announce(task_name(options) or chosen_subset.config, origin)
+    provenance.record(options, origin, task_name(options) or chosen_subset.config)
     if variant in JUDGE_VARIANTS:
         return _judge_docs(table, chosen_subset, variant, opts)
     if variant in PLAN_VARIANTS:

@@ -197,8 +197,7 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     folder = resolve_data_dir(opts.data_dir)
     origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
               else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
-    provenance.record(kwargs, origin)
-    provenance.announce(task_name(kwargs) or f"personalllm_{variant}", origin)
+    provenance.record(kwargs, origin, task_name(kwargs) or f"personalllm_{variant}")
     sim = simulation_for(prompts, config)
     tag = hashlib.sha256(f"{source_tag(opts.data_dir)}|{config}".encode()).hexdigest()[:12]
     out = _Renderer(variant, opts)

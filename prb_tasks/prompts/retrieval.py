@@ -129,8 +129,7 @@ def rank_profiles(
         progress: show a progress bar while embedding.
         dtype: the embedding model's precision (dense only; see :class:`RetrievalOptions`).
     """
-    dtype = resolved_dtype(retriever, device, dtype)
-    identity = _identity_checked(retriever, dtype)
+    dtype, identity = _identity_checked(retriever, device, dtype)
     keys = [ranking_key(identity, question, posts) for question, posts in queries]
 
     def lists(start: int, stop: int) -> Any:
@@ -163,8 +162,7 @@ def rank_columns(
         progress: show a progress bar while embedding.
         dtype: the embedding model's precision (dense only; see :class:`RetrievalOptions`).
     """
-    dtype = resolved_dtype(retriever, device, dtype)
-    identity = _identity_checked(retriever, dtype)
+    dtype, identity = _identity_checked(retriever, device, dtype)
     keys = [ranking_key_of_bytes(identity, question, profiles.post_bytes(row))
             for row, question in enumerate(questions)]
     return _rank_cached(
@@ -174,10 +172,12 @@ def rank_columns(
     )
 
 
-def _identity_checked(retriever: str, dtype: str) -> str:
+def _identity_checked(retriever: str, device: str, dtype: str) -> tuple[str, str]:
+    """The resolved precision and the ranking identity, for a known retriever."""
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; expected one of {RETRIEVERS}")
-    return retriever_identity(retriever, dtype)
+    dtype = resolved_dtype(retriever, device, dtype)
+    return dtype, retriever_identity(retriever, dtype)
 
 
 def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
