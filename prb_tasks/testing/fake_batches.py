@@ -35,6 +35,8 @@ from email.policy import HTTP
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+from prb_tasks.testing.fake_server import json_body
+
 if TYPE_CHECKING:  # pragma: no cover
     from prb_tasks.testing.fake_server import FakeLLMServer
 
@@ -325,10 +327,7 @@ class FakeBatches:
             self._not_found(handler, "openai", f"route {method} {handler.path}")
 
     def _openai_create(self, handler: Any, raw: bytes) -> None:
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError:
-            body = None
+        body = json_body(raw)
         if not isinstance(body, dict):
             self._bad_request(handler, "openai", "request body is not a JSON object")
             return
@@ -447,10 +446,7 @@ class FakeBatches:
             self._not_found(handler, "anthropic", f"route {method} {handler.path}")
 
     def _anthropic_create(self, handler: Any, raw: bytes) -> None:
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError:
-            body = None
+        body = json_body(raw)
         items = body.get("requests") if isinstance(body, dict) else None
         if not isinstance(items, list) or not items:
             self._bad_request(handler, "anthropic", "requests: a non-empty list is required")

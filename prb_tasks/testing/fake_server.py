@@ -102,6 +102,14 @@ class PolicyMiss(str):
     """
 
 
+def json_body(raw: bytes) -> Any:
+    """A request body as JSON, or None when it is empty or not JSON (the fakes answer that themselves)."""
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        return None
+
+
 def _verdict(letter: str) -> str:
     return f"The answer fits.\nResult: {letter}"
 
@@ -655,10 +663,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        try:
-            body = json.loads(raw or b"null")
-        except ValueError:
-            body = None
+        body = json_body(raw)
         owner._record(path, api, headers, body if body is not None else raw.decode("utf-8", "replace"))
         if not isinstance(body, dict):
             status, payload = _error_body(api, "400", "", message="request body is not a JSON object")
