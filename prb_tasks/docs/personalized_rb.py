@@ -261,11 +261,6 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
         check_hub()
 
 
-def _source_tag(options: DocOptions, source: str | None) -> str:
-    folder = resolve_data_dir(source or options.data_dir)
-    return "hub" if folder is None else str(folder)
-
-
 def _data_source(options: DocOptions, source: str | None, subset: Subset, rows: int) -> provenance.DataSource:
     folder = resolve_data_dir(source or options.data_dir)
     if folder is None:
@@ -408,7 +403,9 @@ def build_docs(
     if variant in PLAN_VARIANTS:
         return _plan_docs(table, chosen_subset, opts)
     if variant in SCALAR_VARIANTS:
-        return _scalar_docs(table, chosen_subset, variant, opts, _source_tag(opts, source))
+        # The profile store's key prefix: which data the rows came from.
+        tag = "hub" if origin.kind == "hub" else origin.location
+        return _scalar_docs(table, chosen_subset, variant, opts, tag)
     known = JUDGE_VARIANTS + PLAN_VARIANTS + SCALAR_VARIANTS
     raise DataError(f"prb: unknown task variant '{variant}'; expected one of {known}")
 
