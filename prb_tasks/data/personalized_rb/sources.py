@@ -12,6 +12,7 @@ from pathlib import Path
 
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.hub import require_hub
+from prb_tasks.data.local import chosen_location, local_folder
 from prb_tasks.data.personalized_rb.checks import print_warnings
 from prb_tasks.data.personalized_rb.columnar import SubsetTable, from_arrow, read_files
 from prb_tasks.data.personalized_rb.reader import split_files
@@ -29,16 +30,9 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
     Args:
         data_dir: value from ``--metadata``; ``"sample"`` selects the bundled sample.
     """
-    chosen = data_dir if data_dir not in (None, "") else os.environ.get(ENV_VAR) or None
-    if chosen is None:
-        return None
-    if str(chosen) == SAMPLE:
+    if str(chosen_location(data_dir, ENV_VAR)) == SAMPLE:
         return sample_dir()
-    path = Path(chosen).expanduser()
-    if not path.is_dir():
-        where = "data_dir" if data_dir not in (None, "") else ENV_VAR
-        raise DataError(f"prb: {where} points to '{path}', which is not a folder")
-    return path.resolve()
+    return local_folder(data_dir, ENV_VAR)
 
 
 def load_rows(subset: Subset, data_dir: str | os.PathLike[str] | None = None) -> list[PRBRow]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.hub import require_hub
+from prb_tasks.data.local import local_folder
 from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO, HF_SPLIT
 from prb_tasks.data.personalllm.reader import read_split, usable, validate_rows
 from prb_tasks.data.personalllm.schema import PromptRow
@@ -25,14 +26,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
     Args:
         data_dir: value from ``--metadata``; None falls back to ``PRB_PERSONALLLM_DIR``.
     """
-    chosen = data_dir if data_dir not in (None, "") else os.environ.get(ENV_VAR) or None
-    if chosen is None:
-        return None
-    path = Path(chosen).expanduser()
-    if not path.is_dir():
-        where = "data_dir" if data_dir not in (None, "") else ENV_VAR
-        raise DataError(f"prb: {where} points to '{path}', which is not a folder")
-    return path.resolve()
+    return local_folder(data_dir, ENV_VAR)
 
 
 def load_prompts(data_dir: str | os.PathLike[str] | None = None) -> list[PromptRow]:
