@@ -178,7 +178,9 @@ def test_data_dir_env_var_pointing_nowhere(tmp_path):
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_scalar"],
                    cwd=tmp_path, env={"PRB_DATA_DIR": str(tmp_path / "nowhere")})
     assert proc.returncode == 2
-    assert last_line(proc) == f"prb: PRB_DATA_DIR points to '{tmp_path / 'nowhere'}', which is not a folder"
+    assert last_line(proc) == (f"prb: PRB_DATA_DIR points to '{tmp_path / 'nowhere'}', which is not a folder; give "
+                               "the folder of a local copy in the HF layout (`prb data download` makes one), or "
+                               "drop PRB_DATA_DIR to read the hub")
     assert "Initializing prb-rm model" not in proc.stderr
 
 

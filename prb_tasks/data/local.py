@@ -33,5 +33,6 @@ def local_folder(data_dir: str | os.PathLike[str] | None, env_var: str) -> Path 
     path = Path(chosen).expanduser()
     if not path.is_dir():
         where = "data_dir" if data_dir not in (None, "") else env_var
-        raise DataError(f"prb: {where} points to '{path}', which is not a folder")
+        raise DataError(f"prb: {where} points to '{path}', which is not a folder; give the folder of a local "
+                        f"copy in the HF layout (`prb data download` makes one), or drop {where} to read the hub")
     return path.resolve()
