@@ -1,31 +1,18 @@
-"""Offline tests of :mod:`prb_tasks.testing.fake_server`, driven through litellm over real sockets.
+"""Offline tests of :mod:`prb_tasks.testing.fake_server`, driven through prb's own judge client.
 
-Observed litellm behaviour (litellm 1.106.2, openai 2.54.0, httpx 0.28.1), which
-these tests pin down so that a litellm upgrade changing it is noticed:
-
-* Paths litellm posts to: ``openai/<m>`` with ``api_base=<url>/v1`` ->
-  ``POST /v1/chat/completions``; ``anthropic/<m>`` with ``api_base=<url>`` ->
-  ``POST /v1/messages`` (an ``api_base`` ending in ``/v1`` yields
-  ``/v1/v1/messages``); ``ollama_chat/<m>`` with ``api_base=<url>`` ->
-  ``POST /api/chat`` with ``"stream": false`` (``true`` when ``stream=True``).
-* ``Retry-After`` of a 429 is visible on ``exc.litellm_response_headers``
-  (``httpx.Headers`` for openai/anthropic, a plain lower-cased ``dict`` for
-  ollama_chat). ``exc.response`` is a synthetic ``httpx.Response`` whose headers
-  are empty, so it cannot be used for that.
-* Fault -> exception class: 429 RateLimitError; 500 InternalServerError; 503
-  ServiceUnavailableError (openai, ollama) but InternalServerError (anthropic);
-  401 AuthenticationError; 400 BadRequestError; 404 NotFoundError; hang with
-  ``timeout=0.5`` Timeout; dropped socket InternalServerError (openai, anthropic)
-  or APIConnectionError (ollama); malformed JSON InternalServerError (openai) or
-  APIConnectionError (anthropic, ollama).
-* Empty content comes back as ``""`` (openai, ollama) but ``None`` (anthropic).
-  The OpenAI ``message.refusal`` field surfaces as
-  ``message.provider_specific_fields["refusal"]``.
-* ``max_retries=0`` means exactly one HTTP request per call for all three providers.
+Every provider call goes through :class:`prb_tasks.judge.client.LiteLLMClient` (litellm
+over real sockets, litellm's retries off), and the tests check *our* outcome: the text,
+refusal flag and token counts of the :class:`CallResult`, or the kind, retry decision and
+honoured ``Retry-After`` of the :class:`CallError`. Where litellm puts a header, which
+exception class a status becomes or how a refusal is surfaced changes between releases;
+those details are the client's business and must not make these tests depend on one
+release. What the tests do pin is the wire format the fake server sees (paths, bodies,
+auth headers), because that is the contract the fake server must keep with real clients.
 """
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import os
@@ -34,17 +21,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-# Must be set before litellm is imported, otherwise it tries to fetch the cost map.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import litellm
-
+from prb_tasks.judge.client import CallError, CallResult, LiteLLMClient
+from prb_tasks.judge.request import ChatRequest
 from prb_tasks.testing.fake_server import (
     REFUSAL_TEXT,
     FakeLLMServer,
@@ -57,8 +40,6 @@ from prb_tasks.testing.fake_server import (
     scripted,
 )
 
-litellm.suppress_debug_info = True
-
 REPO_ROOT = Path(__file__).resolve().parents[1]
 USER = [{"role": "user", "content": "Which response is better?"}]
 
@@ -69,22 +50,40 @@ def server() -> Iterator[FakeLLMServer]:
         yield srv
 
 
-def call(srv: FakeLLMServer, provider: str, messages: list[dict[str, Any]] | None = None, **kwargs: Any) -> Any:
-    """Run one litellm completion against ``srv``.
+def client_for(srv: FakeLLMServer, provider: str, timeout: float = 10.0) -> LiteLLMClient:
+    """prb's litellm client pointed at ``srv`` as one of the three wire formats.
 
     Args:
         srv: The fake server to talk to.
         provider: ``"openai"``, ``"anthropic"`` or ``"ollama"``.
-        messages: Chat messages; defaults to a single user turn.
-        **kwargs: Extra litellm.completion arguments (temperature, timeout, ...).
+        timeout: Seconds per attempt.
     """
     model, base = {
         "openai": ("openai/fake", srv.openai_base),
         "anthropic": ("anthropic/claude-x", srv.url),
         "ollama": ("ollama_chat/qwen", srv.url),
     }[provider]
-    kwargs.setdefault("max_retries", 0)
-    return litellm.completion(model=model, api_base=base, api_key="sk-test", messages=messages or USER, **kwargs)
+    return LiteLLMClient(model, base, "sk-test", timeout)
+
+
+def request(messages: list[dict[str, Any]] | None = None, **params: Any) -> ChatRequest:
+    """A :class:`ChatRequest` with ``messages`` (default: one user turn) and sampling ``params``."""
+    turns = tuple(messages or USER)
+    return ChatRequest(messages=turns, **params)  # type: ignore[arg-type]
+
+
+def call(srv: FakeLLMServer, provider: str, messages: list[dict[str, Any]] | None = None,
+         timeout: float = 10.0, **params: Any) -> CallResult:
+    """One judge call against ``srv`` through prb's client; raises :class:`CallError` on failure.
+
+    Args:
+        srv: The fake server to talk to.
+        provider: ``"openai"``, ``"anthropic"`` or ``"ollama"``.
+        messages: Chat messages; defaults to a single user turn.
+        timeout: Seconds per attempt.
+        **params: Sampling parameters of the request (temperature, max_tokens, ...).
+    """
+    return asyncio.run(client_for(srv, provider, timeout).call(request(messages, **params)))
 
 
 def raw_request(srv: FakeLLMServer, method: str, path: str, body: Any = None) -> tuple[int, dict[str, str], bytes]:
@@ -130,11 +129,11 @@ PROVIDERS = ["openai", "anthropic", "ollama"]
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_content_and_usage_round_trip(server: FakeLLMServer, provider: str) -> None:
-    resp = call(server, provider, temperature=0.0, max_tokens=16)
-    assert resp.choices[0].message.content == "The answer fits.\nResult: A"
-    assert resp.usage.prompt_tokens > 0
-    assert resp.usage.completion_tokens == 5
-    assert resp.usage.total_tokens == resp.usage.prompt_tokens + resp.usage.completion_tokens
+    result = call(server, provider, temperature=0.0, max_tokens=16)
+    assert result.text == "The answer fits.\nResult: A"
+    assert not result.refused
+    assert result.input_tokens is not None and result.input_tokens > 0
+    assert result.output_tokens == 5
 
 
 def test_paths_params_and_headers_are_recorded(server: FakeLLMServer) -> None:
@@ -173,30 +172,26 @@ def test_messages_are_normalized_for_the_policy() -> None:
     ]
     with FakeLLMServer(policy=capture) as srv:
         for provider in PROVIDERS:
-            assert call(srv, provider, messages=messages).choices[0].message.content == "ok"
-    openai_msgs, anthropic_msgs, ollama_msgs = seen
-    assert openai_msgs == anthropic_msgs == [
-        {"role": "system", "content": "Be a judge."},
-        {"role": "user", "content": "part one\npart two"},
-    ]
-    # litellm's ollama_chat glues text parts together before sending.
-    assert ollama_msgs[0] == {"role": "system", "content": "Be a judge."}
-    assert ollama_msgs[1]["content"] == "part onepart two"
+            assert call(srv, provider, messages=messages).text == "ok"
+    assert len(seen) == len(PROVIDERS)
+    for turns in seen:
+        # Whatever separator a client puts between text parts, the policy sees one plain
+        # string per turn with the parts in order.
+        assert turns[0] == {"role": "system", "content": "Be a judge."}
+        assert turns[1]["role"] == "user" and isinstance(turns[1]["content"], str)
+        content = turns[1]["content"]
+        assert content.index("part one") < content.index("part two")
 
 
 def test_ollama_streaming_is_answered_with_ndjson(server: FakeLLMServer) -> None:
     server.policy = always("B")
-    chunks = list(call(server, "ollama", stream=True))
-    text = "".join(c.choices[0].delta.content or "" for c in chunks)
-    assert text == "The answer fits.\nResult: B"
-    assert server.requests[-1]["body"]["stream"] is True
-
     status, headers, body = raw_request(server, "POST", "/api/chat",
                                         {"model": "qwen", "stream": True, "messages": USER})
     lines = [json.loads(line) for line in body.decode().splitlines()]
     assert status == 200 and headers["content-type"] == "application/x-ndjson"
     assert all(not line["done"] for line in lines[:-1])
     assert lines[-1]["done"] is True and lines[-1]["eval_count"] == 5
+    assert "".join(line["message"]["content"] for line in lines) == "The answer fits.\nResult: B"
 
 
 def test_model_listing_and_control_endpoints(server: FakeLLMServer) -> None:
@@ -222,67 +217,71 @@ def test_anthropic_base_with_v1_suffix_gets_a_hint(server: FakeLLMServer) -> Non
 
 # --------------------------------------------------------------------------- faults
 
-STATUS_FAULTS = {
-    # fault: {provider: expected litellm exception class}
-    "429": dict.fromkeys(PROVIDERS, litellm.RateLimitError),
-    "500": dict.fromkeys(PROVIDERS, litellm.InternalServerError),
-    "503": {"openai": litellm.ServiceUnavailableError, "anthropic": litellm.InternalServerError,
-            "ollama": litellm.ServiceUnavailableError},
-    "401": dict.fromkeys(PROVIDERS, litellm.AuthenticationError),
-    "400": dict.fromkeys(PROVIDERS, litellm.BadRequestError),
-    "404": dict.fromkeys(PROVIDERS, litellm.NotFoundError),
-    "drop": {"openai": litellm.InternalServerError, "anthropic": litellm.InternalServerError,
-             "ollama": litellm.APIConnectionError},
-    "malformed": {"openai": litellm.InternalServerError, "anthropic": litellm.APIConnectionError,
-                  "ollama": litellm.APIConnectionError},
+# fault: (kinds prb may report, retry it?, stop the run?). Which litellm exception a
+# status becomes differs between providers and releases (a 503 is ServiceUnavailableError
+# from one, InternalServerError from another); what the run does about it must not.
+FAULT_OUTCOMES: dict[str, tuple[set[str], bool, bool]] = {
+    "429": ({"rate_limit"}, True, False),
+    "500": ({"server"}, True, False),
+    "503": ({"server"}, True, False),
+    "401": ({"auth"}, False, True),
+    "400": ({"bad_request"}, False, True),
+    "404": ({"not_found"}, False, True),
+    "drop": ({"server", "connection"}, True, False),
+    "malformed": ({"server", "connection", "malformed"}, True, False),
 }
 
 
-@pytest.mark.parametrize("fault", sorted(STATUS_FAULTS))
+@pytest.mark.parametrize("fault", sorted(FAULT_OUTCOMES))
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_fault_maps_to_litellm_exception(server: FakeLLMServer, provider: str, fault: str) -> None:
+def test_fault_is_classified_for_the_retry_policy(server: FakeLLMServer, provider: str, fault: str) -> None:
     server.push_faults([fault])
-    with pytest.raises(Exception) as info:
+    with pytest.raises(CallError) as info:
         call(server, provider)
-    assert type(info.value) is STATUS_FAULTS[fault][provider], repr(info.value)
+    kinds, retryable, fatal = FAULT_OUTCOMES[fault]
+    err = info.value
+    assert err.kind in kinds, (err.kind, err.name, err.message)
+    assert (err.retryable, err.fatal) == (retryable, fatal)
+    assert "sk-test" not in str(err)
     # The fault hit exactly one request; the next one goes through.
-    assert call(server, provider).choices[0].message.content.endswith("Result: A")
+    assert call(server, provider).text.endswith("Result: A")
     stats = server.stats()
     assert stats["faults"] == {fault: 1}
     assert stats["total_requests"] == 2 and stats["successes"] == 1
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_rate_limit_exposes_retry_after(provider: str) -> None:
-    with FakeLLMServer(fault_script=["429"], retry_after=0.25) as srv, pytest.raises(litellm.RateLimitError) as info:
-        call(srv, provider)
-    headers = info.value.litellm_response_headers
-    assert headers is not None
-    assert headers.get("retry-after") == "0.25"
-    assert headers.get("retry-after-ms") == "250"
-    # litellm fabricates exc.response, so its headers do not carry the server's.
-    assert "retry-after" not in info.value.response.headers
+def test_rate_limit_wait_is_the_servers(provider: str) -> None:
+    with FakeLLMServer(fault_script=["429", "429"], retry_after=0.25) as srv:
+        with pytest.raises(CallError) as info:
+            call(srv, provider)
+        assert info.value.kind == "rate_limit" and info.value.retryable
+        assert info.value.retry_after == pytest.approx(0.25)
+        srv.retry_after = 3.0
+        with pytest.raises(CallError) as info:
+            call(srv, provider)
+        assert info.value.retry_after == pytest.approx(3.0)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_hang_times_out(server: FakeLLMServer, provider: str) -> None:
     server.push_faults(["timeout"])
     start = time.monotonic()
-    with pytest.raises(litellm.Timeout):
+    with pytest.raises(CallError) as info:
         call(server, provider, timeout=0.5)
+    assert info.value.kind == "timeout" and info.value.retryable and not info.value.fatal
     assert time.monotonic() - start < 1.5
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_empty_and_refusal_replies(server: FakeLLMServer, provider: str) -> None:
     server.push_faults(["empty", "refusal"])
-    empty_content = call(server, provider).choices[0].message.content
-    # litellm turns an empty Anthropic text block into None.
-    assert empty_content == (None if provider == "anthropic" else "")
-    refusal = call(server, provider).choices[0].message
-    assert refusal.content == REFUSAL_TEXT
-    if provider == "openai":
-        assert refusal.provider_specific_fields["refusal"] == REFUSAL_TEXT
+    empty = call(server, provider)
+    assert empty.text == "" and not empty.refused
+    refusal = call(server, provider)
+    assert refusal.text == REFUSAL_TEXT
+    # Only the OpenAI wire format has a refusal field; the others send plain text.
+    assert refusal.refused is (provider == "openai")
     assert server.stats()["faults"] == {"empty": 1, "refusal": 1}
     assert server.stats()["successes"] == 0
 
@@ -336,8 +335,9 @@ def test_broken_policy_surfaces_as_500() -> None:
         raise RuntimeError("boom")
 
     with FakeLLMServer(policy=explode) as srv:
-        with pytest.raises(litellm.InternalServerError, match="boom"):
+        with pytest.raises(CallError) as info:
             call(srv, "openai")
+        assert info.value.kind == "server" and info.value.retryable and "boom" in info.value.message
         assert srv.stats()["policy_errors"] == 1
 
 
@@ -392,7 +392,7 @@ def test_prefer_texts_through_litellm_counts_misses() -> None:
             for first, second, letter in [(CHOSEN, REJECTED, "A"), (REJECTED, CHOSEN, "B")]:
                 msgs = [{"role": "system", "content": "judge"},
                         {"role": "user", "content": judge_prompt(first, second)}]
-                assert call(srv, provider, messages=msgs).choices[0].message.content.endswith(f"Result: {letter}")
+                assert call(srv, provider, messages=msgs).text.endswith(f"Result: {letter}")
         call(srv, "openai", messages=[{"role": "user", "content": judge_prompt("a", "b")}])
         stats = srv.stats()
     assert stats["successes"] == 7
@@ -432,13 +432,16 @@ def test_keep_alive_serves_several_requests_on_one_socket(server: FakeLLMServer)
 
 
 def test_latency_overlaps_across_64_concurrent_requests() -> None:
+    async def all_at_once(srv: FakeLLMServer) -> list[CallResult]:
+        client = client_for(srv, "openai")
+        return await asyncio.gather(*(client.call(request()) for _ in range(64)))
+
     with FakeLLMServer(latency=0.3) as srv:
         start = time.monotonic()
-        with ThreadPoolExecutor(max_workers=64) as pool:
-            results = list(pool.map(lambda _: call(srv, "openai", timeout=10), range(64)))
+        results = asyncio.run(all_at_once(srv))
         elapsed = time.monotonic() - start
         assert srv.stats()["successes"] == 64
-    assert all(r.choices[0].message.content.endswith("Result: A") for r in results)
+    assert all(r.text.endswith("Result: A") for r in results)
     # Serialized handling would take 64 * 0.3 s.
     assert elapsed < 4.0
 

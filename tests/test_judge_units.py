@@ -261,6 +261,26 @@ def test_parse_retry_after() -> None:
     assert 0 < parse_retry_after({"retry-after": formatdate(time.time() + 30, usegmt=True)}) <= 31
 
 
+@pytest.mark.parametrize("where", ["litellm_response_headers", "response", "both", "neither"])
+def test_retry_after_is_read_wherever_the_litellm_release_puts_it(where: str) -> None:
+    """litellm <= 1.106 kept the server's headers on ``litellm_response_headers`` only;
+    1.110 fills ``exc.response`` as well and leaves the attribute unset on errors it builds
+    itself. The wait prb honours must be the server's in every case."""
+    import httpx
+
+    from prb_tasks.judge.client import classify_litellm, import_litellm
+
+    litellm = import_litellm()
+    on_response = {"retry-after": "7"} if where in ("response", "both") else {}
+    exc = litellm.RateLimitError("slow down", "openai", "m", response=httpx.Response(
+        429, headers=on_response, request=httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")))
+    if where in ("litellm_response_headers", "both"):
+        exc.litellm_response_headers = httpx.Headers({"retry-after-ms": "7000"})
+    err = classify_litellm(exc)
+    assert err.kind == "rate_limit" and err.retryable
+    assert err.retry_after == (None if where == "neither" else 7.0)
+
+
 def test_bucket_paces_to_the_rate() -> None:
     now = [0.0]
     bucket = Bucket(60.0, clock=lambda: now[0])  # 1 per second, 10 s of burst

@@ -157,6 +157,22 @@ def _cause_names(exc: BaseException) -> set[str]:
     return names
 
 
+def _server_retry_after(exc: BaseException) -> float | None:
+    """The wait a failed reply asked for, wherever this litellm release put its headers.
+
+    Releases up to 1.106 keep the server's headers only on ``litellm_response_headers``
+    (``exc.response`` is a stand-in with none); later ones also fill ``exc.response``.
+    Both are read so that an upgrade in either direction keeps honouring ``Retry-After``.
+    """
+    for headers in (getattr(exc, "litellm_response_headers", None),
+                    getattr(getattr(exc, "response", None), "headers", None)):
+        if headers is not None:
+            wait = parse_retry_after(headers)
+            if wait is not None:
+                return wait
+    return None
+
+
 def classify_litellm(exc: BaseException, secrets: tuple[str, ...] = ()) -> CallError:
     """Map a litellm exception to a :class:`CallError`."""
     litellm = import_litellm()
@@ -167,8 +183,7 @@ def classify_litellm(exc: BaseException, secrets: tuple[str, ...] = ()) -> CallE
     raw = _LITELLM_PREFIX.sub("", raw)
     message = sanitize(raw, secrets)
     status = getattr(exc, "status_code", None)
-    headers = getattr(exc, "litellm_response_headers", None)
-    retry_after = parse_retry_after(headers) if headers is not None else None
+    retry_after = _server_retry_after(exc)
 
     def error(kind: str, retryable: bool, fatal: bool = False) -> CallError:
         return CallError(kind, name, message, retryable=retryable, fatal=fatal, retry_after=retry_after)
