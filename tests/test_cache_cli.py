@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from prb_tasks.rm.score_cache import ScoreCache
 from tests.runner import run_cli
 
@@ -25,6 +27,7 @@ def test_cache_info_and_clear_scores(tmp_path):
     assert bad.returncode == 2 and "cannot read age 'soon'" in bad.stderr
 
 
+@pytest.mark.slow
 def test_cache_info_and_clear_retrieval(tmp_path):
     root = tmp_path / "caches"
     env = {"PRB_CACHE_DIR": str(root)}

@@ -113,6 +113,7 @@ def cache_keys(cache: Path) -> set[str]:
         conn.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_batch_run_matches_an_interactive_run(tmp_path: Path, provider: str) -> None:
     with FakeLLMServer(mixed_policy()) as srv:
@@ -166,6 +167,7 @@ def test_killed_after_submission_the_same_command_collects(tmp_path: Path) -> No
     assert_no_key(tmp_path)
 
 
+@pytest.mark.slow
 def test_batch_wait_false_submits_then_status_cancel_and_the_same_command_collects(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(mixed_policy(), record_requests=False) as srv:
@@ -200,6 +202,7 @@ def test_batch_wait_false_submits_then_status_cancel_and_the_same_command_collec
     assert_no_key(tmp_path)
 
 
+@pytest.mark.slow
 def test_dry_run_sends_nothing_and_predicts_the_real_run(tmp_path: Path) -> None:
     import litellm
 

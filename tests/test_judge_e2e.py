@@ -95,6 +95,7 @@ def sent(server: FakeLLMServer) -> int:
 # --------------------------------------------------------------------------- cache
 
 
+@pytest.mark.slow
 def test_second_run_is_free_and_every_change_resends(tmp_path: Path, server: FakeLLMServer) -> None:
     cache = tmp_path / "cache"
     before = sent(server)
@@ -203,6 +204,7 @@ def test_api_key_in_model_args_is_refused(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- interruption, sharing
 
 
+@pytest.mark.slow
 def test_kill_9_loses_only_requests_in_flight(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), latency=0.25, record_requests=False) as srv:

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from prb_tasks.judge.cache import cache_info
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import metric, read_results, read_samples, run_cli
@@ -54,6 +56,7 @@ def test_keys_read_from_the_environment_never_reach_samples_usage_cache_or_outpu
     assert leaked(values, files, proc.stdout, proc.stderr) == []
 
 
+@pytest.mark.slow
 def test_a_server_dying_mid_run_stops_with_one_line_results_written_and_rerun_resumes(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), die_after=30, latency=0.01, record_requests=False) as srv:
@@ -77,6 +80,7 @@ def test_a_server_dying_mid_run_stops_with_one_line_results_written_and_rerun_re
     assert group_metrics(tmp_path / "resumed") == PERFECT
 
 
+@pytest.mark.slow
 def test_ctrl_c_prints_one_line_and_a_rerun_sends_nothing_already_answered(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), latency=0.4) as srv:
@@ -112,6 +116,7 @@ def test_ctrl_c_prints_one_line_and_a_rerun_sends_nothing_already_answered(tmp_p
     assert usage_of(tmp_path / "resumed")["cache_hits"] == kept
 
 
+@pytest.mark.slow
 def test_two_processes_on_the_same_task_and_cache_share_the_work(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), latency=0.1, record_requests=False) as srv:
@@ -138,6 +143,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_a_fully_cached_rerun_never_imports_litellm(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), record_requests=False) as srv:

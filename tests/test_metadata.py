@@ -89,6 +89,7 @@ def test_every_family_declares_its_keys():
                                   "plans_missing", "templates", "system_template", "user_template"}
 
 
+@pytest.mark.slow
 def test_plain_lm_eval_rejects_metadata_typos_but_not_model_args(tmp_path):
     beside = Path(sys.executable).parent / "lm_eval"
     lm_eval = str(beside) if beside.exists() else shutil.which("lm_eval")

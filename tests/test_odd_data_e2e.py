@@ -65,6 +65,7 @@ def test_scalar_baseline_runs_on_odd_rows(tmp_path, odd_data):
     assert sorted(s["doc"]["pair_key"] for s in samples) == sorted(f"art/{n}" for n in range(12))
 
 
+@pytest.mark.slow
 def test_official_judge_on_odd_rows_scores_like_the_original_script(tmp_path, odd_data):
     out = tmp_path / "runs"
     with FakeLLMServer(scripted(["The second one fits.\nResult: Response B"]), record_requests=False) as server:

@@ -206,6 +206,7 @@ def test_source_checkout_and_overwrite_rules(tmp_path, checkout):
     assert missing.returncode == 1 and "no prompts/pairwise_system.txt under" in missing.stderr
 
 
+@pytest.mark.slow
 def test_judge_receives_the_authors_messages_byte_for_byte(tmp_path, checkout):
     target = tmp_path / "official"
     assert run_cli(["templates", "official", str(target), "--source", str(checkout)], cwd=tmp_path).returncode == 0

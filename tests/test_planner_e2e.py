@@ -72,6 +72,7 @@ def last_line(text: str) -> str:
     return [line for line in text.splitlines() if line.strip()][-1]
 
 
+@pytest.mark.slow
 def test_one_command_gold_planner_equals_the_oracle_and_reruns_from_cache(
     tmp_path: Path, server: FakeLLMServer
 ) -> None:
@@ -122,6 +123,7 @@ def test_one_command_gold_planner_equals_the_oracle_and_reruns_from_cache(
             assert KEY.encode() not in path.read_bytes(), path
 
 
+@pytest.mark.slow
 def test_one_command_empty_planner_is_a_clear_outcome_with_limit(tmp_path: Path, server: FakeLLMServer) -> None:
     out = tmp_path / "out"
     proc = run_cli(["eval", "--model", "prb-judge", "--model_args",
@@ -143,6 +145,7 @@ def test_one_command_empty_planner_is_a_clear_outcome_with_limit(tmp_path: Path,
     assert len(planned) == 4 and "Nothing specific" in sent_prompt(planned[0])
 
 
+@pytest.mark.slow
 def test_two_commands_work_with_lm_evals_own_backend(tmp_path: Path, server: FakeLLMServer) -> None:
     base = f"base_url={server.openai_base}/chat/completions,num_concurrent=4"
     stage1 = run_cli(["eval", "--model", "local-chat-completions", "--model_args", f"model=planner-gold,{base}",

@@ -33,6 +33,7 @@ def _scores(out: Path) -> dict[tuple[str, int], list[float]]:
     return {(task, s["doc_id"]): [float(r[0][0]) for r in s["resps"]] for task in SUBTASKS for s in read_samples(out, task)}
 
 
+@pytest.mark.slow
 def test_two_processes_split_the_documents_and_rank_zero_writes(tmp_path: Path):
     model = build_tiny_rm(tmp_path / "tiny")
     args = ["eval", "--model", "prb-rm", "--model_args", f"pretrained={model},cache=off", "--tasks", TASK,

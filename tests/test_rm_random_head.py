@@ -66,6 +66,7 @@ def _prb(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_prb_eval_refuses_then_runs_uncached_with_the_opt_in(base_lms, tmp_path):
     cache = tmp_path / "scores"
     common = f"pretrained={base_lms['llama']},dtype=float32,cache_dir={cache}"

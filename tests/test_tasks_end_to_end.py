@@ -74,6 +74,7 @@ def test_garbage_is_parse_failure_not_a_letter(tmp_path):
     assert metric(results, "personalized_rb_sample", "acc") == 0.0
 
 
+@pytest.mark.slow
 def test_official_variant_on_sample_through_plain_lm_eval_with_litellm(tmp_path):
     # Plain lm_eval with --include_path and lm-eval's built-in litellm backend.
     import shutil
@@ -156,6 +157,7 @@ def test_plugin_only_runs_skip_the_builtin_task_index(tmp_path):
         ("litellm", "model=openai/fake-judge", {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": "{openai}"}),
     ],
 )
+@pytest.mark.slow
 def test_builtin_chat_backends_run_the_judge_tasks(tmp_path, backend, args, env):
     out = tmp_path / "runs"
     with FakeLLMServer(policy=prefer_texts(_chosen_texts())) as server:
@@ -211,6 +213,7 @@ def test_profile_and_oracle_variants_on_the_sample(tmp_path, task):
         assert "normally hidden from the judge" in prompt
 
 
+@pytest.mark.slow
 def test_user_facing_output_explains_metrics_and_errors_are_one_line(tmp_path):
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length",
                     "--tasks", "personalized_rb_sample_scalar"], cwd=tmp_path)

@@ -247,6 +247,7 @@ def test_ctrl_c_while_loading_data(tmp_path):
     assert err.strip().splitlines()[-1].startswith("prb: interrupted (Ctrl-C) before results were written")
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_scoring_then_resume(tmp_path):
     from tests.test_rm_served import FakeRMServer
 
