@@ -10,6 +10,10 @@ from prb_tasks.prompts.templates import render, resolve
 
 BOTH_ORDERS = ("A", "B")  # chosen shown first, then second
 
+# Document key telling a judge backend to score the first reply as it comes (no second
+# ask after an empty reply, no verdict re-ask): the official protocol's one call per row.
+ASK_ONCE = "ask_once"
+
 
 def words(text: str) -> int:
     """Whitespace-separated words of ``text`` (for length-bias statistics)."""

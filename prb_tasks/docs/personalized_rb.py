@@ -32,6 +32,7 @@ from prb_tasks.docs.metadata import (
     task_name,
 )
 from prb_tasks.docs.pairs import (
+    ASK_ONCE,
     BOTH_ORDERS,
     DocList,
     judge_pair_docs,
@@ -298,6 +299,8 @@ def _judge_docs(
             inferred = list(plan.aspects)
             extra = {"plan_aspects": inferred, "plan_empty": int(not inferred)}
         orders = ["A" if positions[index] else "B"] if positions is not None else BOTH_ORDERS
+        if positions is not None:
+            extra[ASK_ONCE] = True
         docs.extend(judge_pair_docs(
             {**identity, "post_ids": [p.id for p in posts], **extra},
             row.chosen, row.rejected, system_prompt,
