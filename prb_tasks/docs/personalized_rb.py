@@ -34,6 +34,7 @@ from prb_tasks.docs.metadata import (
 from prb_tasks.docs.pairs import (
     ASK_ONCE,
     BOTH_ORDERS,
+    CHOSEN_FIRST,
     DocList,
     judge_pair_docs,
     judge_system_prompt,
@@ -363,6 +364,9 @@ def _scalar_docs(
         if variant == "scalar_profile" else None
     )
     all_posts = _posts_for(table, subset, options) if user_ref is not None else [[] for _ in rows]
+    # Where the authors' judge script shows the chosen answer (their seeded draw): the
+    # data's own order, for the position baseline of `prb audit`.
+    first = official_positions(len(rows))
     docs: list[dict[str, Any]] = []
     for index, (row, posts) in enumerate(zip(rows, all_posts)):
         prompt = (
@@ -380,6 +384,7 @@ def _scalar_docs(
             "choices": [row.chosen, row.rejected],
             "post_ids": [p.id for p in posts],
             "profile_key": profile_key,
+            CHOSEN_FIRST: bool(first[index]),
         })
     return docs
 

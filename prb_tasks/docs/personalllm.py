@@ -221,7 +221,8 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
             profile_key = f"personalllm::{tag}::{identity['pair_key']}"
             profile_store.remember(profile_key, profile_texts([_past(sim, c) for c in item.history]))
             docs.append(scalar_pair_doc(identity, row.prompt, out.rm_prompt(row.prompt, history),
-                                        chosen, rejected, profile_key))
+                                        chosen, rejected, profile_key,
+                                        chosen_first=item.choice.chosen == item.choice.first))
         elif variant in ("bon", "bon_history"):
             identity = _group_identity(sim, item, variant)
             profile_key = f"personalllm::{tag}::{identity['group_key']}"

@@ -9,7 +9,8 @@ from prb_tasks.report.resampling import UNITS_IN_BRIEF
 from prb_tasks.report.tables import has_users
 
 
-def _table(rows: list[list[str]], right: set[int]) -> list[str]:
+def text_table(rows: list[list[str]], right: set[int]) -> list[str]:
+    """Aligned columns under a header line; columns in ``right`` are right-aligned."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
@@ -45,7 +46,7 @@ def render_text(report: Report) -> str:
                 ", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.get)) or "-",
             ])
         right = {0, 3, 4, 6, 7, 9} if users else {0, 3, 4, 6, 8}
-        lines += _table(rows, right) + [""]
+        lines += text_table(rows, right) + [""]
     for ladder in report.ladders:
         steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)
         lines.append(f"ladder {ladder.label} ({ladder.pairs} shared pairs): {steps}")

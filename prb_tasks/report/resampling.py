@@ -106,10 +106,20 @@ def design_of(entry: Entry, keys: list[str] | None = None) -> Design:
     """
     index = entry.index
     rows = list(range(len(entry.keys))) if keys is None else [index[k] for k in keys]
-    subsets = np.array([entry.subset[i] for i in rows], dtype=object)
     known = entry.user if len(entry.user) == len(entry.keys) else [None] * len(entry.keys)
-    users = [known[i] for i in rows]
+    return design_for([entry.keys[i] for i in rows], [entry.subset[i] for i in rows], [known[i] for i in rows])
+
+
+def design_for(keys: list[str], subsets: list[str], users: list[str | None]) -> Design:
+    """The design of a list of pairs: by users when any pair names its user, else by pairs.
+
+    Args:
+        keys: per pair, its key (names a pair without a user when others have one).
+        subsets: per pair, its subset.
+        users: per pair, its ``user_id`` or None.
+    """
+    strata = np.array(subsets, dtype=object)
     if not any(u is not None for u in users):
-        return Design("pairs", subsets)
-    labels = [f"user:{u}" if u is not None else f"pair:{entry.keys[i]}" for u, i in zip(users, rows)]
-    return Design("users", subsets, cluster_codes(labels))
+        return Design("pairs", strata)
+    labels = [f"user:{u}" if u is not None else f"pair:{k}" for k, u in zip(keys, users)]
+    return Design("users", strata, cluster_codes(labels))
