@@ -122,3 +122,27 @@ def test_lm_eval_chat_backend_scores_the_empty_first_reply(tmp_path):
                         "--output_path", str(out), "--log_samples"], cwd=tmp_path, env={"OPENAI_API_KEY": KEY})
         assert proc.returncode == 0, proc.stderr[-3000:]
     check_authors_numbers(read_results(out), out)
+
+
+@pytest.mark.parametrize("variant,batches", [("official", 1), ("both", 2)])
+def test_batch_mode_keeps_an_empty_first_answer_only_in_the_official_task(tmp_path, monkeypatch, variant, batches):
+    from prb_tasks.docs.personalized_rb import build_docs
+    from prb_tasks.judge.model import JudgeLM
+    from prb_tasks.testing.fake_batches import BatchScript
+    from prb_tasks.testing.fake_server import always
+    from tests.test_judge_model import requests_for
+
+    monkeypatch.setenv("PRB_TEST_KEY", KEY)
+    docs = build_docs("Art_and_Entertainment", variant, source="sample")[:6]
+    with FakeLLMServer(always("B")) as server:
+        # The batch answers requests 0 and 2 with an empty text, the rest "Result: B".
+        server.batches.script(BatchScript(polls=1, errors={0: "empty", 2: "empty"}))
+        lm = JudgeLM(model="openai/gpt-4o-mini", api_base=server.openai_base, api_key_env="PRB_TEST_KEY",
+                     cache_dir=str(tmp_path / "cache"), batch=True, batch_poll=0.02, backoff_base=0.01)
+        out = lm.generate_until(requests_for(lm, docs))
+        # Official: the empty answers are final, nothing is resubmitted. Ours: they go
+        # into a second batch, whose answers are scored.
+        assert server.stats()["batches"]["created"] == batches
+    first_only = [out[0], out[2]]
+    assert all(o == "" for o in first_only) if variant == "official" else all("Result: B" in o for o in first_only)
+    assert all("Result: B" in o for i, o in enumerate(out) if i not in (0, 2))
