@@ -142,7 +142,8 @@ def cluster_sign_flip(diffs: np.ndarray, clusters: np.ndarray, iters: int = SIGN
     done = 0
     while done < iters:
         rows = min(chunk, iters - done)
-        signs = rng.integers(0, 2, size=(rows, len(totals))) * 2 - 1
+        # Float signs: the product then runs in BLAS (an integer matrix product does not).
+        signs = rng.integers(0, 2, size=(rows, len(totals))).astype(float) * 2.0 - 1.0
         extreme += int(np.sum(np.abs(signs @ totals) >= observed - slack))
         done += rows
     return float(min(1.0, (1 + extreme) / (1 + iters)))

@@ -90,11 +90,12 @@ class Design:
         user-level sign-flip test of the summed differences. The discordant counts
         are pairs either way.
         """
-        test = mcnemar(first, second)
         if self.clusters is None:
-            return test
-        p = cluster_sign_flip(np.asarray(first, float) - np.asarray(second, float), self.clusters)
-        return McNemar(test.first_better, test.second_better, p)
+            return mcnemar(first, second)
+        diffs = np.asarray(first, float) - np.asarray(second, float)
+        differ = ~np.isclose(diffs, 0.0)
+        return McNemar(int(np.sum(differ & (diffs > 0))), int(np.sum(differ & (diffs < 0))),
+                       cluster_sign_flip(diffs, self.clusters))
 
 
 def design_of(entry: Entry, keys: list[str] | None = None) -> Design:
