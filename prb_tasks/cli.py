@@ -136,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb cache info ; prb cache clear --older-than 30d\n"
             "  prb templates official ./official_prompts\n"
             "  prb compare runs/ --out report/\n"
+            "  prb audit sample ; prb audit my_prefs.jsonl\n"
             "  prb batch status ; prb batch cancel BATCH_ID\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
@@ -176,6 +177,17 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                       help="what to print: a short table (default), the Markdown report or the JSON report")
     cmp_.add_argument("--no-charts", action="store_true", help="skip the PNG charts")
+
+    audit = sub.add_parser("audit", help="how far content-blind shortcuts (longer, shorter, overlap, position) "
+                           "get on a data set, with intervals")
+    audit.add_argument("data", help="a Personalized RewardBench folder or 'sample', a PersonalLLM folder, "
+                       "or a preference file (.json/.jsonl) or 'example'")
+    audit.add_argument("--family", choices=("personalized_rb", "personalllm", "custom"),
+                       help="what DATA holds (default: guessed, as prb data validate does)")
+    audit.add_argument("--metadata", metavar="JSON",
+                       help="the family's options as for prb eval, e.g. '{\"n_users\": 200, \"alpha\": 0.05}'")
+    audit.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                       help="a table (default), Markdown or JSON")
 
     cache = sub.add_parser("cache", help="the prb-judge answer cache, the prb-rm score cache, the retrieval cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
@@ -248,5 +260,9 @@ def _main(args_list: list[str]) -> int:
         from prb_tasks.report.compare import run_command
 
         return run_command(args)
+    if args.command == "audit":
+        from prb_tasks.audit.command import run_command as run_audit
+
+        return run_audit(args)
     parser.print_help()
     return 0

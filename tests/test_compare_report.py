@@ -94,6 +94,13 @@ def test_report_over_two_judges_and_an_rm(runs: Path, tmp_path: Path) -> None:
     assert lazy["metrics"]["pos_a_rate"] == 1.0 and lazy["metrics"]["consistency"] == 0.0
     assert (lazy["metrics"]["acc_pos_a"], lazy["metrics"]["acc_pos_b"], lazy["metrics"]["pos_bias"]) == (1.0, 0.0, 1.0)
     assert good["metrics"]["acc_pair"] == 1.0 and good["metrics"]["parse_fail"] == 0.0
+    # The double game: every pair of the always-A judge nets 0, the good judge's +2.
+    assert good["double_game"] == {"value": 1.0, "low": 1.0, "high": 1.0}
+    assert lazy["double_game"] == {"value": 0.0, "low": 0.0, "high": 0.0}
+    assert [g["acc"] for g in lazy["double_game_subsets"]] == [0.0] * len(SUBSETS)
+    assert rm["double_game"] is None
+    # No user ids in Personalized RewardBench: pairs are resampled, and the report says so.
+    assert good["resampled"] == rm["resampled"] == f"{PAIRS} pairs" and good["acc_user"] is None
     # The sample is length-balanced: the length scorer always picks the longer one and
     # is right exactly when chosen is longer.
     assert rm["acc"]["value"] == 0.5 and rm["acc"]["low"] < 0.5 < rm["acc"]["high"]
@@ -126,6 +133,7 @@ def test_report_over_two_judges_and_an_rm(runs: Path, tmp_path: Path) -> None:
     # The other files.
     md = (out / "report.md").read_text()
     assert "## personalized_rb_sample on the bundled synthetic sample" in md and "Holm" in md
+    assert "**Double-game score %" in md and f"| {PAIRS} pairs |" in md
     html = (out / "report.html").read_text()
     assert html.startswith("<!doctype html>") and "http://" not in html.split("<body>")[1].split("prb-data")[0]
     pngs = sorted(out.glob("*.png"))

@@ -66,7 +66,7 @@ def test_judge_legend_lists_only_its_metrics_and_pos_a_rate_has_no_arrow(tmp_pat
     assert any("|acc_pair   |↑" in line for line in proc.stdout.splitlines())
     legend = proc.stdout.split("Metrics:\n", 1)[1]
     names = [line.split(":", 1)[0].strip() for line in legend.splitlines() if line.startswith("  ")]
-    assert names == ["acc", "acc_macro", "acc_pair", "consistency", "acc_pos_a", "acc_pos_b", "pos_bias",
+    assert names == ["acc", "acc_macro", "acc_pair", "consistency", "double_game", "acc_pos_a", "acc_pos_b", "pos_bias",
                      "pos_a_rate", "parse_fail", "error_rate", "skip_rate", "+/-"]
     assert "pos_a_rate: share of verdicts naming position A; 0.5 is ideal" in legend
 

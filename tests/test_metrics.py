@@ -110,3 +110,35 @@ def test_scalar_ties_are_wrong():
     assert process_scalar({}, [(2.0, False), (1.0, False)]) == {"acc": 1, "acc_macro": 1, "tie_rate": 0}
     assert process_scalar({}, [(1.0, False), (1.0, False)]) == {"acc": 0, "acc_macro": 0, "tie_rate": 1}
     assert process_scalar({}, [(0.5, False), (1.0, False)])["acc"] == 0
+
+
+def test_double_game_on_judgments_with_known_answers():
+    from prb_tasks.scoring.metrics import double_game
+
+    # Each case: (reply with chosen in A, reply with chosen in B) and its net vote.
+    cases = {
+        "art/right": ("Result: A", "Result: B"),      # +1 +1 = +2: counts
+        "art/wrong": ("Result: B", "Result: A"),      # -1 -1 = -2
+        "art/always_a": ("Result: A", "Result: A"),   # +1 -1 = 0: order-inconsistent, scores nothing
+        "art/always_b": ("Result: B", "Result: B"),   # -1 +1 = 0
+        "art/half_read": ("Result: A", "no idea"),    # +1  0 = +1: counts
+        "art/half_wrong": ("no idea", "Result: A"),   #  0 -1 = -1
+        "art/unread": ("no idea", "nothing"),         #  0  0 = 0
+    }
+    docs = [d for key, (ab, ba) in cases.items() for d in _both(ab, ba, key)]
+    votes = {}
+    for d in docs:
+        key, vote = d["double_game"]
+        votes[key] = votes.get(key, 0) + vote
+    assert votes == {"art/right": 2, "art/wrong": -2, "art/always_a": 0, "art/always_b": 0,
+                     "art/half_read": 1, "art/half_wrong": -1, "art/unread": 0}
+    score = double_game([d["double_game"] for d in docs])
+    assert score == 2 / 7 and score.measured == 7
+    # acc_pair asks for both orders right, so the half-read pair is where the two differ.
+    assert pair_all_correct([d["acc_pair"] for d in docs]) == 1 / 7
+    # A judge that always answers "A": acc 0.5, double game 0.
+    always_a = _both("Result: A", "Result: A") + _both("Result: A", "Result: A", "art/y")
+    assert double_game([d["double_game"] for d in always_a]) == 0.0
+    # A pair missing an order (--limit) is left out; nothing measured is NaN.
+    assert double_game([d["double_game"] for d in _both("Result: A", "Result: B")[:1]]).measured == 0
+    assert math.isnan(double_game([]))

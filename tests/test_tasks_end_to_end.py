@@ -42,7 +42,7 @@ def test_judge_that_always_picks_chosen_scores_one(tmp_path):
     with FakeLLMServer(policy=prefer_texts(_chosen_texts())) as server:
         results, out, _ = _judge(server, tmp_path)
         assert server.stats()["policy_misses"] == 0
-    for name in ("acc", "acc_macro", "acc_pair", "consistency"):
+    for name in ("acc", "acc_macro", "acc_pair", "consistency", "double_game"):
         assert metric(results, "personalized_rb_sample", name) == 1.0
     assert metric(results, "personalized_rb_sample", "pos_a_rate") == 0.5
     for s in SUBSETS:
@@ -65,6 +65,10 @@ def test_judge_that_always_answers_a(tmp_path):
     assert metric(results, "personalized_rb_sample", "consistency") == 0.0
     assert metric(results, "personalized_rb_sample", "acc_pair") == 0.0
     assert metric(results, "personalized_rb_sample", "pos_a_rate") == 1.0
+    # Every pair nets +1 - 1 = 0 in the double game, in every subset and in the group.
+    assert metric(results, "personalized_rb_sample", "double_game") == 0.0
+    for s in SUBSETS:
+        assert metric(results, f"personalized_rb_sample_{s.short}", "double_game") == 0.0
 
 
 def test_garbage_is_parse_failure_not_a_letter(tmp_path):

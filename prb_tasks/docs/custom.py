@@ -129,7 +129,8 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
                 user_ref, question=pref.prompt, history=history, demographics=about)
             profile_key = f"custom::{tag}::{identity['pair_key']}"
             profile_store.remember(profile_key, profile_texts(history))
-            docs.append(scalar_pair_doc(identity, pref.prompt, prompt, pref.chosen, pref.rejected, profile_key))
+            docs.append(scalar_pair_doc(identity, pref.prompt, prompt, pref.chosen, pref.rejected, profile_key,
+                                        chosen_first=pref.chosen_letter == "A"))
     return docs
 
 

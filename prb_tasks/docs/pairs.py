@@ -10,6 +10,14 @@ from prb_tasks.prompts.templates import render, resolve
 
 BOTH_ORDERS = ("A", "B")  # chosen shown first, then second
 
+# Document key telling a judge backend to score the first reply as it comes (no second
+# ask after an empty reply, no verdict re-ask): the official protocol's one call per row.
+ASK_ONCE = "ask_once"
+
+# Scalar-document key: whether the data itself shows the chosen answer first (its own
+# order, before prb shows both orders), for the position baseline of `prb audit`.
+CHOSEN_FIRST = "chosen_first"
+
 
 def words(text: str) -> int:
     """Whitespace-separated words of ``text`` (for length-bias statistics)."""
@@ -61,7 +69,7 @@ def judge_pair_docs(
 
 
 def scalar_pair_doc(identity: dict[str, Any], question: str, prompt: str, chosen: str, rejected: str,
-                    profile_key: str) -> dict[str, Any]:
+                    profile_key: str, chosen_first: bool) -> dict[str, Any]:
     """A scalar-RM document: choices ``[chosen, rejected]`` each scored after ``prompt``.
 
     Args:
@@ -71,6 +79,7 @@ def scalar_pair_doc(identity: dict[str, Any], question: str, prompt: str, chosen
         chosen: the response the user prefers.
         rejected: the other response.
         profile_key: where profile-based baselines find the user's texts.
+        chosen_first: whether the data itself lists the chosen response first.
     """
     return {
         **identity,
@@ -80,6 +89,7 @@ def scalar_pair_doc(identity: dict[str, Any], question: str, prompt: str, chosen
         "words_chosen": words(chosen),
         "words_rejected": words(rejected),
         "profile_key": profile_key,
+        CHOSEN_FIRST: chosen_first,
     }
 
 

@@ -32,7 +32,9 @@ from prb_tasks.docs.metadata import (
     task_name,
 )
 from prb_tasks.docs.pairs import (
+    ASK_ONCE,
     BOTH_ORDERS,
+    CHOSEN_FIRST,
     DocList,
     judge_pair_docs,
     judge_system_prompt,
@@ -298,6 +300,8 @@ def _judge_docs(
             inferred = list(plan.aspects)
             extra = {"plan_aspects": inferred, "plan_empty": int(not inferred)}
         orders = ["A" if positions[index] else "B"] if positions is not None else BOTH_ORDERS
+        if positions is not None:
+            extra[ASK_ONCE] = True
         docs.extend(judge_pair_docs(
             {**identity, "post_ids": [p.id for p in posts], **extra},
             row.chosen, row.rejected, system_prompt,
@@ -360,6 +364,9 @@ def _scalar_docs(
         if variant == "scalar_profile" else None
     )
     all_posts = _posts_for(table, subset, options) if user_ref is not None else [[] for _ in rows]
+    # Where the authors' judge script shows the chosen answer (their seeded draw): the
+    # data's own order, for the position baseline of `prb audit`.
+    first = official_positions(len(rows))
     docs: list[dict[str, Any]] = []
     for index, (row, posts) in enumerate(zip(rows, all_posts)):
         prompt = (
@@ -377,6 +384,7 @@ def _scalar_docs(
             "choices": [row.chosen, row.rejected],
             "post_ids": [p.id for p in posts],
             "profile_key": profile_key,
+            CHOSEN_FIRST: bool(first[index]),
         })
     return docs
 

@@ -54,7 +54,8 @@ class PersonalLLMOptions(TemplateOptions):
         None, description="local copy in the HF layout (<dir>/data/test-*.parquet); else $PRB_PERSONALLLM_DIR, "
         "else the HF hub")
     n_users: int = Field(DEFAULT_USERS, ge=1, description="simulated users (authors' default 1000)")
-    alpha: float = Field(DEFAULT_ALPHA, gt=0, description="symmetric Dirichlet concentration (authors' default 0.01)")
+    alpha: float = Field(DEFAULT_ALPHA, gt=0, description="symmetric Dirichlet concentration (0.01 as in the "
+                       "authors' public generation script; the paper's experiments use 0.05)")
     user_seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the users' weights and of their walks over "
                            "prompts (authors' default 42; not `seed`, which is a model argument)")
     k: int = Field(DEFAULT_K, ge=0, description="earlier choices shown with each item (0 = none)")
@@ -220,7 +221,8 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
             profile_key = f"personalllm::{tag}::{identity['pair_key']}"
             profile_store.remember(profile_key, profile_texts([_past(sim, c) for c in item.history]))
             docs.append(scalar_pair_doc(identity, row.prompt, out.rm_prompt(row.prompt, history),
-                                        chosen, rejected, profile_key))
+                                        chosen, rejected, profile_key,
+                                        chosen_first=item.choice.chosen == item.choice.first))
         elif variant in ("bon", "bon_history"):
             identity = _group_identity(sim, item, variant)
             profile_key = f"personalllm::{tag}::{identity['group_key']}"

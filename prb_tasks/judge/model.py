@@ -19,6 +19,7 @@ from typing import Any, overload
 
 from lm_eval.api.model import LM
 
+from prb_tasks.docs.pairs import ASK_ONCE
 from prb_tasks.judge.cache import JudgeCache, default_cache_dir
 from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.errors import JudgeConfigError
@@ -132,7 +133,7 @@ class JudgeLM(LM):
             return []
         # Requests are built lazily, inside their tasks, so the first calls go out at
         # once; repeats are numbered here from the raw arguments (same args, same request).
-        chats = _LazyRequests(self, [req.args[:2] for req in requests])
+        chats = _LazyRequests(self, [(*req.args[:2], _asks_once(req)) for req in requests])
         s = self.settings
         if s.dry_run:
             from prb_tasks.judge.dryrun import run_dry_run
@@ -176,13 +177,15 @@ class JudgeLM(LM):
 
     # -- request building
 
-    def to_request(self, context: Any, gen_kwargs: dict[str, Any] | None) -> ChatRequest:
+    def to_request(self, context: Any, gen_kwargs: dict[str, Any] | None, ask_once: bool = False) -> ChatRequest:
         """Turn one lm-eval request into the chat request to send.
 
         Args:
             context: JSON messages from :meth:`apply_chat_template`, or a plain prompt.
             gen_kwargs: the task's generation settings; ``max_tokens``, ``temperature``,
                 ``top_p``, ``seed`` and ``stop`` from model_args/config take precedence.
+            ask_once: score the first reply as it comes (the document asked for the
+                official protocol); see :class:`~prb_tasks.judge.request.ChatRequest`.
         """
         gen = dict(gen_kwargs or {})
         for name in sorted(set(gen) - _KNOWN_GEN_KWARGS - self._warned):
@@ -209,6 +212,7 @@ class JudgeLM(LM):
             stop=tuple(str(x) for x in stop if x),
             response_format=s.response_format,
             reasoning_effort=s.reasoning_effort,
+            ask_once=ask_once,
         )
 
     def _messages(self, context: Any) -> tuple[Message, ...]:
@@ -228,6 +232,12 @@ class JudgeLM(LM):
             ):
                 return tuple({"role": m["role"], "content": m["content"]} for m in data)
         return ({"role": "user", "content": text},)
+
+
+def _asks_once(instance: Any) -> bool:
+    """Whether an lm-eval request's document asks for its first reply only."""
+    doc = getattr(instance, "doc", None)
+    return isinstance(doc, dict) and bool(doc.get(ASK_ONCE))
 
 
 def _freeze(value: Any) -> Any:
@@ -267,8 +277,8 @@ class _LazyRequests(Sequence[ChatRequest]):
         """For each request, how many identical ones come before it."""
         seen: Counter[Any] = Counter()
         out = []
-        for context, gen in self._args:
-            key = (str(getattr(context, "prompt", context)), _freeze(gen))
+        for context, gen, ask_once in self._args:
+            key = (str(getattr(context, "prompt", context)), _freeze(gen), ask_once)
             out.append(seen[key])
             seen[key] += 1
         return out

@@ -26,6 +26,10 @@ class ChatRequest:
         stop: stop sequences (empty: not sent).
         response_format: provider response format (None: not sent).
         reasoning_effort: reasoning budget (None: not sent).
+        ask_once: score the first reply as it comes: an empty reply is not asked again
+            and no verdict re-ask follows. The official protocol sends each request once
+            and scores whatever came back; our own protocols ask again (set by the
+            documents, see :data:`prb_tasks.docs.pairs.ASK_ONCE`).
     """
 
     messages: tuple[Message, ...]
@@ -36,6 +40,7 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     response_format: dict[str, Any] | None = None
     reasoning_effort: str | None = None
+    ask_once: bool = False
 
     def params(self) -> dict[str, Any]:
         """Sampling parameters to send, without the ones left unset."""
@@ -76,6 +81,10 @@ def identity(request: ChatRequest, model: str, api_base: str | None) -> str:
         "messages": [{"role": m["role"], "content": m["content"]} for m in request.messages],
         "params": request.params(),
     }
+    if request.ask_once:
+        # An answer stored by a protocol that asks again may be a second reply, which a
+        # first-reply protocol must never be given; other keys stay as they were.
+        payload["ask_once"] = True
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -10,7 +10,8 @@ client) -> claim the request in the shared cache, or wait for the process that h
 in flight (:mod:`.claims`) -> wait for a slot -> call -> on success store the answer at
 once (so a killed run loses only what was in flight) -> on a transient failure back
 off and retry, within ``max_retries`` and ``max_wait`` seconds of waiting -> then the
-judgment becomes an error outcome. An empty reply is asked once more.
+judgment becomes an error outcome. An empty reply is asked once more, except for
+requests that score their first reply (``ask_once``, the official protocol).
 
 Run-wide stops: a provider answer meaning "every call will fail" (bad key, unknown
 model, malformed request) raises at once, as does a run whose first judgments all
@@ -272,7 +273,8 @@ class JudgeRunner:
         request = requests[index]
         outcome = await self._answer(request, self._key(request, sample), ticket)
         text = outcome.text
-        if outcome.status == "ok" and self.settings.reask and parse_verdict(text).outcome == "unparsed":
+        if (outcome.status == "ok" and self.settings.reask and not request.ask_once
+                and parse_verdict(text).outcome == "unparsed"):
             # One follow-up turn asking only for the verdict; it is a request like any
             # other (cached, retried, priced) and both turns stay in the sample log.
             self.usage.reasks += 1
@@ -429,16 +431,19 @@ class JudgeRunner:
                 if permit is not None:
                     self.limiter.release(permit, used)
             cost = self._succeeded(result)
-            if not result.refused and not result.text.strip() and not asked_again:
+            if not result.refused and not result.text.strip() and not asked_again and not request.ask_once:
                 # Empty replies are usually a server hiccup: ask once more, at once.
                 asked_again = True
                 self.usage.empty_retries += 1
                 continue
             if result.refused:
                 self.usage.refused += 1
-            elif not result.text.strip():
+                return Outcome(result.text, "ok")
+            if not result.text.strip():
                 self.usage.empty += 1
-            else:
+            if result.text.strip() or request.ask_once:
+                # A first-reply protocol scores an empty reply, so it is kept like any
+                # answer: a re-run must score the same reply, not ask again.
                 self.cache.put(key, CachedAnswer(
                     text=result.text,
                     model=self.settings.model_id,

@@ -12,8 +12,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from prb_tasks.report.outcomes import Entry
-from prb_tasks.report.pairwise import aligned, shared_keys, strata_of
-from prb_tasks.report.stats import Interval, bootstrap, mcnemar
+from prb_tasks.report.pairwise import aligned, shared_keys
+from prb_tasks.report.resampling import design_of
+from prb_tasks.report.stats import Interval
 
 ORDER = ("both", "scalar", "official", "profile", "scalar_profile", "plan", "planned", "oracle")
 NAMES = {
@@ -38,13 +39,15 @@ class Rung:
 
 @dataclass
 class Ladder:
-    """One model (label and kind) on one data source across its variants."""
+    """One model (label and kind) on one data source across its variants; ``resampled``
+    says what its intervals and tests resampled (``36 pairs``, ``12 users``)."""
 
     label: str
     kind: str
     source: str
     pairs: int
     rungs: list[Rung]
+    resampled: str = ""
 
 
 def _rank(variant: str) -> tuple[int, str]:
@@ -67,13 +70,14 @@ def ladders(entries: list[Entry]) -> list[Ladder]:
         if not keys:
             continue
         base = aligned(ordered[0], keys)
+        design = design_of(ordered[0], keys)
         rungs = []
         for i, entry in enumerate(ordered):
             scores = aligned(entry, keys)
-            acc = bootstrap(strata_of(entry, keys, scores))
-            gain = bootstrap(strata_of(entry, keys, scores - base)) if i else None
-            p = mcnemar(scores, base).p_value if i else None
+            acc = design.interval(scores)
+            gain = design.interval(scores - base) if i else None
+            p = design.paired_test(scores, base).p_value if i else None
             variant = entry.variant or "?"
             rungs.append(Rung(entry.id, entry.family.name, variant, NAMES.get(variant, variant), acc, gain, p))
-        out.append(Ladder(label, kind, source, len(keys), rungs))
+        out.append(Ladder(label, kind, source, len(keys), rungs, design.label()))
     return out

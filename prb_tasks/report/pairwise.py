@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from prb_tasks.report.outcomes import Entry
-from prb_tasks.report.stats import Interval, bootstrap, cohen_kappa, holm, mcnemar
+from prb_tasks.report.resampling import design_of
+from prb_tasks.report.stats import Interval, cohen_kappa, holm
 
 ALPHA = 0.05
 CORRECTION = "Holm"
@@ -27,8 +28,11 @@ class Comparison:
         shared: pairs both were scored on.
         diff: accuracy difference with a paired, stratified bootstrap interval.
         first_better, second_better: discordant pairs (see :func:`stats.mcnemar`).
-        p_value: exact McNemar p-value; p_adjusted: after the Holm correction.
+        p_value: exact McNemar p-value (by pairs) or user-level sign-flip p-value (by
+            users); p_adjusted: after the Holm correction.
         significant: p_adjusted below :data:`ALPHA`.
+        resampled: the unit the interval and test resampled and how many (``36 pairs``,
+            ``12 users``).
     """
 
     first: str
@@ -40,6 +44,7 @@ class Comparison:
     p_value: float
     p_adjusted: float = 1.0
     significant: bool = False
+    resampled: str = ""
 
 
 @dataclass
@@ -69,20 +74,16 @@ def aligned(entry: Entry, keys: list[str]) -> np.ndarray:
     return entry.score[np.fromiter((index[k] for k in keys), dtype=int, count=len(keys))]
 
 
-def strata_of(entry: Entry, keys: list[str], values: np.ndarray) -> list[np.ndarray]:
-    """Split aligned per-pair values by the pairs' subsets (as named by ``entry``)."""
-    index = entry.index
-    subsets = np.array([entry.subset[index[k]] for k in keys])
-    return [values[subsets == name] for name in sorted(set(subsets.tolist()))]
-
-
 def compare_two(first: Entry, second: Entry) -> Comparison:
-    """Paired difference and exact test of two entries on their shared pairs."""
+    """Paired difference and exact test of two entries on their shared pairs, resampling
+    pairs or users as the data allows (:mod:`prb_tasks.report.resampling`)."""
     keys = shared_keys([first, second])
     a, b = aligned(first, keys), aligned(second, keys)
-    test = mcnemar(a, b)
-    diff = bootstrap(strata_of(first, keys, a - b)) if keys else None
-    return Comparison(first.id, second.id, len(keys), diff, test.first_better, test.second_better, test.p_value)
+    design = design_of(first, keys)
+    test = design.paired_test(a, b)
+    diff = design.interval(a - b) if keys else None
+    return Comparison(first.id, second.id, len(keys), diff, test.first_better, test.second_better, test.p_value,
+                      resampled=design.label())
 
 
 def compare_all(entries: list[Entry]) -> list[Comparison]:

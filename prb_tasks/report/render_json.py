@@ -9,6 +9,7 @@ from typing import Any
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.cluster_stats import EXACT_USERS, SIGN_FLIPS
 from prb_tasks.report.stats import ITERS, LEVEL, SEED
 
 
@@ -42,10 +43,12 @@ def report_data(report: Report) -> dict[str, Any]:
         "generated": report.generated,
         "inputs": report.inputs,
         "method": {
-            "interval": f"percentile bootstrap, {ITERS} draws, seed {SEED}, level {LEVEL}, "
-                        "resampling whole pairs within each subset",
-            "test": "exact McNemar on shared pairs (exact sign-flip test of per-pair score differences "
-                    "when scores are 0, 1/2, 1)",
+            "interval": f"percentile bootstrap, {ITERS} draws, seed {SEED}, level {LEVEL}, resampling the unit "
+                        "in each model's and comparison's 'resampled': whole pairs within each subset, or whole "
+                        "users (all their pairs) where the data names its users",
+            "test": "by pairs: exact McNemar on shared pairs (exact sign-flip test of per-pair score differences "
+                    f"when scores are 0, 1/2, 1); by users: sign-flip test of per-user summed differences (exact up "
+                    f"to {EXACT_USERS} users, else {SIGN_FLIPS} random flips, seed {SEED})",
             "correction": CORRECTION, "alpha": ALPHA,
         },
         "sections": sections,

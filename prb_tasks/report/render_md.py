@@ -4,18 +4,26 @@ from __future__ import annotations
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.cluster_stats import EXACT_USERS, SIGN_FLIPS
 from prb_tasks.report.stats import ITERS, SEED
 from prb_tasks.report.tables import Table, ladder_table, section_tables
 
 HOW_TO_READ = [
     "acc: share of judgments that favour the user's chosen response, averaged per pair (a pair judged in both "
     "orders scores 0, 1/2 or 1); macro: the plain mean of the subsets.",
-    f"95% CI: percentile bootstrap ({ITERS} draws, seed {SEED}) resampling whole pairs within each subset: the two "
-    "orders of a pair share its content and are not independent evidence.",
-    f"better than: exact McNemar test on the pairs both models share (for both-order judges, whose pairs score "
-    f"0, 1/2 or 1, its exact sign-flip generalisation), {CORRECTION}-corrected over all comparisons in the section, "
-    f"alpha {ALPHA}. A difference "
-    "without a mark may be noise, however large it looks.",
+    f"95% CI: percentile bootstrap ({ITERS} draws, seed {SEED}) resampling the unit named in 'resampled'. Pairs: "
+    "whole pairs within each subset (the two orders of a pair share its content and are not independent evidence). "
+    "Users, where the data names them (PersonalLLM, your own data): whole users with all their pairs, since one "
+    "user's pairs are not independent either; resampling pairs there would give intervals that are too narrow.",
+    "per-user: each user's accuracy averaged over users, so a user with many pairs counts as much as one with few.",
+    f"better than: a paired test on the pairs both models share, {CORRECTION}-corrected over all comparisons in "
+    f"the section, alpha {ALPHA}. By pairs: exact McNemar test (for both-order judges, whose pairs score 0, 1/2 or "
+    f"1, its exact sign-flip generalisation). By users: sign-flip test of each user's summed difference (exact "
+    f"up to {EXACT_USERS} users, else {SIGN_FLIPS} seeded random flips). A difference without a mark may be noise, "
+    "however large it looks.",
+    "double game: JudgeBench's robustness score for judges seen in both orders: +1 per order naming the chosen "
+    "answer, -1 per order naming the other; the share of pairs netting above 0 (an order-inconsistent pair "
+    "scores nothing).",
     "kappa: Cohen's kappa of per-pair outcomes (right in every order / split / wrong); 1 = identical behaviour.",
     "Oracle rows show the judge the user's rubric aspects: a diagnostic upper bound, not a leaderboard number.",
 ]

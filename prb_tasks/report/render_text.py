@@ -5,9 +5,12 @@ from __future__ import annotations
 from prb_tasks.report.build import Report
 from prb_tasks.report.formatting import ci, money, pct
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.resampling import UNITS_IN_BRIEF
+from prb_tasks.report.tables import has_users
 
 
-def _table(rows: list[list[str]], right: set[int]) -> list[str]:
+def text_table(rows: list[list[str]], right: set[int]) -> list[str]:
+    """Aligned columns under a header line; columns in ``right`` are right-aligned."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
@@ -30,21 +33,25 @@ def render_text(report: Report) -> str:
         if section.union:
             head += f", {section.shared_all} of {section.union} pairs shared by all"
         lines += [head + (" [DIAGNOSTIC: oracle aspects shown]" if section.diagnostic else "")]
-        rows = [["#", "model", "kind", "pairs", "acc %", "95% CI", "macro %", "$/1k pairs", "better than"]]
+        users = has_users(section.summaries)
+        rows = [["#", "model", "kind", "pairs", "acc %", "95% CI", "macro %", *(["per-user %"] if users else []),
+                 "resampled", "$/1k pairs", "better than"]]
         for r in section.ranking:
             s = by_id[r.id]
             rows.append([
                 str(r.rank), s.label, s.kind, str(s.pairs) if s.pairs else "-", pct(s.acc.value if s.acc else None),
                 ci(s.acc), pct(s.acc_macro.value if s.acc_macro else None),
+                *([pct(s.acc_user.value if s.acc_user else None)] if users else []), s.resampled or "-",
                 money(s.cost.usd_per_1k_pairs, s.cost.partial),
                 ", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.get)) or "-",
             ])
-        lines += _table(rows, {0, 3, 4, 6, 7}) + [""]
+        right = {0, 3, 4, 6, 7, 9} if users else {0, 3, 4, 6, 8}
+        lines += text_table(rows, right) + [""]
     for ladder in report.ladders:
         steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)
         lines.append(f"ladder {ladder.label} ({ladder.pairs} shared pairs): {steps}")
     if report.ladders:
         lines.append("")
-    lines.append(f"better than: exact McNemar test on shared pairs, {CORRECTION}-corrected, alpha {ALPHA}; "
-                 "intervals: bootstrap over pairs within subsets")
+    lines.append(f"better than: paired test on shared pairs, {CORRECTION}-corrected, alpha {ALPHA}; intervals and "
+                 f"tests resample the unit in 'resampled': {UNITS_IN_BRIEF}")
     return "\n".join(lines)

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from prb_tasks.report.outcomes import Entry
-from prb_tasks.report.stats import Interval, bootstrap
+from prb_tasks.report.resampling import Design, design_of
+from prb_tasks.report.stats import Interval
 
 BREAKDOWN_FIELDS = (("category", "category"), ("user", "user_id"), ("tags", "tag"))
 
@@ -45,7 +46,13 @@ class Cost:
 
 @dataclass
 class Summary:
-    """Everything the report says about one model on one task family."""
+    """Everything the report says about one model on one task family.
+
+    ``resampled`` says what the intervals resampled and how many (``36 pairs``,
+    ``12 users``); ``acc_user`` is each user's accuracy averaged over users (data with
+    users only); ``double_game`` is JudgeBench's double-game score over the pairs judged
+    in both orders, overall and per subset.
+    """
 
     id: str
     label: str
@@ -66,29 +73,36 @@ class Summary:
     breakdowns: dict[str, list[Group]] = field(default_factory=dict)
     metrics: dict[str, float | None] = field(default_factory=dict)
     cost: Cost = field(default_factory=Cost)
+    resampled: str | None = None
+    acc_user: Interval | None = None
+    double_game: Interval | None = None
+    double_game_subsets: list[Group] = field(default_factory=list)
 
 
 def _mean(values: np.ndarray) -> float | None:
     return float(values.mean()) if len(values) else None
 
 
-def _strata(entry: Entry, values: np.ndarray) -> list[np.ndarray]:
-    by_subset: dict[str, list[int]] = defaultdict(list)
-    for i, name in enumerate(entry.subset):
-        by_subset[name].append(i)
-    return [values[np.array(ix)] for _, ix in sorted(by_subset.items())]
-
-
-def _subsets(entry: Entry) -> list[Group]:
-    by_subset: dict[str, list[int]] = defaultdict(list)
-    for i, name in enumerate(entry.subset):
-        by_subset[name].append(i)
+def _per_subset(design: Design, values: np.ndarray, measured: np.ndarray | None = None) -> list[Group]:
+    """Each subset's mean of ``values`` with its interval (over the pairs ``measured``)."""
+    keep = np.ones(len(values), dtype=bool) if measured is None else measured
     groups = []
-    for name, ix in by_subset.items():
-        interval = bootstrap([entry.score[np.array(ix)]])
-        assert interval is not None
-        groups.append(Group(name, len(ix), interval.value, interval.low, interval.high))
+    for name in dict.fromkeys(design.subsets.tolist()):
+        mask = keep & (design.subsets == name)
+        interval = design.only(mask).interval(values[mask]) if mask.any() else None
+        if interval is not None:
+            groups.append(Group(name, int(mask.sum()), interval.value, interval.low, interval.high))
     return groups
+
+
+def double_game_pairs(entry: Entry) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair: whether it was judged in both orders, and whether its two votes net above
+    zero (JudgeBench's double game: +1 per order naming the chosen answer, -1 per order
+    naming the rejected one, 0 without a verdict)."""
+    votes = np.where(entry.j_pick == 1, 1.0, np.where(entry.j_pick == 0, -1.0, 0.0))
+    net = np.bincount(entry.j_pair, weights=votes, minlength=len(entry.keys))
+    both = np.bincount(entry.j_pair, minlength=len(entry.keys)) == 2
+    return both, (net > 0).astype(float)
 
 
 def _breakdowns(entry: Entry) -> dict[str, list[Group]]:
@@ -220,13 +234,21 @@ def summarize(entry: Entry) -> Summary:
     """The per-model summary of one entry."""
     if not entry.logged:
         return _from_results(entry)
-    strata = _strata(entry, entry.score)
+    design = design_of(entry)
     metrics = _judge_metrics(entry) if entry.kind == "judge" else _scalar_metrics(entry)
     metrics.update(_length_metrics(entry))
     pairs, judgments = len(entry.keys), len(entry.j_pair)
-    return Summary(
+    summary = Summary(
         entry.id, entry.label, entry.kind, entry.run.backend, entry.family.name, entry.setting, entry.source,
         entry.variant, True, str(entry.run.path), entry.run.limit, pairs, judgments,
-        bootstrap(strata), bootstrap(strata, macro=True), _subsets(entry), _breakdowns(entry), metrics,
-        _cost(entry, pairs, judgments),
+        design.interval(entry.score), design.interval(entry.score, macro=True), _per_subset(design, entry.score),
+        _breakdowns(entry), metrics, _cost(entry, pairs, judgments),
+        resampled=design.label(), acc_user=design.user_macro(entry.score),
     )
+    if entry.kind == "judge":
+        both, wins = double_game_pairs(entry)
+        if both.any():
+            summary.double_game = design.only(both).interval(wins[both])
+            summary.double_game_subsets = _per_subset(design, wins, both)
+            metrics["double_game"] = summary.double_game.value if summary.double_game else None
+    return summary

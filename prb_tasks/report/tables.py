@@ -13,6 +13,7 @@ from prb_tasks.report.formatting import ci, known, money, number, p_value, pct, 
 from prb_tasks.report.ladder import Ladder
 from prb_tasks.report.pairwise import CORRECTION
 from prb_tasks.report.source import describe
+from prb_tasks.report.stats import Interval
 from prb_tasks.report.summary import Summary
 
 _SHORT = {s.config: s.short for s in SUBSETS}
@@ -55,26 +56,38 @@ def subset_names(section: Section) -> list[str]:
     return names
 
 
+def _ci(interval: Interval | None) -> Cell:
+    return ci(interval), interval.low if interval and known(interval.low) else None
+
+
+def has_users(summaries: list[Summary]) -> bool:
+    """Whether any model's data names its users (then per-user accuracy is shown)."""
+    return any(s.acc_user is not None for s in summaries)
+
+
 def ranking_table(section: Section) -> Table:
     by_id = {s.id: s for s in section.summaries}
     rank_of = {r.id: r.rank for r in section.ranking}
     subsets = subset_names(section)
+    users = has_users(section.summaries)
+    test = "user sign-flip" if any(c.resampled.endswith(" users") for c in section.comparisons) else "McNemar"
     table = Table("Ranking", ["#", "model", "kind", "backend", "pairs", "acc %", "95% CI", "macro %", "macro CI",
-                              *[short_subset(n) for n in subsets], f"better than (McNemar, {CORRECTION})"])
+                              *(["per-user %", "per-user CI"] if users else []), "resampled",
+                              *[short_subset(n) for n in subsets], f"better than ({test}, {CORRECTION})"])
     for r in section.ranking:
         s = by_id[r.id]
         per = {g.value: g for g in s.subsets}
         table.rows.append([
             (str(r.rank), r.rank), _t(s.label), _t(s.kind), _t(s.backend), (str(s.pairs or "-"), s.pairs),
-            _p(value(s.acc)), (ci(s.acc), s.acc.low if s.acc and known(s.acc.low) else None),
-            _p(value(s.acc_macro)), (ci(s.acc_macro), s.acc_macro.low if s.acc_macro and known(s.acc_macro.low) else None),
+            _p(value(s.acc)), _ci(s.acc), _p(value(s.acc_macro)), _ci(s.acc_macro),
+            *([_p(value(s.acc_user)), _ci(s.acc_user)] if users else []), _t(s.resampled or "-"),
             *[_p(per[n].acc) if n in per else ("-", None) for n in subsets],
             _t(", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.get)) or "-"),
         ])
     return table
 
 
-JUDGE_METRICS = ("acc_pair", "consistency", "pos_a_rate", "acc_pos_a", "acc_pos_b", "pos_bias",
+JUDGE_METRICS = ("acc_pair", "consistency", "double_game", "pos_a_rate", "acc_pos_a", "acc_pos_b", "pos_bias",
                  "parse_fail", "error_rate", "skip_rate")
 
 
@@ -85,6 +98,28 @@ def judge_table(summaries: list[Summary]) -> Table | None:
     table = Table("Judges (%): pairs right in both orders, consistency, position and failures",
                   ["model", *JUDGE_METRICS])
     table.rows = [[_t(s.label), *[_p(s.metrics.get(n)) for n in JUDGE_METRICS]] for s in judges]
+    return table
+
+
+def double_game_table(summaries: list[Summary]) -> Table | None:
+    """JudgeBench's double-game score of each both-order judge, overall and per subset."""
+    judges = [s for s in summaries if s.double_game is not None]
+    if not judges:
+        return None
+    subsets = list(dict.fromkeys(g.value for s in judges for g in s.double_game_subsets))
+    table = Table("Double-game score % (JudgeBench: +1 per order naming the chosen answer, -1 per order naming "
+                  "the other; share of pairs netting above 0, so an order-inconsistent pair scores nothing)",
+                  ["model", "double game %", "95% CI", "resampled",
+                   *[h for n in subsets for h in (short_subset(n), "CI")]])
+    for s in judges:
+        per = {g.value: g for g in s.double_game_subsets}
+        cells: list[Cell] = []
+        for n in subsets:
+            g = per.get(n)
+            cells += [_p(g.acc), _ci(Interval(g.acc, g.low, g.high) if g.low is not None else None)] if g else \
+                [("-", None), ("-", None)]
+        table.rows.append([_t(s.label), _p(value(s.double_game)), _ci(s.double_game), _t(s.resampled or "-"),
+                           *cells])
     return table
 
 
@@ -125,13 +160,13 @@ def comparison_table(section: Section) -> Table | None:
         return None
     label = {s.id: s.label for s in section.summaries}
     table = Table("Pairwise, on shared pairs (difference = first - second, in points)",
-                  ["first", "second", "shared pairs", "diff", "95% CI", "discordant (first / second better)",
-                   "p (exact)", f"p ({CORRECTION})", "significant"])
+                  ["first", "second", "shared pairs", "resampled", "diff", "95% CI",
+                   "discordant pairs (first / second better)", "p", f"p ({CORRECTION})", "significant"])
     for c in section.comparisons:
         d = value(c.diff)
         table.rows.append([
-            _t(label[c.first]), _t(label[c.second]), (str(c.shared), c.shared), (signed_pts(d), d),
-            (ci(c.diff, signed=True), c.diff.low if c.diff else None),
+            _t(label[c.first]), _t(label[c.second]), (str(c.shared), c.shared), _t(c.resampled or "-"),
+            (signed_pts(d), d), (ci(c.diff, signed=True), c.diff.low if c.diff else None),
             (f"{c.first_better} / {c.second_better}", c.first_better - c.second_better),
             (p_value(c.p_value), c.p_value), (p_value(c.p_adjusted), c.p_adjusted),
             _t("yes" if c.significant else "no"),
@@ -169,7 +204,8 @@ def breakdown_tables(section: Section, limit: int | None = MAX_GROUPS) -> list[T
 
 def main_tables(section: Section) -> list[Table]:
     """The tables of a section other than the breakdowns, in reading order."""
-    parts = [ranking_table(section), judge_table(section.summaries), scalar_table(section.summaries),
+    parts = [ranking_table(section), judge_table(section.summaries), double_game_table(section.summaries),
+             scalar_table(section.summaries),
              length_table(section.summaries), cost_table(section.summaries), comparison_table(section),
              kappa_table(section)]
     return [t for t in parts if t is not None]
@@ -181,8 +217,9 @@ def section_tables(section: Section, limit: int | None = MAX_GROUPS) -> list[Tab
 
 
 def ladder_table(ladder: Ladder) -> Table:
-    table = Table(f"{ladder.label} ({ladder.kind}, {describe(ladder.source)}, {ladder.pairs} shared pairs)",
-                  ["setting", "task", "acc %", "95% CI", "gain vs first", "95% CI", "p (exact)"])
+    resampled = f", intervals and tests resample {ladder.resampled}" if ladder.resampled else ""
+    table = Table(f"{ladder.label} ({ladder.kind}, {describe(ladder.source)}, {ladder.pairs} shared pairs{resampled})",
+                  ["setting", "task", "acc %", "95% CI", "gain vs first", "95% CI", "p"])
     for r in ladder.rungs:
         g = value(r.gain)
         table.rows.append([_t(r.name), _t(r.family), _p(value(r.acc)), (ci(r.acc), value(r.acc)),

@@ -15,6 +15,8 @@ _JUDGE = {
     "acc_macro": "in a group row, the plain mean of the subsets (acc there is size-weighted)",
     "acc_pair": "share of pairs judged right in both orders",
     "consistency": "share of pairs where the same answer was preferred in both orders",
+    "double_game": "JudgeBench's double-game score: +1 per order naming the chosen answer, -1 per order "
+                   "naming the other, share of pairs netting above 0 (order-inconsistent pairs net 0)",
     "acc_pos_a": "acc over the judgments that showed the chosen answer as A",
     "acc_pos_b": "acc over the judgments that showed the chosen answer as B",
     "pos_bias": "|acc_pos_a - acc_pos_b| (in a group row: the subsets' biases, weighted by their judgments)",

@@ -56,7 +56,18 @@ def process_judge_both(doc: dict[str, Any], results: Sequence[Any]) -> dict[str,
     preferred = out.pop("_preferred")
     out["acc_pair"] = (doc["pair_key"], out["acc"])
     out["consistency"] = (doc["pair_key"], preferred)
+    out["double_game"] = (doc["pair_key"], game_vote(preferred))
     return out
+
+
+def game_vote(preferred: str | None) -> int:
+    """One order's vote in the double game: +1 for the chosen answer, -1 for the
+    rejected one, 0 without a verdict (unparsed, failed, skipped).
+
+    Args:
+        preferred: ``"chosen"``, ``"rejected"`` or None, as the judgment named it.
+    """
+    return 1 if preferred == "chosen" else -1 if preferred == "rejected" else 0
 
 
 def _per_position(chosen_pos: str, correct: int, suffix: str = "") -> dict[str, tuple[str, int]]:
@@ -113,6 +124,16 @@ def pair_consistency(items: Iterable[tuple[str, str | None]]) -> float:
     if not pairs:
         return Measured(_NAN, 0)
     return Measured(sum(v[0] is not None and v[0] == v[1] for v in pairs) / len(pairs), len(pairs))
+
+
+def double_game(items: Iterable[tuple[str, int]]) -> float:
+    """JudgeBench's double-game score: share of pairs whose two votes (see
+    :func:`game_vote`) sum above zero. An order-inconsistent pair nets 0 and scores
+    nothing; a right order beside an order without a verdict counts."""
+    pairs = _complete_pairs(items)
+    if not pairs:
+        return Measured(_NAN, 0)
+    return Measured(sum(sum(v) > 0 for v in pairs) / len(pairs), len(pairs))
 
 
 def _accuracy_where(items: Iterable[tuple[str, int]], position: str) -> Measured:

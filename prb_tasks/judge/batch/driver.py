@@ -323,8 +323,10 @@ class BatchDriver:
         """Cache one answer (True), or record an empty / refused one as a failure (False)."""
         if result.refused or not result.text.strip():
             kind = "refused" if result.refused else "empty"
+            # A first-reply protocol scores the empty answer: final, never resubmitted.
+            again = result.refused or not (key in self.todo and self.chats[self.todo[key]].ask_once)
             self._fail(key, kind, "RefusedCompletion" if result.refused else "EmptyCompletion",
-                       f"the batch answer was {kind}", True, text=result.text)
+                       f"the batch answer was {kind}", again, text=result.text)
             return False
         self.cache.put(key, CachedAnswer(
             text=result.text, model=self.model, input_tokens=result.input_tokens,

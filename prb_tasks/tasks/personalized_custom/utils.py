@@ -12,6 +12,7 @@ from prb_tasks.scoring.breakdowns import (  # noqa: F401
 from prb_tasks.scoring.metrics import (  # noqa: F401
     acc_chosen_in_a,
     acc_chosen_in_b,
+    double_game,
     pair_all_correct,
     pair_consistency,
     position_bias,

@@ -5,6 +5,7 @@ from prb_tasks.docs.prompt_store import doc_prompt  # noqa: F401
 from prb_tasks.scoring.metrics import (  # noqa: F401
     acc_chosen_in_a,
     acc_chosen_in_b,
+    double_game,
     pair_all_correct,
     pair_consistency,
     position_bias,

@@ -1,0 +1,1 @@
+"""``prb audit``: how far content-blind shortcuts get on a data set."""
