@@ -134,6 +134,15 @@ def check_tasks(tasks: list[str]) -> None:
             raise HarnessArgsError(f"prb eval: --tasks {task}: no such file")
 
 
+def check_key_arguments(args: HarnessArgs) -> None:
+    """A key in prb's ``--model_args`` is refused here, before lm-eval logs the arguments."""
+    from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
+
+    instead = KEY_SOURCE.get(args.model)
+    if instead is not None:
+        refuse_key_arguments(args.model_args, f"{args.model}: model_args", instead, HarnessArgsError)
+
+
 def check_model(name: str) -> None:
     """The model must be registered (ours are, once the plugin is active)."""
     from lm_eval.api.registry import model_registry
@@ -313,6 +322,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
     from prb_tasks.plugin import activate, register_models
 
     args = parse(argv)
+    check_key_arguments(args)
     check_tasks(args.tasks)
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))

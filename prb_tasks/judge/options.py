@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
 from prb_tasks.suggest import did_you_mean
 
 CacheMode = Literal["on", "off", "read", "write", "refresh"]
@@ -234,11 +235,7 @@ def _describe(exc: ValidationError, where: str, known: set[str]) -> str:
 
 
 def _reject_raw_key(raw: dict[str, Any], where: str) -> None:
-    if any(k.lower() in ("api_key", "key", "apikey") for k in raw):
-        raise JudgeConfigError(
-            f"prb-judge: {where}: do not pass an API key here (lm-eval writes model_args "
-            "into results files); export it and pass api_key_env=NAME instead"
-        )
+    refuse_key_arguments(raw, f"prb-judge: {where}", KEY_SOURCE["prb-judge"], JudgeConfigError)
 
 
 def parse_config_file(raw: Any, where: str) -> dict[str, Any]:
