@@ -60,6 +60,11 @@ class JudgeSettings(BaseModel):
         tpm: tokens-per-minute ceiling, counting prompt estimate plus max_tokens.
         max_retries: retries of a transient failure before it becomes an error outcome.
         timeout: seconds allowed for one HTTP attempt.
+        stop_after_timeouts: attempts in a row (across all judgments, any time in the
+            run) without a reply within ``timeout``, with nothing answering for twice
+            ``timeout``, after which the server counts as frozen: the run stops
+            sending, the rest are skipped and results are written (exit status 3); 0
+            never stops for timeouts.
         backoff_base: first retry delay in seconds (doubles per attempt, with jitter).
         backoff_max: longest computed retry delay in seconds.
         max_wait: most seconds one judgment may spend waiting between attempts (backoff
@@ -107,6 +112,7 @@ class JudgeSettings(BaseModel):
     tpm: float | None = Field(None, gt=0)
     max_retries: int = Field(6, ge=0, le=100)
     timeout: float = Field(120.0, gt=0)
+    stop_after_timeouts: int = Field(10, ge=0)
     backoff_base: float = Field(1.0, ge=0)
     backoff_max: float = Field(60.0, gt=0)
     max_wait: float = Field(600.0, gt=0)

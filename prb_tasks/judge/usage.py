@@ -99,6 +99,8 @@ class UsageTracker:
     final_errors: Counter[str] = field(default_factory=Counter)
     budget_stop: str | None = None
     lowest_concurrency: int | None = None
+    final_concurrency: int | None = None
+    set_aside: int = 0
     stored: int = 0
     shared: int = 0
     empty_retries: int = 0
@@ -230,6 +232,8 @@ class UsageTracker:
             "errors_by_kind": dict(sorted(self.final_errors.items())),
             "failed_attempts_by_kind": dict(sorted(self.attempt_errors.items())),
             "lowest_concurrency": self.lowest_concurrency,
+            "final_concurrency": self.final_concurrency,
+            "requests_set_aside_as_hung": self.set_aside,
             "budget_stop": self.budget_stop,
             "stopped": self.stopped,
             "stopped_kind": self.stopped_kind,
@@ -296,7 +300,8 @@ def stopped_line(summary: dict[str, Any]) -> str | None:
     if not summary.get("stopped"):
         return None
     answered = summary["judgments"] - summary["errors"] - summary["skipped"]
-    when = {"unreachable": "once the server answers again", "quota": "once the quota has reset"}.get(
+    when = {"unreachable": "once the server answers again", "unresponsive": "once the server answers again",
+            "quota": "once the quota has reset"}.get(
         summary.get("stopped_kind") or "", "")
     return (
         f"prb eval: the judge stopped early ({summary['stopped']}); {answered} of {summary['judgments']} "
