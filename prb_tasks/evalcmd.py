@@ -250,7 +250,13 @@ def _after_run(results: dict[str, Any] | None, args: HarnessArgs, started: float
         if lines:
             print("\n".join(lines))
     summary = take_last_summary()
-    written = write_judge_usage(summary, args.output_path, started)
+    try:
+        written = write_judge_usage(summary, args.output_path, started)
+    except OSError as exc:
+        # A full disk ends here too; the summary was printed above, nothing is lost but the file.
+        print(f"prb eval: could not save the judge's usage summary under {args.output_path} "
+              f"({exc.strerror or exc}); it is printed above", file=sys.stderr)
+        written = None
     if written is not None:
         print(f"prb-judge usage summary: {written}")
     stopped = stopped_line(summary) if summary is not None else None

@@ -77,7 +77,7 @@ def test_a_server_freezing_mid_run_stops_within_two_timeouts_and_a_rerun_resumes
     usage = usage_of(out)
     assert usage["stopped_kind"] == "unresponsive" and usage["skipped"] > 0
     kept = usage["answers_stored"]
-    assert sent <= kept + 3 * 4 + 4  # after the freeze: what was in flight, set aside, and retried once
+    assert kept == 20 and sent - kept <= 6 * 4  # after the freeze: a few rounds, not every retry of every judgment
     assert metric(read_results(out), TASK, "skip_rate") > 0.3
     with FakeLLMServer(chosen_policy(), port=port, record_requests=False) as srv:
         resumed = popen(tmp_path, eval_args(srv, cache, tmp_path / "resumed"))
@@ -158,9 +158,9 @@ def test_the_fake_server_frozen_mode_holds_requests_until_thawed() -> None:
                 return json.loads(reply.read())
 
         assert post(5)["choices"][0]["message"]["content"].endswith("Result: A")
-        assert srv.frozen
         with pytest.raises((TimeoutError, urllib.error.URLError)):
             post(0.5)
+        assert srv.frozen
         srv.thaw()
         assert not srv.frozen and post(5)["choices"][0]["message"]["content"].endswith("Result: A")
         assert srv.stats()["total_requests"] == 3

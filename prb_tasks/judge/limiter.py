@@ -122,8 +122,8 @@ class AdaptiveLimiter:
         tpm: float | None = None,
         cooldown: float = 1.0,
         overload_share: float = 0.2,
-        stall_factor: float = 4.0,
-        stall_floor: float = 1.0,
+        stall_factor: float = 3.0,
+        stall_floor: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_concurrent = max_concurrent
@@ -207,6 +207,11 @@ class AdaptiveLimiter:
             self.limit = min(float(self.max_concurrent), self.limit + 1.0 / self.limit)
             self._wake()
 
+    def hung(self, permit: Permit) -> bool:
+        """Whether a request has been (or could have been) set aside: far slower than the replies around it."""
+        threshold = self.stall_after()
+        return permit.stalled or (threshold is not None and self._clock() - permit.granted > threshold)
+
     def stall_after(self) -> float | None:
         """Seconds after which a request in flight counts as hung (None: too few replies yet)."""
         if len(self._latencies) < self.MIN_LATENCIES:
@@ -237,8 +242,7 @@ class AdaptiveLimiter:
         set aside) is not counted: lowering the limit would not have saved it.
         """
         self.timeouts += 1
-        threshold = self.stall_after()
-        if permit.stalled or (threshold is not None and self._clock() - permit.granted > threshold):
+        if self.hung(permit):
             return
         if permit.granted < self._last_decrease:
             return

@@ -43,6 +43,7 @@ from prb_tasks.judge.keys import key_variable
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
+from prb_tasks.judge.storage import CacheDiskFull
 from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
 from prb_tasks.redact import redact
 from prb_tasks.retry import RetryPolicy
@@ -318,15 +319,20 @@ class JudgeRunner:
         if stopped is not None:
             return stopped
         client = await self._client_ready()
-        board = self._claim_board()
-        if board is None:
-            return await self._send(client, request, key)
-        state, answer = await board.claim_or_wait(
-            key,
-            lookup=lambda: self.cache.get(key),
-            stopped=lambda: self._fatal is not None or self._halt is not None,
-            on_wait=ticket.release,
-        )
+        try:
+            board = self._claim_board()
+            if board is None:
+                return await self._send(client, request, key)
+            state, answer = await board.claim_or_wait(
+                key,
+                lookup=lambda: self.cache.get(key),
+                stopped=lambda: self._fatal is not None or self._halt is not None,
+                on_wait=ticket.release,
+            )
+        except CacheDiskFull as exc:
+            # Claims live next to the answers: their disk is full too.
+            self._disk_full(exc)
+            return self._stopped() or Outcome(f"{SKIPPED_MARK} stopped", "skipped")
         if state == "answered":
             self.usage.hit(answer.cost, shared=True)
             return Outcome(answer.text, "ok")
@@ -426,6 +432,10 @@ class JudgeRunner:
                     self._stop(halt)
                     return self._stopped() or Outcome(f"{SKIPPED_MARK} stopped", "skipped")
                 delay = self.retry.delay(failures, err.retry_after) if will_retry else 0.0
+                if err.kind == "timeout" and permit is not None and self.limiter.hung(permit):
+                    # It hung while the others were answered: it already waited a whole
+                    # timeout, and backing off would not make the server any less stuck.
+                    delay = 0.0
                 remaining = self.settings.max_wait - waited
                 if will_retry and delay > remaining:
                     if err.retry_after is None and remaining > 0.01:
@@ -462,7 +472,7 @@ class JudgeRunner:
             elif not result.text.strip():
                 self.usage.empty += 1
             else:
-                self.cache.put(key, CachedAnswer(
+                self._keep(key, CachedAnswer(
                     text=result.text,
                     model=self.settings.model_id,
                     input_tokens=result.input_tokens,
@@ -473,8 +483,21 @@ class JudgeRunner:
                     created=time.time(),
                     profile=answer_profile(request, self.settings.model_id, self.settings.api_base),
                 ))
-                self.usage.stored += int(self.cache.writable)
             return Outcome(result.text, "ok")
+
+    def _keep(self, key: str, answer: CachedAnswer) -> None:
+        """Store an answer; on a full disk it is still used by this run, and no more requests are sent."""
+        try:
+            self.cache.put(key, answer)
+        except CacheDiskFull as exc:
+            self.usage.unstored += 1
+            self._disk_full(exc)
+            return
+        self.usage.stored += int(self.cache.writable)
+
+    def _disk_full(self, exc: CacheDiskFull) -> None:
+        # Answers could no longer be kept past this run: spending more would be lost on a re-run.
+        self._stop(Halt("disk_full", exc.problem, "cache disk full"))
 
     async def _call(self, client: ChatClient, request: ChatRequest) -> CallResult | None:
         """One attempt; None when the run stopped and abandoned it while it was waiting."""
