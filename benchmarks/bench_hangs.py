@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_shared_cache import build_data  # noqa: E402
-from measure import Server, server_stats  # noqa: E402
+from measure import Server, add_judge_run_options, server_stats  # noqa: E402
 
 
 def judge_run(code: Path, url: str, data: Path, work: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -67,13 +67,9 @@ def judge_run(code: Path, url: str, data: Path, work: Path, args: argparse.Names
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--code", type=Path, default=ROOT, help="prb checkout to run (default: this one)")
-    parser.add_argument("--copies", type=int, default=6, help="copies of the sample (72 requests each)")
-    parser.add_argument("--latency", type=float, default=0.2, help="server latency per answer, seconds")
+    add_judge_run_options(parser, copies=6, latency=0.2, concurrency=16)
     parser.add_argument("--hang-share", type=float, default=0.11, help="share of attempts the server hangs on")
     parser.add_argument("--timeout", type=float, default=2.0, help="the judge's timeout= per attempt, seconds")
-    parser.add_argument("--concurrency", type=int, default=16, help="the judge's num_concurrent")
-    parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--limit", type=float, default=3600, help="seconds before one run is given up")
     args = parser.parse_args(argv)
 
