@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from measure import Server, server_stats  # noqa: E402
+from measure import Server, add_judge_run_options, server_stats  # noqa: E402
 
 FILE = "test-00000-of-00001.jsonl"
 
@@ -82,12 +82,8 @@ def trial(code: Path, url: str, data: Path, work: Path, concurrency: int, stagge
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--code", type=Path, default=ROOT, help="prb checkout to run (default: this one)")
-    parser.add_argument("--copies", type=int, default=4, help="copies of the sample (72 requests each)")
-    parser.add_argument("--latency", type=float, default=0.1, help="server latency per request, seconds")
-    parser.add_argument("--concurrency", type=int, default=8, help="num_concurrent of each process")
+    add_judge_run_options(parser, copies=4, latency=0.1, concurrency=8)
     parser.add_argument("--stagger", type=float, default=0.0, help="seconds between the two starts")
-    parser.add_argument("--trials", type=int, default=3)
     args = parser.parse_args(argv)
 
     server = Server(args.latency, retry_after=0.05)

@@ -7,6 +7,7 @@ waits for, and because a child's peak resident memory is exactly what ``wait4`` 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -98,6 +99,20 @@ def run(command: Sequence[str], env: dict[str, str] | None = None, cwd: Path | N
 def python(*args: str) -> list[str]:
     """``python ARGS`` with this interpreter."""
     return [sys.executable, *args]
+
+
+def add_judge_run_options(parser: argparse.ArgumentParser, copies: int, latency: float, concurrency: int) -> None:
+    """The options of a benchmark that runs ``prb eval`` judges on copies of the sample.
+
+    Args:
+        parser: the benchmark's parser.
+        copies, latency, concurrency: defaults of ``--copies``, ``--latency`` and ``--concurrency``.
+    """
+    parser.add_argument("--code", type=Path, default=ROOT, help="prb checkout to run (default: this one)")
+    parser.add_argument("--copies", type=int, default=copies, help="copies of the sample (72 requests each)")
+    parser.add_argument("--latency", type=float, default=latency, help="server latency per answer, seconds")
+    parser.add_argument("--concurrency", type=int, default=concurrency, help="the judge's num_concurrent")
+    parser.add_argument("--trials", type=int, default=3)
 
 
 # --------------------------------------------------------------------------- fake server

@@ -60,12 +60,15 @@ def run_cache(args: argparse.Namespace) -> int:
         return 2
     import sqlite3
 
+    from prb_tasks.judge.storage import CacheStoreError, store_error
+
     try:
         return _run_cache(args, folder, scores)
+    except CacheStoreError as exc:
+        print(f"prb cache: {exc.problem}; {exc.advice}", file=sys.stderr)
+        return 2
     except (OSError, sqlite3.Error) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
-        print(f"prb cache: cannot use the cache in {folder}: {reason}; check its permissions, or "
-              "delete the folder if it is damaged", file=sys.stderr)
+        print(store_error(exc, folder, who="prb cache"), file=sys.stderr)
         return 2
 
 

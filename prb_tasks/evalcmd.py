@@ -134,6 +134,15 @@ def check_tasks(tasks: list[str]) -> None:
             raise HarnessArgsError(f"prb eval: --tasks {task}: no such file")
 
 
+def check_key_arguments(args: HarnessArgs) -> None:
+    """A key in prb's ``--model_args`` is refused here, before lm-eval logs the arguments."""
+    from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
+
+    instead = KEY_SOURCE.get(args.model)
+    if instead is not None:
+        refuse_key_arguments(args.model_args, f"{args.model}: model_args", instead, HarnessArgsError)
+
+
 def check_model(name: str) -> None:
     """The model must be registered (ours are, once the plugin is active)."""
     from lm_eval.api.registry import model_registry
@@ -241,7 +250,13 @@ def _after_run(results: dict[str, Any] | None, args: HarnessArgs, started: float
         if lines:
             print("\n".join(lines))
     summary = take_last_summary()
-    written = write_judge_usage(summary, args.output_path, started)
+    try:
+        written = write_judge_usage(summary, args.output_path, started)
+    except OSError as exc:
+        # A full disk ends here too; the summary was printed above, nothing is lost but the file.
+        print(f"prb eval: could not save the judge's usage summary under {args.output_path} "
+              f"({exc.strerror or exc}); it is printed above", file=sys.stderr)
+        written = None
     if written is not None:
         print(f"prb-judge usage summary: {written}")
     stopped = stopped_line(summary) if summary is not None else None
@@ -313,6 +328,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
     from prb_tasks.plugin import activate, register_models
 
     args = parse(argv)
+    check_key_arguments(args)
     check_tasks(args.tasks)
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))

@@ -212,6 +212,10 @@ def load_config_file(path: str, prog: str = "prb eval") -> dict[str, Any]:
         raise HarnessArgsError(f"{prog}: --config {path} is not valid YAML{where}: {problem}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise HarnessArgsError(f"{prog}: cannot read --config {path}: {exc}") from None
+    except RecursionError:
+        from prb_tasks.textfiles import too_deep
+
+        raise HarnessArgsError(f"{prog}: {too_deep(f'--config {path}')}") from None
     if not isinstance(data, dict):
         raise HarnessArgsError(f"{prog}: --config {path} must be a mapping of option names to values")
     known = config_keys()

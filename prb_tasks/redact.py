@@ -16,7 +16,11 @@ Which variables count as credentials:
   ``HF_TOKEN``, ``AZURE_CLIENT_SECRET``, ``WATSONX_ZENAPIKEY``, ...), which covers the
   keys litellm reads for its ~100 providers (a test checks this against litellm's
   own source) and the variable named by ``api_key_env``;
-* plus any extra value a caller passes (the key it sends).
+* every value this process *sends* as a credential (:func:`register_secret`: each
+  client registers the key it puts into a header or a call before sending anything),
+  whatever variable, config or argument it came from -- so ``api_key_env=MYJUDGE``
+  is hidden although ``MYJUDGE`` does not look like a key's name;
+* plus any extra value a caller passes.
 
 Values shorter than :data:`MIN_SECRET_LENGTH` characters are left alone: they are not
 keys, and replacing e.g. ``true`` everywhere would mangle messages.
@@ -92,6 +96,9 @@ EXTRA_SECRET_VARS: tuple[str, ...] = (
     "AWS_ACCESS_KEY_ID",
 )
 
+# Values sent as credentials by this process (see register_secret); only ever grows.
+_SENT: set[str] = set()
+
 _SECRET_PARTS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "PAT"})
 
 
@@ -111,6 +118,25 @@ def provider_key_vars(model: str) -> tuple[str, ...]:
     return PROVIDER_KEY_VARS.get(provider, ())
 
 
+def register_secret(*values: str | None) -> tuple[str, ...]:
+    """Remember credentials this process sends, so they are redacted everywhere from now on.
+
+    Call it with every key a client puts into a request, before the first request goes
+    out: a server that echoes the key then cannot get it into a reply, an error, the
+    cache, a sample or a report, whatever the variable holding it is called.
+
+    Args:
+        values: the keys (None and values shorter than 4 characters are ignored: too
+            short to be keys, and hiding them would mangle ordinary text).
+
+    Returns:
+        The registered values (for a client's own error messages).
+    """
+    kept = tuple(v for v in values if v and len(v) >= 4)
+    _SENT.update(kept)
+    return kept
+
+
 def secret_values(environ: Mapping[str, str] | None = None, extra: Iterable[str | None] = ()) -> tuple[str, ...]:
     """Credential values to hide: from the environment, plus ``extra``; longest first.
 
@@ -122,8 +148,9 @@ def secret_values(environ: Mapping[str, str] | None = None, extra: Iterable[str 
         values = set(_environment_secrets(_environ_snapshot()))
     else:
         values = {v for name, v in environ.items() if v and len(v) >= MIN_SECRET_LENGTH and is_secret_name(name)}
-    # A value we are told is a key is hidden even when short.
+    # A value we are told is a key, or that we send as one, is hidden even when short.
     values.update(v for v in extra if v and len(v) >= 4)
+    values.update(_SENT)
     # URL-encoded forms too: a key in a query string (Gemini's ``?key=``) may be escaped.
     values.update(quote(v, safe="") for v in list(values))
     return tuple(sorted(values, key=lambda v: (-len(v), v)))

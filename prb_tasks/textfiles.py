@@ -68,3 +68,15 @@ def utf8_lines(lines: Iterable[bytes], path: Path, what: str, error: type[PRBErr
             yield raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise error(not_utf8(path, what, number, raw, exc)) from None
+
+
+def too_deep(where: str) -> str:
+    """The end of a one-line message for JSON or YAML nested deeper than Python can parse.
+
+    Such a file (``[[[[...`` thousands deep) makes the parser raise ``RecursionError``.
+
+    Args:
+        where: the file, and the place in it if known (``data.jsonl line 3``).
+    """
+    return (f"{where} is nested too deeply to read (lists or mappings inside each other thousands "
+            "of levels deep); fix or remove it")

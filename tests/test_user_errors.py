@@ -141,7 +141,9 @@ def test_cache_commands_on_a_file_or_a_damaged_cache(capsys, tmp_path):
     (broken / "cache.db").write_text("not sqlite")
     for action in ("info", "clear"):
         assert main(["cache", action, "--cache-dir", str(broken)]) == 2
-        assert one_line(capsys).startswith(f"prb cache: cannot use the cache in {broken}: file is not a database")
+        line = one_line(capsys)
+        assert line.startswith(f"prb cache: the cache file {broken / 'cache.db'} is damaged (file is not a database)")
+        assert f"mv '{broken}' '{broken}.damaged'" in line
 
 
 # -- mistakes found while the run starts --------------------------------------------

@@ -6,6 +6,7 @@ reader validates what comes out of here.
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,50 @@ from typing import Any
 from pydantic import ValidationError
 
 from prb_tasks.data.errors import DataError
-from prb_tasks.textfiles import utf8_lines
+from prb_tasks.textfiles import too_deep, utf8_lines
+
+
+def unreadable_file(path: Path, exc: OSError, what: str = "data file") -> DataError:
+    """The one-line error for a file that cannot be opened (a folder, a link loop, no permission).
+
+    Args:
+        path: the file.
+        exc: what opening (or stat-ing) it raised.
+        what: what the file is for the user.
+    """
+    if isinstance(exc, IsADirectoryError) or path.is_dir():
+        return DataError(f"prb: {what} {path} is a folder, not a file; put the file there or remove the folder")
+    if exc.errno == errno.ELOOP:
+        return DataError(f"prb: {what} {path} is a symbolic link that leads back to itself (a link loop); "
+                         "replace it with the file or a link to it")
+    return DataError(f"prb: cannot read {what} {path}: {exc.strerror or exc}")
+
+
+def check_file(path: Path, what: str = "data file") -> None:
+    """Raise the one-line :func:`unreadable_file` error unless ``path`` is a file that can be opened."""
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise unreadable_file(path, exc, what) from None
+
+
+def folder_stamp(folder: Path) -> tuple[float, ...]:
+    """Modification times of the entries of ``folder`` (empty if it is not one): a cache key.
+
+    An entry that cannot be stat-ed (a link loop) counts as -1; reading it then gives the
+    one-line error.
+    """
+    if not folder.is_dir():
+        return ()
+
+    def mtime(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return -1.0
+
+    return tuple(mtime(p) for p in sorted(folder.iterdir()))
 
 
 def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -23,6 +67,9 @@ def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
     Args:
         path: the file; its suffix picks the format.
     """
+    # pyarrow would read a folder as a dataset of its own files, and both formats would
+    # fail on a link loop with a bare OSError.
+    check_file(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -43,6 +90,8 @@ def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
                     f"prb: {path} line {lineno}, column {exc.colno}: not valid JSON ({exc.msg}); "
                     "fix or remove the line"
                 ) from exc
+            except RecursionError:
+                raise DataError(f"prb: {too_deep(f'{path} line {lineno}')}") from None
             if not isinstance(value, dict):
                 raise DataError(
                     f"prb: {path} line {lineno}: expected a JSON object, got {type(value).__name__}"

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import diskcache
 
 from prb_tasks.judge.options import CacheMode
+from prb_tasks.judge.storage import storage_errors
 from prb_tasks.jsonstore import JsonOnlyDisk, UnsafeCacheEntry
 
 _ANSWER_VERSION = 1
@@ -97,8 +98,17 @@ def default_cache_dir() -> Path:
 
 
 def open_store(directory: Path) -> diskcache.Cache:
-    """A diskcache ``Cache`` on ``directory`` that only ever holds JSON text."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """A diskcache ``Cache`` on ``directory`` that only ever holds JSON text.
+
+    Raises:
+        CacheStoreError: the folder cannot be used (one line: damaged, full disk, not writable).
+    """
+    with storage_errors(directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        return _open(directory)
+
+
+def _open(directory: Path) -> diskcache.Cache:
     return diskcache.Cache(
         str(directory),
         disk=JsonOnlyDisk,
@@ -145,7 +155,8 @@ class JudgeCache:
         if self._store is None or not self.readable:
             return None
         try:
-            raw = self._store.get(key, retry=True)
+            with storage_errors(self.directory):
+                raw = self._store.get(key, retry=True)
             if raw is None:
                 return None
             if not isinstance(raw, str):
@@ -156,12 +167,18 @@ class JudgeCache:
             return None
 
     def put(self, key: str, answer: CachedAnswer) -> None:
-        """Store an answer now (durable when this returns)."""
+        """Store an answer now (durable when this returns).
+
+        Raises:
+            CacheDiskFull: the disk is full (the answer is not stored).
+            CacheStoreError: the cache cannot be written for another reason.
+        """
         if self._store is None or not self.writable:
             return
-        if self.mode == "write" and self._exists(key):
-            return
-        self._store.set(key, answer.to_json(), retry=True)
+        with storage_errors(self.directory):
+            if self.mode == "write" and self._exists(key):
+                return
+            self._store.set(key, answer.to_json(), retry=True)
 
     def _exists(self, key: str) -> bool:
         assert self._store is not None

@@ -19,15 +19,18 @@ twice is therefore at most what was already in flight when the second one starte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
+import sqlite3
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from prb_tasks.jsonstore import UnsafeCacheEntry
+from prb_tasks.judge.storage import storage_errors
 
 LEASE_SECONDS = 30.0
 
@@ -54,10 +57,11 @@ class ClaimBoard:
         from prb_tasks.judge.cache import open_store
 
         self.lease = lease
+        self.directory = directory / "claims"
         self.owner = uuid.uuid4().hex
         self.host = socket.gethostname()
         self.pid = os.getpid()
-        self._store = open_store(directory / "claims")
+        self._store = open_store(self.directory)
         self._held: set[str] = set()
         self.waited = 0
 
@@ -74,7 +78,15 @@ class ClaimBoard:
         return data if isinstance(data, dict) else None
 
     def try_claim(self, key: str) -> bool:
-        """Claim ``key``; False while another live process holds it."""
+        """Claim ``key``; False while another live process holds it.
+
+        Raises:
+            CacheStoreError: the claims store cannot be written (e.g. ``CacheDiskFull``).
+        """
+        with storage_errors(self.directory):
+            return self._try_claim(key)
+
+    def _try_claim(self, key: str) -> bool:
         if self._store.add(key, self._value(), expire=self.lease, retry=True):
             self._held.add(key)
             return True
@@ -135,7 +147,9 @@ class ClaimBoard:
         if key not in self._held:
             return
         self._held.discard(key)
-        with self._store.transact(retry=True):
+        # A claim that cannot be deleted (full disk) lapses on its own: at its lease's
+        # end, or at once for a waiter on this machine once this process is gone.
+        with contextlib.suppress(sqlite3.Error, OSError), self._store.transact(retry=True):
             holder = self._holder(key)
             if holder is not None and holder.get("owner") == self.owner:
                 self._store.delete(key, retry=True)
@@ -143,7 +157,8 @@ class ClaimBoard:
     def renew(self) -> None:
         """Extend every claim still held (call well within ``lease``)."""
         for key in list(self._held):
-            with self._store.transact(retry=True):
+            # Not renewed (full disk): another process may then send it too, at worst.
+            with contextlib.suppress(sqlite3.Error, OSError), self._store.transact(retry=True):
                 holder = self._holder(key)
                 if holder is not None and holder.get("owner") == self.owner:
                     self._store.touch(key, expire=self.lease, retry=True)

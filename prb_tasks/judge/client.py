@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from prb_tasks.judge.request import ChatRequest
-from prb_tasks.redact import redact
+from prb_tasks.redact import redact, register_secret
 from prb_tasks.retry import parse_retry_after
 
 _KEYISH = re.compile(r"\b(sk|pk|rk|key|api|tok|ghp|xox[bpa])[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
@@ -242,7 +242,7 @@ class LiteLLMClient:
         self.api_base = api_base
         self._api_key = api_key
         self.timeout = timeout
-        self._secrets = tuple(s for s in (api_key,) if s)
+        self._secrets = register_secret(api_key)
 
     async def call(self, request: ChatRequest) -> CallResult:
         kwargs: dict[str, Any] = {

@@ -11,7 +11,7 @@ from typing import Any
 
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.options import parse_config_file
-from prb_tasks.textfiles import read_text
+from prb_tasks.textfiles import read_text, too_deep
 from prb_tasks.suggest import did_you_mean
 
 
@@ -56,4 +56,6 @@ def load_config(ref: str) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise JudgeConfigError(f"prb-judge: judge config {path.name} is not valid YAML{where}") from None
+    except RecursionError:
+        raise JudgeConfigError(f"prb-judge: {too_deep(f'judge config {path}')}") from None
     return parse_config_file(raw, f"config {path.name}")

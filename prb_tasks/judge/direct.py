@@ -20,6 +20,7 @@ from typing import Any
 from prb_tasks.judge.client import CallError, CallResult, _int, assemble_text, sanitize
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES
 from prb_tasks.judge.request import ChatRequest
+from prb_tasks.redact import register_secret
 from prb_tasks.retry import parse_retry_after
 
 # HTTP status -> (kind, exception name shown in outcomes, retryable, fatal). Names
@@ -121,7 +122,7 @@ class DirectOpenAIClient:
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._secrets = tuple(s for s in (api_key,) if s)
+        self._secrets = register_secret(api_key)
         self._max_connections = max_connections
         self._session: Any = None
         import aiohttp  # noqa: F401 - imported here, not on the event loop at the first call

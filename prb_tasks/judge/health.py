@@ -1,6 +1,6 @@
-"""When to stop sending: the endpoint is gone, or the provider's quota is spent.
+"""When to stop sending: the endpoint is gone or frozen, or the provider's quota is spent.
 
-Two run-wide conditions make every further request pointless, however many retries
+Three run-wide conditions make every further request pointless, however many retries
 are left:
 
 * **The endpoint is gone** (a local server crashed, a tunnel closed): no connection can
@@ -10,6 +10,17 @@ are left:
   ``patience`` times or used up its retries -- so a server that restarts within a few
   seconds does not end the run, and one that is down does not cost every remaining
   judgment its full set of retries.
+* **The endpoint is frozen** (it accepts connections but never answers: a hung worker,
+  a stuck proxy): ``stop_after_timeouts`` attempts in a row, across all judgments and at
+  any point of the run, got no reply within ``timeout`` (any reply resets the count),
+  *and* nothing at all has answered for twice ``timeout``. The second condition keeps
+  a slow server that still answers now and then going (a CPU llama.cpp whose queue is
+  too long: the queued requests time out in a burst, and the server keeps working on
+  them after the client gave up), where lowering the concurrency helps. With several
+  requests in flight this stops about two ``timeout``s after the server froze; the
+  requests still in flight are then abandoned. Without it,
+  every judgment would wait ``timeout`` seconds for each of its retries: days at the
+  default settings.
 * **The quota is spent**: a rate-limit answer asking to wait longer than
   ``max_wait`` (a daily quota), or OpenAI's ``insufficient_quota`` (no waiting helps).
 
@@ -21,6 +32,8 @@ resumes from the cache.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from prb_tasks.judge.client import CallError
@@ -35,7 +48,7 @@ class Halt:
     """Why a run stopped sending.
 
     Attributes:
-        kind: ``unreachable`` or ``quota``.
+        kind: ``unreachable``, ``unresponsive`` or ``quota``.
         reason: one line saying what happened (provider's message included, key-free).
         short: a few words for the skipped outcomes.
     """
@@ -54,23 +67,40 @@ def _duration(seconds: float) -> str:
 
 
 class EndpointWatch:
-    """Counts connection failures in a row and says when the endpoint is gone.
+    """Counts connection failures and timeouts in a row; says when the endpoint is gone or frozen.
 
     Args:
         where: how to name the endpoint in messages (model and URL).
         threshold: failed connection attempts in a row that may mean "gone".
         patience: back-offs one judgment must have waited through before that.
+        stop_after_timeouts: attempts in a row without a reply within ``timeout`` that,
+            with no reply at all for twice ``timeout``, mean "frozen" (0: never stop
+            for timeouts).
+        timeout: the ``timeout`` setting (half the silence needed; named in the message).
+        clock: time source in seconds.
     """
 
-    def __init__(self, where: str, threshold: int = 10, patience: int = 3) -> None:
+    def __init__(self, where: str, threshold: int = 10, patience: int = 3, stop_after_timeouts: int = 0,
+                 timeout: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.where = where
         self.threshold = threshold
         self.patience = patience
+        self.stop_after_timeouts = stop_after_timeouts
+        self.timeout = timeout
+        self._clock = clock
         self.streak = 0
+        self.timeouts = 0
+        self.last_reply = clock()  # the run's start counts: nothing could answer before it
+
+    def begin(self) -> None:
+        """The first request is about to go out: silence counts from now, not from set-up."""
+        self.last_reply = self._clock()
 
     def success(self) -> None:
-        """The server answered (anything but a failure to connect)."""
+        """The server answered (anything but a failure to connect or a timeout)."""
         self.streak = 0
+        self.timeouts = 0
+        self.last_reply = self._clock()
 
     def failure(self, err: CallError, failures: int, exhausted: bool) -> Halt | None:
         """Record a failed attempt; a :class:`Halt` when the endpoint is judged gone.
@@ -80,8 +110,20 @@ class EndpointWatch:
             failures: failed attempts so far of the judgment it belongs to.
             exhausted: that judgment has no retries left.
         """
+        if err.kind == "timeout":
+            self.timeouts += 1
+            silent = self._clock() - self.last_reply
+            if not self.stop_after_timeouts or self.timeouts < self.stop_after_timeouts or silent < 2 * self.timeout:
+                return None
+            return Halt(
+                "unresponsive",
+                f"{self.where} stopped answering: {self.timeouts} requests in a row got no reply within "
+                f"timeout={self.timeout:g} s and nothing answered for {_duration(silent)} "
+                f"(stop_after_timeouts={self.stop_after_timeouts})",
+                "endpoint not answering",
+            )
         if not err.unreachable:
-            self.streak = 0
+            self.success()  # an error reply is still a reply
             return None
         self.streak += 1
         if self.streak < self.threshold or not (exhausted or failures > self.patience):

@@ -88,7 +88,10 @@ class JudgeLM(LM):
                 from prb_tasks.judge.direct import DirectOpenAIClient
 
                 assert s.api_base is not None
-                client: ChatClient = DirectOpenAIClient(s.model_id, s.api_base, api_key, s.timeout, s.num_concurrent)
+                # Twice the concurrency: requests set aside as hung keep their connection
+                # (see limiter), and the requests sent meanwhile must not queue for one.
+                client: ChatClient = DirectOpenAIClient(s.model_id, s.api_base, api_key, s.timeout,
+                                                        2 * s.num_concurrent)
             else:
                 from prb_tasks.judge.client import LiteLLMClient
 

@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
 from prb_tasks.suggest import did_you_mean
 
 CacheMode = Literal["on", "off", "read", "write", "refresh"]
@@ -59,6 +60,11 @@ class JudgeSettings(BaseModel):
         tpm: tokens-per-minute ceiling, counting prompt estimate plus max_tokens.
         max_retries: retries of a transient failure before it becomes an error outcome.
         timeout: seconds allowed for one HTTP attempt.
+        stop_after_timeouts: attempts in a row (across all judgments, any time in the
+            run) without a reply within ``timeout``, with nothing answering for twice
+            ``timeout``, after which the server counts as frozen: the run stops
+            sending, the rest are skipped and results are written (exit status 3); 0
+            never stops for timeouts.
         backoff_base: first retry delay in seconds (doubles per attempt, with jitter).
         backoff_max: longest computed retry delay in seconds.
         max_wait: most seconds one judgment may spend waiting between attempts (backoff
@@ -106,6 +112,7 @@ class JudgeSettings(BaseModel):
     tpm: float | None = Field(None, gt=0)
     max_retries: int = Field(6, ge=0, le=100)
     timeout: float = Field(120.0, gt=0)
+    stop_after_timeouts: int = Field(10, ge=0)
     backoff_base: float = Field(1.0, ge=0)
     backoff_max: float = Field(60.0, gt=0)
     max_wait: float = Field(600.0, gt=0)
@@ -234,11 +241,7 @@ def _describe(exc: ValidationError, where: str, known: set[str]) -> str:
 
 
 def _reject_raw_key(raw: dict[str, Any], where: str) -> None:
-    if any(k.lower() in ("api_key", "key", "apikey") for k in raw):
-        raise JudgeConfigError(
-            f"prb-judge: {where}: do not pass an API key here (lm-eval writes model_args "
-            "into results files); export it and pass api_key_env=NAME instead"
-        )
+    refuse_key_arguments(raw, f"prb-judge: {where}", KEY_SOURCE["prb-judge"], JudgeConfigError)
 
 
 def parse_config_file(raw: Any, where: str) -> dict[str, Any]:

@@ -15,9 +15,10 @@ requests that score their first reply (``ask_once``, the official protocol).
 
 Run-wide stops: a provider answer meaning "every call will fail" (bad key, unknown
 model, malformed request) raises at once, as does a run whose first judgments all
-fail. An endpoint that stopped answering, or a quota spent for longer than
-``max_wait`` (:mod:`.health`), or ``max_cost`` reached, stops *sending*: the remaining
-judgments become skipped outcomes and results are still written.
+fail. An endpoint that cannot be reached or stopped answering, or a quota spent for
+longer than ``max_wait`` (:mod:`.health`), or ``max_cost`` reached, stops *sending*: the
+remaining judgments become skipped outcomes and results are still written. A frozen
+endpoint's requests still in flight are abandoned at once rather than waited for.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from prb_tasks.judge.keys import key_variable
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
+from prb_tasks.judge.storage import CacheDiskFull
 from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
 from prb_tasks.redact import redact
 from prb_tasks.retry import RetryPolicy
@@ -117,6 +119,17 @@ def close_at_exit(client: ChatClient) -> None:
     atexit.register(close)
 
 
+def _being_cancelled() -> bool:
+    """Whether the running task itself is being cancelled (Ctrl-C), not just a call it awaited.
+
+    Python 3.10 cannot tell (no ``Task.cancelling``): there, a call abandoned at the very
+    moment of a Ctrl-C ends as skipped and the run stops a moment later.
+    """
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling is not None and cancelling())
+
+
 # --------------------------------------------------------------------------- runner
 
 
@@ -189,8 +202,12 @@ class JudgeRunner:
         self._budget_note_shown = False
         self._timeout_note_shown = False
         self._settled = asyncio.Event()  # set whenever a call ends (its cost is then known)
+        self._halted = asyncio.Event()  # set when the run stops sending
         self.where = f"{settings.model_id} at {settings.api_base}" if settings.api_base else settings.model_id
-        self.watch = EndpointWatch(self.where)
+        self.watch = EndpointWatch(self.where, stop_after_timeouts=settings.stop_after_timeouts,
+                                   timeout=settings.timeout)
+        self._calls: set[asyncio.Future[CallResult]] = set()
+        self._abandoned: set[asyncio.Future[CallResult]] = set()
 
     def run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int]) -> list[str]:
         """Completions for ``requests``, in the same order.
@@ -256,6 +273,8 @@ class JudgeRunner:
             self.bar.close()
             self.usage.finished = time.monotonic()
             self.usage.lowest_concurrency = int(self.limiter.lowest)
+            self.usage.final_concurrency = self.limiter.slots
+            self.usage.set_aside = self.limiter.set_aside
             if self._halt is not None:
                 self.usage.stopped, self.usage.stopped_kind = self._halt.reason, self._halt.kind
             self._final_budget_note()
@@ -302,15 +321,20 @@ class JudgeRunner:
         if stopped is not None:
             return stopped
         client = await self._client_ready()
-        board = self._claim_board()
-        if board is None:
-            return await self._send(client, request, key)
-        state, answer = await board.claim_or_wait(
-            key,
-            lookup=lambda: self.cache.get(key),
-            stopped=lambda: self._fatal is not None or self._halt is not None,
-            on_wait=ticket.release,
-        )
+        try:
+            board = self._claim_board()
+            if board is None:
+                return await self._send(client, request, key)
+            state, answer = await board.claim_or_wait(
+                key,
+                lookup=lambda: self.cache.get(key),
+                stopped=lambda: self._fatal is not None or self._halt is not None,
+                on_wait=ticket.release,
+            )
+        except CacheDiskFull as exc:
+            # Claims live next to the answers: their disk is full too.
+            self._disk_full(exc)
+            return self._stopped() or Outcome(f"{SKIPPED_MARK} stopped", "skipped")
         if state == "answered":
             self.usage.hit(answer.cost, shared=True)
             return Outcome(answer.text, "ok")
@@ -334,11 +358,14 @@ class JudgeRunner:
         if self._client_future is None:
             self._client_future = asyncio.ensure_future(asyncio.to_thread(self._make_client))
         try:
-            self.client = await asyncio.shield(self._client_future)
+            client = await asyncio.shield(self._client_future)
         except JudgeError as exc:
             self._fatal = self._fatal or exc
             raise self._fatal from None
-        return self.client
+        if self.client is None:
+            self.client = client
+            self.watch.begin()
+        return client
 
     def _claim_board(self) -> ClaimBoard | None:
         """Claims in the shared cache (only when answers are both read and written)."""
@@ -373,10 +400,12 @@ class JudgeRunner:
                     return stopped
                 self._in_flight += 1
                 try:
-                    result = await client.call(request)
+                    result = await self._call(client, request)
                 finally:
                     self._in_flight -= 1
                     self._settled.set()
+                if result is None:
+                    return self._stopped() or Outcome(f"{SKIPPED_MARK} stopped", "skipped")
                 if result.input_tokens is not None and result.output_tokens is not None:
                     used = result.input_tokens + result.output_tokens
             except CallError as err:
@@ -405,6 +434,10 @@ class JudgeRunner:
                     self._stop(halt)
                     return self._stopped() or Outcome(f"{SKIPPED_MARK} stopped", "skipped")
                 delay = self.retry.delay(failures, err.retry_after) if will_retry else 0.0
+                if err.kind == "timeout" and permit is not None and self.limiter.hung(permit):
+                    # It hung while the others were answered: it already waited a whole
+                    # timeout, and backing off would not make the server any less stuck.
+                    delay = 0.0
                 remaining = self.settings.max_wait - waited
                 if will_retry and delay > remaining:
                     if err.retry_after is None and remaining > 0.01:
@@ -423,7 +456,7 @@ class JudgeRunner:
                     if permit is not None:
                         self.limiter.release(permit)
                         permit = None
-                    await asyncio.sleep(delay)
+                    await self._back_off(delay)
                     continue
                 self._note_failure(err)
                 return Outcome(f"{ERROR_MARK} {err.name}: {err.message}", "error", err.kind)
@@ -444,7 +477,7 @@ class JudgeRunner:
             if result.text.strip() or request.ask_once:
                 # A first-reply protocol scores an empty reply, so it is kept like any
                 # answer: a re-run must score the same reply, not ask again.
-                self.cache.put(key, CachedAnswer(
+                self._keep(key, CachedAnswer(
                     text=result.text,
                     model=self.settings.model_id,
                     input_tokens=result.input_tokens,
@@ -455,12 +488,50 @@ class JudgeRunner:
                     created=time.time(),
                     profile=answer_profile(request, self.settings.model_id, self.settings.api_base),
                 ))
-                self.usage.stored += int(self.cache.writable)
             return Outcome(result.text, "ok")
+
+    def _keep(self, key: str, answer: CachedAnswer) -> None:
+        """Store an answer; on a full disk it is still used by this run, and no more requests are sent."""
+        try:
+            self.cache.put(key, answer)
+        except CacheDiskFull as exc:
+            self.usage.unstored += 1
+            self._disk_full(exc)
+            return
+        self.usage.stored += int(self.cache.writable)
+
+    def _disk_full(self, exc: CacheDiskFull) -> None:
+        # Answers could no longer be kept past this run: spending more would be lost on a re-run.
+        self._stop(Halt("disk_full", exc.problem, "cache disk full"))
+
+    async def _call(self, client: ChatClient, request: ChatRequest) -> CallResult | None:
+        """One attempt; None when the run stopped and abandoned it while it was waiting."""
+        call = asyncio.ensure_future(client.call(request))
+        self._calls.add(call)
+        try:
+            return await call
+        except asyncio.CancelledError:
+            if call in self._abandoned and not _being_cancelled():
+                return None
+            raise
+        finally:
+            self._calls.discard(call)
+            self._abandoned.discard(call)
+
+    async def _back_off(self, delay: float) -> None:
+        """Wait before a retry; wake at once when the run stops sending (the retry is then skipped)."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._halted.wait(), delay)
+
+    def _abandon_calls(self) -> None:
+        """Stop waiting for the replies of every request in flight (a frozen server sends none)."""
+        for call in list(self._calls):
+            self._abandoned.add(call)
+            call.cancel()
 
     def _succeeded(self, result: CallResult) -> float | None:
         """Account a reply; its cost in dollars (None: unknown)."""
-        self.limiter.on_success()
+        self.limiter.on_success(result.latency)
         self.watch.success()
         self._failed_streak = 0
         cost = self.pricer.cost(result)
@@ -483,16 +554,22 @@ class JudgeRunner:
         if self._halt is not None:
             return
         self._halt = halt
+        self._halted.set()
         tqdm.write(redact(f"prb-judge: {halt.reason}; no new requests are sent (the rest are skipped)"),
                    file=sys.stderr)
+        if halt.kind == "unresponsive":
+            self._abandon_calls()
 
     def _note_timeout(self) -> None:
         if self._timeout_note_shown:
             return
         self._timeout_note_shown = True
+        limit = self.settings.stop_after_timeouts
+        stop = f", and {limit} in a row stop the run" if limit else ""
         tqdm.write(
-            f"prb-judge: a request got no reply within timeout={self.settings.timeout:g} s; it is retried, and "
-            "repeated timeouts lower the concurrency. Slow local server? Raise timeout= (e.g. timeout=600).",
+            f"prb-judge: a request got no reply within timeout={self.settings.timeout:g} s; it is retried, "
+            f"repeated timeouts lower the concurrency until replies come back{stop}. "
+            "Slow local server? Raise timeout= (e.g. timeout=600).",
             file=sys.stderr,
         )
 

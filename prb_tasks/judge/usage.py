@@ -99,7 +99,10 @@ class UsageTracker:
     final_errors: Counter[str] = field(default_factory=Counter)
     budget_stop: str | None = None
     lowest_concurrency: int | None = None
+    final_concurrency: int | None = None
+    set_aside: int = 0
     stored: int = 0
+    unstored: int = 0
     shared: int = 0
     empty_retries: int = 0
     stopped: str | None = None
@@ -208,6 +211,7 @@ class UsageTracker:
             "retries": self.retries,
             "reasks": self.reasks,
             "answers_stored": self.stored,
+            "answers_not_stored": self.unstored,
             "answers_shared": self.shared,
             "empty_completions": self.empty,
             "empty_retries": self.empty_retries,
@@ -230,6 +234,8 @@ class UsageTracker:
             "errors_by_kind": dict(sorted(self.final_errors.items())),
             "failed_attempts_by_kind": dict(sorted(self.attempt_errors.items())),
             "lowest_concurrency": self.lowest_concurrency,
+            "final_concurrency": self.final_concurrency,
+            "requests_set_aside_as_hung": self.set_aside,
             "budget_stop": self.budget_stop,
             "stopped": self.stopped,
             "stopped_kind": self.stopped_kind,
@@ -296,11 +302,16 @@ def stopped_line(summary: dict[str, Any]) -> str | None:
     if not summary.get("stopped"):
         return None
     answered = summary["judgments"] - summary["errors"] - summary["skipped"]
-    when = {"unreachable": "once the server answers again", "quota": "once the quota has reset"}.get(
-        summary.get("stopped_kind") or "", "")
+    kind = summary.get("stopped_kind") or ""
+    when = {"unreachable": "once the server answers again", "unresponsive": "once the server answers again",
+            "quota": "once the quota has reset",
+            "disk_full": "once there is space (or with cache_dir= on another disk)"}.get(kind, "")
+    lost = summary.get("answers_not_stored") or 0
+    cached = (f"answered ({lost} of them could not be cached: they are in this run's results only)" if lost
+              else "answered and cached")
     return (
         f"prb eval: the judge stopped early ({summary['stopped']}); {answered} of {summary['judgments']} "
-        f"judgments are answered and cached, the rest are skipped (skip_rate). Re-run the same command "
+        f"judgments are {cached}, the rest are skipped (skip_rate). Re-run the same command "
         f"{when + ' ' if when else ''}to resume: cached answers are not sent again."
     )
 

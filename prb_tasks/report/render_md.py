@@ -29,12 +29,18 @@ HOW_TO_READ = [
 ]
 
 
+def md_text(text: str) -> str:
+    """``text`` (a model name, a path, a note) safe to put in Markdown: what renderers
+    would take as HTML (``<script>``, ``<img onerror=...>``, entities) is shown as text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text).replace("|", "\\|").replace("\n", " ")
 
 
 def markdown_table(table: Table) -> list[str]:
-    lines = [f"**{table.title}**" + (f" ({table.more})" if table.more else ""), "",
+    lines = [f"**{md_text(table.title)}**" + (f" ({md_text(table.more)})" if table.more else ""), "",
              "| " + " | ".join(_cell(h) for h in table.head) + " |", "|" + "---|" * len(table.head)]
     lines += ["| " + " | ".join(_cell(c[0]) for c in row) + " |" for row in table.rows]
     return lines + [""]
@@ -42,12 +48,12 @@ def markdown_table(table: Table) -> list[str]:
 
 def render_markdown(report: Report) -> str:
     """The whole report as one Markdown document."""
-    lines = ["# prb compare", "", f"Generated {report.generated} from {', '.join(report.inputs)}.", "",
+    lines = ["# prb compare", "", f"Generated {report.generated} from {md_text(', '.join(report.inputs))}.", "",
              "How to read it:", "", *[f"- {line}" for line in HOW_TO_READ], ""]
     if not report.sections:
         lines.append("No results of prb tasks were found.")
     for section in report.sections:
-        lines += [f"## {section.title}", ""]
+        lines += [f"## {md_text(section.title)}", ""]
         if section.diagnostic:
             lines += ["**Diagnostic:** the judge saw the user's rubric aspects (the scoring standard). "
                       "An upper bound, never a leaderboard number.", ""]
@@ -56,11 +62,11 @@ def render_markdown(report: Report) -> str:
         for table in section_tables(section):
             lines += markdown_table(table)
         for title, path in report.charts.get(section.slug, []):
-            lines += [f"![{title}]({path})", ""]
+            lines += [f"![{md_text(title)}]({md_text(path)})", ""]
     if report.ladders:
         lines += ["## Ladders: one model across variants, on the pairs all its variants share", ""]
         for ladder in report.ladders:
             lines += markdown_table(ladder_table(ladder))
     if report.notes:
-        lines += ["## Notes", "", *[f"- {n}" for n in report.notes], ""]
+        lines += ["## Notes", "", *[f"- {md_text(n)}" for n in report.notes], ""]
     return "\n".join(lines)

@@ -24,7 +24,8 @@ _JUDGE = {
                   "shows no arrow: values above and below 0.5 are both biased",
     "parse_fail": "share of replies with no readable verdict",
     "error_rate": "share of judgments whose request failed for good",
-    "skip_rate": "share of judgments not sent because max_cost was reached",
+    "skip_rate": "share of judgments not sent because the run stopped sending (max_cost reached, server gone "
+                 "or frozen, quota spent, cache disk full)",
     "acc_official": "the original script's reading, where a missing verdict counts as A",
     "acc_pos_a_official": "acc_pos_a under the original script's reading",
     "acc_pos_b_official": "acc_pos_b under the original script's reading",

@@ -27,8 +27,11 @@ request carried (``Authorization``, ``x-api-key``, ``api-key``, ``x-goog-api-key
 ``?key=``) into every error body and reply, as careless servers do; ``die_after=N``
 stops listening after N answers (a crashed server: later connections are refused);
 ``max_parallel=N`` works on at most N chat requests at a time and queues the rest (a
-CPU llama.cpp server answers one at a time); the ``quota`` fault is OpenAI's 429
-``insufficient_quota``, and a long ``retry_after`` a daily limit.
+CPU llama.cpp server answers one at a time); ``freeze_after=N`` (or :meth:`FakeLLMServer.freeze`)
+keeps accepting connections and reading requests after N requests but answers nothing
+until :meth:`FakeLLMServer.thaw` (a hung server: clients wait for their timeouts); the
+``quota`` fault is OpenAI's 429 ``insufficient_quota``, and a long ``retry_after`` a
+daily limit.
 
 Library use::
 
@@ -676,6 +679,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(status, payload)
             return
 
+        owner._admit()
+        while not owner._answering.wait(0.05):
+            # Frozen: the request was read; hold the connection open, answer nothing.
+            if owner._closing.is_set():
+                self.close_connection = True
+                return
+
         fault = owner._next_fault()
         if fault is not None:
             owner._count_fault(fault)
@@ -765,6 +775,8 @@ class FakeLLMServer:
         echo_credentials: Copy the credentials each request carried into error bodies
             and replies (a careless server; for redaction tests).
         die_after: Stop listening after this many chat replies (None: never).
+        freeze_after: Stop answering (but keep accepting) after this many chat requests
+            (None: never; 0: frozen from the start).
     """
 
     def __init__(
@@ -786,6 +798,7 @@ class FakeLLMServer:
         die_after: int | None = None,
         max_parallel: int | None = None,
         token_counter: Callable[[list[Message], str], int] | None = None,
+        freeze_after: int | None = None,
     ) -> None:
         """Bind the socket and start serving.
 
@@ -819,6 +832,9 @@ class FakeLLMServer:
             token_counter: Counts the prompt tokens reported in ``usage``, from the
                 normalized messages and the requested model name (default: whitespace
                 words). Pass a real tokenizer to check token estimates against it.
+            freeze_after: After this many chat requests were let through, the server
+                freezes: it still accepts connections and reads requests but answers none
+                until :meth:`thaw` (a hung server); 0 freezes it from the start; None: never.
         """
         self.policy: Policy = policy if policy is not None else always("A")
         self.latency = float(latency)
@@ -834,6 +850,11 @@ class FakeLLMServer:
         )
         self._answers = 0
         self._dead = threading.Event()
+        self.freeze_after = freeze_after
+        self._admitted = 0  # chat requests let through to be answered
+        self._answering = threading.Event()  # cleared while frozen
+        if freeze_after != 0:
+            self._answering.set()
         self.token_counter = token_counter
 
         self._lock = threading.Lock()
@@ -1028,6 +1049,29 @@ class FakeLLMServer:
             # From another thread: close() waits for the serving loop, which waits for handlers.
             threading.Thread(target=self.close, name="FakeLLMServer-die", daemon=True).start()
 
+    def _admit(self) -> None:
+        """Count a chat request let through; with ``freeze_after``, freeze once that many were."""
+        with self._lock:
+            if self.freeze_after is not None and self._admitted >= self.freeze_after:
+                self._answering.clear()
+            elif not self.frozen:
+                self._admitted += 1
+
+    def freeze(self) -> None:
+        """Stop answering chat requests (connections are still accepted and read)."""
+        self._answering.clear()
+
+    def thaw(self) -> None:
+        """Answer again, the held requests included (late: their clients may be gone)."""
+        with self._lock:
+            self.freeze_after = None
+        self._answering.set()
+
+    @property
+    def frozen(self) -> bool:
+        """Whether chat requests are being held unanswered."""
+        return not self._answering.is_set()
+
     def _serial(self) -> int:
         with self._lock:
             return next(self._serial_counter)
@@ -1147,6 +1191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--die-after", type=int, default=None, metavar="N", help="stop listening after N replies")
     parser.add_argument("--max-parallel", type=int, default=None, metavar="N",
                         help="work on at most N chat requests at a time (the rest queue)")
+    parser.add_argument("--freeze-after", type=int, default=None, metavar="N",
+                        help="after N requests keep accepting requests but answer none (0: frozen from the start)")
     args = parser.parse_args(argv)
 
     chosen = rejected = None
@@ -1176,6 +1222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         echo_credentials=args.echo_credentials,
         die_after=args.die_after,
         max_parallel=args.max_parallel,
+        freeze_after=args.freeze_after,
     )
     stop = threading.Event()
 

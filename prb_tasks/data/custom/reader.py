@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from prb_tasks.data.custom.schema import UserRecord
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rawfiles import raw_rows
+from prb_tasks.textfiles import too_deep
 
 SUFFIXES = (".json", ".jsonl")
 
@@ -30,6 +31,8 @@ def _objects(path: Path) -> Iterable[Any]:
         raise DataError(
             f"prb: {path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}){hint}"
         ) from None
+    except RecursionError:
+        raise DataError(f"prb: {too_deep(str(path))}") from None
     if not isinstance(value, list):
         raise DataError(
             f"prb: {path}: expected a JSON array of user objects, got {type(value).__name__} "

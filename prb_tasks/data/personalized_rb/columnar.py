@@ -30,7 +30,7 @@ import numpy as np
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.reader import validate_rows
 from prb_tasks.data.personalized_rb.schema import PRBRow, ProfilePost, RubricAspect
-from prb_tasks.data.rawfiles import raw_rows
+from prb_tasks.data.rawfiles import check_file, raw_rows
 
 FIELDS = ("id", "question", "category", "profile", "rubric_aspects", "narrative", "chosen", "rejected")
 #: Every column but the profile: a few MB for the whole benchmark.
@@ -389,6 +389,7 @@ def read_files(paths: Sequence[Path], origin: str) -> SubsetTable:
 
     parts: list[_Part] = []
     for path in paths:
+        check_file(path)
         if path.suffix == ".parquet":
             parts.append(_read_parquet(path))
         else:

@@ -18,6 +18,7 @@ from prb_tasks.data.personalized_rb.columnar import SubsetTable, from_arrow, rea
 from prb_tasks.data.personalized_rb.reader import split_files
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, Subset
+from prb_tasks.data.rawfiles import folder_stamp
 from prb_tasks.resources import sample_dir
 
 ENV_VAR = "PRB_DATA_DIR"
@@ -60,10 +61,7 @@ def load_table(subset: Subset, data_dir: str | os.PathLike[str] | None = None) -
 
 
 def _mtime_key(folder: Path, subset: Subset) -> tuple[float, ...]:
-    sub = folder / subset.config
-    if not sub.is_dir():
-        return ()
-    return tuple(p.stat().st_mtime for p in sorted(sub.iterdir()))
+    return folder_stamp(folder / subset.config)
 
 
 @lru_cache(maxsize=16)

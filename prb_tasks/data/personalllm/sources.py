@@ -16,6 +16,7 @@ from prb_tasks.data.local import local_folder
 from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO, HF_SPLIT
 from prb_tasks.data.personalllm.reader import read_split, usable, validate_rows
 from prb_tasks.data.personalllm.schema import PromptRow
+from prb_tasks.data.rawfiles import folder_stamp
 
 ENV_VAR = "PRB_PERSONALLLM_DIR"
 
@@ -48,10 +49,7 @@ def source_tag(data_dir: str | os.PathLike[str] | None) -> str:
 
 
 def _stamp(folder: Path) -> tuple[float, ...]:
-    sub = folder / DATA_FOLDER
-    if not sub.is_dir():
-        return ()
-    return tuple(p.stat().st_mtime for p in sorted(sub.iterdir()))
+    return folder_stamp(folder / DATA_FOLDER)
 
 
 @lru_cache(maxsize=4)

@@ -35,6 +35,7 @@ from prb_tasks.judge.client import (
 )
 from prb_tasks.judge.direct import chat_completion_result, status_error
 from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.redact import register_secret
 from prb_tasks.retry import RetryPolicy, parse_retry_after
 
 T = TypeVar("T")
@@ -209,7 +210,7 @@ class OpenAIBatchAPI:
             self._kwargs["api_base"] = api_base
         if api_key:
             self._kwargs["api_key"] = api_key
-        self._secrets = tuple(s for s in (api_key,) if s)
+        self._secrets = register_secret(api_key)
         self.retry = retry
 
     async def _call(self, name: str, **kwargs: Any) -> Any:
@@ -364,7 +365,7 @@ class AnthropicBatchAPI:
         self._headers = {"anthropic-version": ANTHROPIC_VERSION, "content-type": "application/json"}
         if api_key:
             self._headers["x-api-key"] = api_key
-        self._secrets = tuple(s for s in (api_key,) if s)
+        self._secrets = register_secret(api_key)
         self.timeout = timeout
         self.retry = retry
         self._session: Any = None

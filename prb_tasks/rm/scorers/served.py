@@ -28,7 +28,7 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from typing import Any
 from urllib.parse import urlparse
 
-from prb_tasks.redact import redact
+from prb_tasks.redact import redact, register_secret
 from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.formatting import messages
 from prb_tasks.rm.heads import resolve_head, reward
@@ -97,6 +97,7 @@ class ServedScorer(Scorer):
         self.timeout = timeout
         self.backoff_base = backoff_base
         key = os.environ.get(API_KEY_ENV)
+        register_secret(key)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.requests_failed = 0
         self.identity = ScorerIdentity(
