@@ -196,7 +196,10 @@ def test_command_line_mistakes(tmp_path: Path) -> None:
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "does not exist" in proc.stderr
     (tmp_path / "empty").mkdir()
     proc = compare_cli([str(tmp_path / "empty"), "--out", str(tmp_path / "r")], tmp_path)
-    assert proc.returncode == 0 and "no results of prb tasks" in proc.stdout
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"prb compare: no finished runs of prb tasks under {tmp_path / 'empty'}; run prb eval with "
+        "--output_path DIR --log_samples and give DIR"]
     assert not (tmp_path / "r").exists()
     proc = compare_cli([str(tmp_path / "empty"), "--format", "yaml"], tmp_path)
     assert proc.returncode == 2 and "invalid choice: 'yaml'" in proc.stderr

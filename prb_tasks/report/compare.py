@@ -79,6 +79,13 @@ def compare(paths: list[Path], out: Path | None = None, tasks: list[str] | None 
     return Outcome(text, list(report.notes), written, report)
 
 
+def empty_line(paths: list[Path]) -> str:
+    """The one line for folders that hold no finished run of a prb task."""
+    where = ", ".join(str(p) for p in paths)
+    return (f"prb compare: no finished runs of prb tasks under {where}; run prb eval with "
+            "--output_path DIR --log_samples and give DIR")
+
+
 def run_command(args: Any) -> int:
     """``prb compare`` from parsed arguments: print, write, and return the exit code.
 
@@ -89,6 +96,10 @@ def run_command(args: Any) -> int:
         outcome = compare(args.paths, args.out, args.task, args.format, charts=not args.no_charts)
         for note in outcome.notes:
             print(f"prb compare: {note}", file=sys.stderr)
+        if outcome.report is not None and not outcome.report.sections:
+            # Nothing to compare is a mistake in what was given: a script must not see success.
+            print(empty_line(args.paths), file=sys.stderr)
+            return 2
         print(outcome.text, flush=True)
         if outcome.written:
             html = outcome.written[0]
