@@ -125,13 +125,38 @@ def check_cache_path(value: str | None) -> None:
                                "choose a folder you can write to")
 
 
-def check_tasks(tasks: list[str]) -> None:
-    """Tasks must be given; task YAML paths must exist."""
+def check_tasks(tasks: list[str], own_folders: bool = False) -> None:
+    """Tasks must be given; task YAML paths must exist; a misspelt prb task is caught now.
+
+    Args:
+        tasks: the requested names and YAML paths.
+        own_folders: the run adds task folders (``--include_path``), which may define
+            names that look like ours, so only lm-eval can tell whether they exist.
+    """
     if not tasks:
         raise HarnessArgsError("prb eval: no tasks given; pass --tasks NAME (`prb tasks` lists prb's tasks)")
     for task in tasks:
         if task.endswith((".yaml", ".yml")) and not glob.glob(os.path.expanduser(task)):
             raise HarnessArgsError(f"prb eval: --tasks {task}: no such file")
+    if not own_folders:
+        # lm-eval reports an unknown name only after indexing its ~14,700 tasks (~15 s on a
+        # small machine); a name in our namespace or close to one of ours is answered at once.
+        mistyped = [t for t in tasks if _looks_like_ours(t)]
+        if mistyped:
+            raise HarnessArgsError(_missing_tasks("Tasks not found: " + ", ".join(mistyped)))
+
+
+def _looks_like_ours(name: str) -> bool:
+    """True for a name that is not a prb task but is in our namespace or near one of ours."""
+    from prb_tasks.plugin import plugin_task_names
+    from prb_tasks.resources import tasks_dir
+    from prb_tasks.suggest import close_matches
+
+    ours = plugin_task_names()
+    if name in ours or name.endswith((".yaml", ".yml")) or any(c in name for c in "*?["):
+        return False
+    families = [p.name for p in tasks_dir().iterdir() if p.is_dir()]
+    return name.startswith(tuple(families)) or bool(close_matches(name, ours))
 
 
 def check_model(name: str) -> None:
@@ -313,7 +338,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
     from prb_tasks.plugin import activate, register_models
 
     args = parse(argv)
-    check_tasks(args.tasks)
+    check_tasks(args.tasks, own_folders=bool(args.settings.get("include_path")))
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))
     # Our judge reads chat messages; without a chat template lm-eval would flatten the
