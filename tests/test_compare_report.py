@@ -75,7 +75,7 @@ def test_report_over_two_judges_and_an_rm(runs: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     # The terminal table: one section, ranked, the perfect judge significantly first.
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("personalized_rb_sample on the bundled synthetic sample: 3 model(s), 36 of 36 pairs")
+    assert lines[0].startswith("personalized_rb, question only, on the bundled synthetic sample: 3 model(s), 36 of 36 pairs")
     first = next(line for line in lines if line.startswith("1 "))
     assert "good-judge" in first and "100.0" in first and "#2, #3" in first
     assert "wrote" in proc.stderr and "report.html" in proc.stderr
@@ -125,7 +125,7 @@ def test_report_over_two_judges_and_an_rm(runs: Path, tmp_path: Path) -> None:
 
     # The other files.
     md = (out / "report.md").read_text()
-    assert "## personalized_rb_sample on the bundled synthetic sample" in md and "Holm" in md
+    assert "## personalized_rb, question only, on the bundled synthetic sample" in md and "Holm" in md
     html = (out / "report.html").read_text()
     assert html.startswith("<!doctype html>") and "http://" not in html.split("<body>")[1].split("prb-data")[0]
     pngs = sorted(out.glob("*.png"))
