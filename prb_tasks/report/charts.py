@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.report.build import Report, Section
-from prb_tasks.report.formatting import known
+from prb_tasks.report.formatting import known, short_label
 from prb_tasks.report.tables import short_subset
 from prb_tasks.settings import describe as describe_setting
 
@@ -27,16 +27,7 @@ PERCENT = (0.0, 100.0)
 
 
 def _short(label: str, width: int = 40) -> str:
-    """``prb-judge (model=openai/gpt-4o-mini)`` -> ``openai/gpt-4o-mini``; long names keep both ends."""
-    head, _, rest = label.partition(" (")
-    if rest and "=" in rest:  # an automatic label; a name the user gave is kept as given
-        inner, _, tail = rest.partition(")")
-        values = ", ".join(part.split("=", 1)[-1] for part in inner.split(", "))
-        label = values + tail
-    if len(label) <= width:
-        return label
-    keep = width - 1
-    return label[: keep // 3] + "…" + label[-(keep - keep // 3):]
+    return short_label(label, width)
 
 
 def _where(section: Section) -> str:
