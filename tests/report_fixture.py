@@ -30,10 +30,12 @@ def _judge_samples(task: str, keys: list[str], right: Callable[[str], bool], bot
         for order, position in enumerate(("A", "B") if both else ("A",)):
             ok = right(key)
             letter = position if ok else ("B" if position == "A" else "A")
-            doc = {"pair_key": key, "id": key, "subset": task.rsplit("_", 1)[-1], "chosen_position": position,
+            subset = "custom" if task.startswith("personalized_custom") else task.rsplit("_", 1)[-1]
+            doc = {"pair_key": key, "id": key, "subset": subset, "chosen_position": position,
                    "question": f"question {key}?", "chosen": f"chosen answer of {key} " * 3,
                    "rejected": f"rejected answer of {key}", "words_chosen": 15, "words_rejected": 4,
-                   "user_id": f"u{n % 3}", "variant": "both"}
+                   "user_id": f"u{n % 3}", "variant": "both",
+                   "prompt": f"What you know about this user: EARLIER CHOICES OF {key}\nQuestion: question {key}?"}
             samples.append({"doc_id": 2 * n + order, "doc": doc, "target": position, "acc": float(ok),
                             "resps": [[f"Reasoning.\nResult: {letter}"]],
                             "filtered_resps": [f"Reasoning.\nResult: {letter}"],
@@ -55,7 +57,8 @@ def _scalar_samples(task: str, keys: list[str], right: Callable[[str], bool]) ->
 
 
 def write_run(folder: Path, task: str, model: str, model_args: dict[str, Any], right: Callable[[str], bool],
-              pairs: int = 12, usd: float | None = None, source: dict[str, Any] | None = None) -> Path:
+              pairs: int = 12, usd: float | None = None, source: dict[str, Any] | None = None,
+              keys: list[str] | None = None) -> Path:
     """One finished run of ``task`` (a group or a task) in ``folder``; returns its results file.
 
     Args:
@@ -67,6 +70,7 @@ def write_run(folder: Path, task: str, model: str, model_args: dict[str, Any], r
         pairs: pairs per leaf task.
         usd: for a judge, what the whole run cost (0.0 for a free local model); None: no usage file.
         source: the ``prb.data_sources`` entry of every leaf (default: the bundled sample).
+        keys: the pair keys (default ``<subset>/<n>``; your own data uses ``<user>/<n>``).
     """
     folder.mkdir(parents=True, exist_ok=True)
     leaves = _leaves(task)
@@ -76,9 +80,10 @@ def write_run(folder: Path, task: str, model: str, model_args: dict[str, Any], r
     counts: dict[str, Any] = {}
     total = 0
     for leaf in leaves:
-        keys = [f"{leaf.rsplit('_', 1)[-1]}/{i}" for i in range(pairs)]
+        leaf_keys = keys or [f"{leaf.rsplit('_', 1)[-1]}/{i}" for i in range(pairs)]
         both = judge and "official" not in leaf
-        samples = _judge_samples(leaf, keys, right, both) if judge else _scalar_samples(leaf, keys, right)
+        samples = (_judge_samples(leaf, leaf_keys, right, both) if judge
+                   else _scalar_samples(leaf, leaf_keys, right))
         (folder / f"samples_{leaf}_{STAMP}.jsonl").write_text(
             "".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
         acc = sum(s["acc"] for s in samples) / len(samples)

@@ -44,8 +44,11 @@ def _where(section: Section) -> str:
 
 def chart_title(what: str, section: Section) -> str:
     """``Accuracy: personalized_rb, question only (HF hub)``."""
+    import textwrap
+
     benchmark = section.entries[0].family.benchmark if section.entries else ""
-    return f"{what}: {benchmark}, {describe_setting(section.setting)} ({_where(section)})"
+    # Wrapped, so a long setting does not stretch the figure and shrink everything else.
+    return textwrap.fill(f"{what}: {benchmark}, {describe_setting(section.setting)} ({_where(section)})", 72)
 
 
 def _plt() -> Any:

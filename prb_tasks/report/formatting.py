@@ -40,6 +40,8 @@ def money(usd: float | None, partial: bool = False) -> str:
     if not known(usd):
         return DASH
     assert usd is not None
+    if usd == 0:
+        return "$0 (free)" + ("+" if partial else "")
     text = f"${usd:.2f}" if usd >= 0.1 else f"${usd:.4f}"
     return text + ("+" if partial else "")
 
