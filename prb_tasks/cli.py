@@ -176,7 +176,13 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--out", type=Path, metavar="DIR",
                       help="write report.html, report.md, report.json and PNG charts into DIR")
     cmp_.add_argument("--task", action="append", metavar="NAME",
-                      help="only this task family (repeatable; a name also matches its _scalar twin)")
+                      help="only this task family (repeatable; a judge task's name also selects the families "
+                           "of its benchmark shown the same input, e.g. its _scalar twin)")
+    cmp_.add_argument("--label", action="append", metavar="RUN=NAME", default=[],
+                      help="show a run as NAME in every output (repeatable); RUN is its folder, its results "
+                           "file or its automatic label")
+    cmp_.add_argument("--names", type=Path, metavar="FILE",
+                      help="a file of RUN=NAME lines, as --label takes them (# starts a comment)")
     cmp_.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                       help="what to print: a short table (default), the Markdown report or the JSON report")
     cmp_.add_argument("--no-charts", action="store_true", help="skip the PNG charts")

@@ -60,6 +60,8 @@ def help_text() -> str:
         lines.append(f"Options of {spec.family}* tasks (--metadata '{{\"key\": value}}'):")
         lines.extend(f"  {line}" for line in describe_keys(spec))
     lines += [
+        f"Output: one compact table of the headline metrics; {'--full_tables'} prints lm-eval's full tables",
+        "  (every metric of every task and group) instead.",
         "Examples:",
         "  prb eval --model prb-rm --model_args scorer=bm25 --tasks personalized_rb_sample_scalar",
         "  prb eval --model prb-judge --model_args model=openai/gpt-4o-mini --tasks personalized_rb \\",
@@ -125,13 +127,38 @@ def check_cache_path(value: str | None) -> None:
                                "choose a folder you can write to")
 
 
-def check_tasks(tasks: list[str]) -> None:
-    """Tasks must be given; task YAML paths must exist."""
+def check_tasks(tasks: list[str], own_folders: bool = False) -> None:
+    """Tasks must be given; task YAML paths must exist; a misspelt prb task is caught now.
+
+    Args:
+        tasks: the requested names and YAML paths.
+        own_folders: the run adds task folders (``--include_path``), which may define
+            names that look like ours, so only lm-eval can tell whether they exist.
+    """
     if not tasks:
         raise HarnessArgsError("prb eval: no tasks given; pass --tasks NAME (`prb tasks` lists prb's tasks)")
     for task in tasks:
         if task.endswith((".yaml", ".yml")) and not glob.glob(os.path.expanduser(task)):
             raise HarnessArgsError(f"prb eval: --tasks {task}: no such file")
+    if not own_folders:
+        # lm-eval reports an unknown name only after indexing its ~14,700 tasks (~15 s on a
+        # small machine); a name in our namespace or close to one of ours is answered at once.
+        mistyped = [t for t in tasks if _looks_like_ours(t)]
+        if mistyped:
+            raise HarnessArgsError(_missing_tasks("Tasks not found: " + ", ".join(mistyped)))
+
+
+def _looks_like_ours(name: str) -> bool:
+    """True for a name that is not a prb task but is in our namespace or near one of ours."""
+    from prb_tasks.plugin import plugin_task_names
+    from prb_tasks.resources import tasks_dir
+    from prb_tasks.suggest import close_matches
+
+    ours = plugin_task_names()
+    if name in ours or name.endswith((".yaml", ".yml")) or any(c in name for c in "*?["):
+        return False
+    families = [p.name for p in tasks_dir().iterdir() if p.is_dir()]
+    return name.startswith(tuple(families)) or bool(close_matches(name, ours))
 
 
 def check_key_arguments(args: HarnessArgs) -> None:
@@ -182,11 +209,21 @@ def _prb_section(results: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _compact(results: dict[str, Any], full_tables: bool) -> bool:
+    """Print prb's compact table instead of lm-eval's: every task of the run is ours."""
+    from prb_tasks.plugin import plugin_task_names
+
+    names = set((results.get("results") or {}))
+    return not full_tables and bool(names) and names <= set(plugin_task_names())
+
+
 @contextlib.contextmanager
-def _hooks(captured: dict[str, Any]) -> Iterator[None]:
+def _hooks(captured: dict[str, Any], full_tables: bool = False) -> Iterator[None]:
     """Watch lm-eval's run: keep its results (adding the ``prb`` section before they
-    are saved) and turn its configuration errors into one line."""
+    are saved) and samples, turn its configuration errors into one line, and hold back
+    its result tables when prb prints its compact one instead."""
     import lm_eval
+    import lm_eval._cli.run as cli_run
     import lm_eval.evaluator as evaluator
     from lm_eval.config.evaluate_config import EvaluatorConfig
 
@@ -199,7 +236,17 @@ def _hooks(captured: dict[str, Any]) -> Iterator[None]:
         if isinstance(results, dict):
             results["prb"] = _prb_section(results)
             captured["results"] = results
+            captured["samples"] = results.get("samples")  # lm-eval pops them before printing
+            captured["compact"] = _compact(results, full_tables)
         return results
+
+    def quiet_print(*values: Any, **kwargs: Any) -> None:
+        # lm-eval's run command prints its model line and tables with print(); only the
+        # tables' text (and that line) are held back, anything else it prints passes.
+        text = " ".join(str(v) for v in values)
+        if captured.get("compact") and (text.startswith("|") or "gen_kwargs: (" in text or not text.strip()):
+            return
+        print(*values, **kwargs)
 
     def from_cli(cls: Any, namespace: Any) -> Any:
         try:
@@ -208,6 +255,7 @@ def _hooks(captured: dict[str, Any]) -> Iterator[None]:
             raise HarnessArgsError(f"prb eval: {str(exc).splitlines()[0]}") from None
 
     lm_eval.simple_evaluate = simple_evaluate
+    cli_run.print = quiet_print  # module global: shadows the builtin in that module only
     EvaluatorConfig.from_cli = classmethod(from_cli)
     if original_git_hash is not None:
         evaluator.get_git_commit_hash = _quiet_git_hash
@@ -215,6 +263,7 @@ def _hooks(captured: dict[str, Any]) -> Iterator[None]:
         yield
     finally:
         lm_eval.simple_evaluate = original_evaluate
+        del cli_run.print
         EvaluatorConfig.from_cli = original_from_cli
         if original_git_hash is not None:
             evaluator.get_git_commit_hash = original_git_hash
@@ -234,19 +283,27 @@ def _quiet_git_hash() -> str | None:
         return get_commit_from_path(os.getcwd())
 
 
-def _after_run(results: dict[str, Any] | None, args: HarnessArgs, started: float) -> int:
-    """Print what the run read and the legend; save prb-judge's usage; the exit status."""
+def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float) -> int:
+    """Print the compact table (unless lm-eval's were printed), what the run read and the
+    legend; save prb-judge's usage; the exit status."""
     from prb_tasks.data import provenance
     from prb_tasks.judge.usage import stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.redact import redact
     from prb_tasks.scoring.legend import legend_lines
+    from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
+    results = captured.get("results")
     if results is not None:
-        lines = provenance.summary_lines(provenance.for_results(results))
-        legend = legend_lines(results, set(plugin_task_names()))
+        ours = set(plugin_task_names())
+        table, shown = compact_lines(results, ours, captured.get("samples")) if captured.get("compact") else ([], None)
+        lines = [redact(model_line(results)), *table] if table else []
+        lines += provenance.summary_lines(provenance.for_results(results))
+        legend = legend_lines(results, ours, shown if table else None)
         if legend:
             lines += ["Metrics:", *(f"  {line}" for line in legend)]
+        if table:
+            lines.append(f"lm-eval's full tables: add {FULL_TABLES_FLAG}")
         if lines:
             print("\n".join(lines))
     summary = take_last_summary()
@@ -329,7 +386,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
 
     args = parse(argv)
     check_key_arguments(args)
-    check_tasks(args.tasks)
+    check_tasks(args.tasks, own_folders=bool(args.settings.get("include_path")))
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))
     # Our judge reads chat messages; without a chat template lm-eval would flatten the
@@ -373,6 +430,11 @@ def _run(argv: list[str]) -> int:
         return run_planner(argv, run_eval)
     from prb_tasks.judge.errors import RunStopped
 
+    from prb_tasks.scoring.run_table import FULL_TABLES_FLAG
+
+    # prb's own flag: lm-eval's parser must not see it.
+    full_tables = FULL_TABLES_FLAG in argv
+    argv = [a for a in argv if a != FULL_TABLES_FLAG]
     captured: dict[str, Any] = {}
     try:
         args = prepare(argv)
@@ -380,7 +442,7 @@ def _run(argv: list[str]) -> int:
 
         setup_logging()
         started = time.time()
-        with _hooks(captured):
+        with _hooks(captured, full_tables):
             args.namespace.func(args.namespace)
     except RunStopped as exc:
         # A dry run or submitted batches: stopped on purpose, before any results.
@@ -407,4 +469,4 @@ def _run(argv: list[str]) -> int:
         return 2
     finally:
         declare(None)
-    return _after_run(captured.get("results"), args, started)
+    return _after_run(captured, args, started)

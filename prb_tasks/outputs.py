@@ -42,10 +42,29 @@ def _safe(name: str) -> str:
 def folder_name(model: str, model_args: str | dict[str, Any] | None) -> str | None:
     """The folder name for this run, or None to keep lm-eval's own.
 
+    The name of what ran, followed by every other argument that changes the result
+    (``prb-rm__tinyrm__protocol-official``), so runs that differ only in such an
+    argument never share a folder.
+
     Args:
         model: the ``--model`` name.
         model_args: the ``--model_args`` (dict or ``k=v,...`` string).
     """
+    from prb_tasks.runlabel import folder_suffix
+
+    suffix = folder_suffix(model, model_args)
+    base = _base_name(model, model_args)
+    if not suffix:
+        return base
+    if base is None:
+        args = _as_dict(model_args)
+        named = next((str(args[k]) for k in _NAME_KEYS if args.get(k) not in (None, "")), None)
+        base = _safe(named) if named is not None else _safe(model)
+    return base + suffix
+
+
+def _base_name(model: str, model_args: str | dict[str, Any] | None) -> str | None:
+    """The folder named after what ran (no arguments), or None for lm-eval's own name."""
     args = _as_dict(model_args)
     named = next((str(args[k]) for k in _NAME_KEYS if args.get(k) not in (None, "")), None)
     if model == "prb-rm":

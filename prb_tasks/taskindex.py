@@ -108,6 +108,17 @@ def task_info() -> dict[str, TaskInfo]:
     return info
 
 
+def task_settings() -> dict[str, str]:
+    """Task name -> the ``metadata.setting`` its YAML declares (see :mod:`prb_tasks.settings`)."""
+    tasks, _ = _scan()
+    out = {}
+    for name, (_path, data) in tasks.items():
+        setting = (data.get("metadata") or {}).get("setting")
+        if isinstance(setting, str) and setting:
+            out[name] = setting
+    return out
+
+
 def _entry(name: str, description: str, members: tuple[str, ...], tasks: dict[str, dict[str, Any]],
            family: str) -> GroupEntry:
     kinds = sorted({str(tasks.get(m, {}).get("output_type", "")) for m in members} - {""})

@@ -75,7 +75,7 @@ def test_report_over_two_judges_and_an_rm(runs: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     # The terminal table: one section, ranked, the perfect judge significantly first.
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("personalized_rb_sample on the bundled synthetic sample: 3 model(s), 36 of 36 pairs")
+    assert lines[0].startswith("personalized_rb, question only, on the bundled synthetic sample: 3 model(s), 36 of 36 pairs")
     first = next(line for line in lines if line.startswith("1 "))
     assert "good-judge" in first and "100.0" in first and "#2, #3" in first
     assert "wrote" in proc.stderr and "report.html" in proc.stderr
@@ -132,7 +132,7 @@ def test_report_over_two_judges_and_an_rm(runs: Path, tmp_path: Path) -> None:
 
     # The other files.
     md = (out / "report.md").read_text()
-    assert "## personalized_rb_sample on the bundled synthetic sample" in md and "Holm" in md
+    assert "## personalized_rb, question only, on the bundled synthetic sample" in md and "Holm" in md
     assert "**Double-game score %" in md and f"| {PAIRS} pairs |" in md
     html = (out / "report.html").read_text()
     assert html.startswith("<!doctype html>") and "http://" not in html.split("<body>")[1].split("prb-data")[0]
@@ -204,7 +204,10 @@ def test_command_line_mistakes(tmp_path: Path) -> None:
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "does not exist" in proc.stderr
     (tmp_path / "empty").mkdir()
     proc = compare_cli([str(tmp_path / "empty"), "--out", str(tmp_path / "r")], tmp_path)
-    assert proc.returncode == 0 and "no results of prb tasks" in proc.stdout
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"prb compare: no finished runs of prb tasks under {tmp_path / 'empty'}; run prb eval with "
+        "--output_path DIR --log_samples and give DIR"]
     assert not (tmp_path / "r").exists()
     proc = compare_cli([str(tmp_path / "empty"), "--format", "yaml"], tmp_path)
     assert proc.returncode == 2 and "invalid choice: 'yaml'" in proc.stderr

@@ -100,7 +100,7 @@ def test_broken_json_files(tmp_path: Path) -> None:
 
 
 def test_data_path_is_required_and_fixed_for_the_example_tasks(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="needs your preference file"):
+    with pytest.raises(DataError, match="read your preference file from the metadata key data_path"):
         custom.build_docs("judge")
     with pytest.raises(DataError, match="is not a file"):
         custom.build_docs("judge", data_path=str(tmp_path / "missing.jsonl"))

@@ -163,7 +163,7 @@ def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path) -
 
 def test_user_mistakes_are_one_line(tmp_path: Path, copy_dir: Path) -> None:
     cases: list[tuple[list[str], str]] = [
-        (["--tasks", "personalized_custom_scalar"], "needs your preference file"),
+        (["--tasks", "personalized_custom_scalar"], "read your preference file from the metadata key data_path"),
         (["--tasks", "personalllm_scalar", "--metadata", json.dumps({"data_dir": str(tmp_path / "nope")})],
          "is not a folder"),
         (["--tasks", "personalllm_scalar", "--metadata", json.dumps({"data_dir": str(copy_dir), "alpha": 0})],

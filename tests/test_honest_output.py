@@ -52,23 +52,60 @@ def test_config_file_run_takes_the_plugin_only_path(tmp_path, all_sample_rows):
     assert [p.name for p in out.iterdir()] == ["prb-rm__length"]
 
 
+def _legend(stdout: str) -> list[str]:
+    legend = stdout.split("Metrics:\n", 1)[1]
+    return [line.split(":", 1)[0].strip() for line in legend.splitlines() if line.startswith("  ")]
+
+
 def test_judge_legend_lists_only_its_metrics_and_pos_a_rate_has_no_arrow(tmp_path):
     with FakeLLMServer(policy=always("A")) as server:
-        proc = run_cli(
-            ["eval", "--model", "local-chat-completions", "--model_args",
-             f"model=fake,base_url={server.openai_base}/chat/completions,num_concurrent=4",
-             "--apply_chat_template", "--tasks", "personalized_rb_sample", "--limit", "2"],
-            cwd=tmp_path, env={"OPENAI_API_KEY": "sk-prb-test-0000"},
-        )
+        args = ["eval", "--model", "local-chat-completions", "--model_args",
+                f"model=fake,base_url={server.openai_base}/chat/completions,num_concurrent=4",
+                "--apply_chat_template", "--tasks", "personalized_rb_sample", "--limit", "2"]
+        proc = run_cli([*args, "--full_tables"], cwd=tmp_path, env={"OPENAI_API_KEY": "sk-prb-test-0000"})
+        compact = run_cli(args, cwd=tmp_path, env={"OPENAI_API_KEY": "sk-prb-test-0000"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [line for line in proc.stdout.splitlines() if "|pos_a_rate" in line]
     assert rows and all("↓" not in row and "↑" not in row for row in rows)
     assert any("|acc_pair   |↑" in line for line in proc.stdout.splitlines())
+    assert _legend(proc.stdout) == ["acc", "acc_macro", "acc_pair", "consistency", "double_game", "acc_pos_a",
+                                    "acc_pos_b", "pos_bias", "pos_a_rate", "parse_fail", "error_rate", "skip_rate", "+/-"]
     legend = proc.stdout.split("Metrics:\n", 1)[1]
-    names = [line.split(":", 1)[0].strip() for line in legend.splitlines() if line.startswith("  ")]
-    assert names == ["acc", "acc_macro", "acc_pair", "consistency", "double_game", "acc_pos_a", "acc_pos_b", "pos_bias",
-                     "pos_a_rate", "parse_fail", "error_rate", "skip_rate", "+/-"]
     assert "pos_a_rate: share of verdicts naming position A; 0.5 is ideal" in legend
+    # max_cost belongs to prb-judge: this backend is not told about it.
+    assert "max_cost" not in proc.stdout
+    assert "skip_rate: share of judgments not sent (always 0 with this backend, which sends every judgment)" in legend
+    # The default: one compact table, a legend of its columns, and the way to the full tables.
+    assert compact.returncode == 0, compact.stderr[-3000:]
+    assert "|" not in compact.stdout and "max_cost" not in compact.stdout
+    assert _legend(compact.stdout) == ["acc", "acc_macro", "acc_pair", "consistency", "double_game", "pos_a_rate",
+                                       "parse_fail", "95% CI*"]
+    assert compact.stdout.rstrip().endswith("lm-eval's full tables: add --full_tables")
+
+
+def test_compact_summary_of_a_judge_run(tmp_path):
+    """A prb-judge run prints 16 lines where lm-eval's tables and legend took 76 (plus the usage block)."""
+    with FakeLLMServer(policy=always("A")) as server:
+        proc = run_cli(["eval", "--model", "prb-judge", "--model_args",
+                        f"model=openai/fake,api_base={server.openai_base},api_key_env=K,cache_dir={tmp_path / 'c'}",
+                        "--tasks", "personalized_rb_sample", "--output_path", str(tmp_path / "runs"),
+                        "--log_samples"], cwd=tmp_path, env={"K": "sk-prb-test-0000"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line == "prb-judge (model=openai/fake)")
+    summary = lines[start:]
+    assert summary[1].split() == ["task", "pairs", "acc", "%", "95%", "CI", "acc_macro", "%", "acc_pair", "%",
+                                  "consistency", "%", "double_game", "%", "pos_a_rate", "%", "parse_fail", "%"]
+    # Always A: every pair is right in exactly one order, so every pair scores 1/2 and the
+    # bootstrap over pairs has no spread (lm-eval's judgment-level error would claim one).
+    assert summary[2].split()[:4] == ["personalized_rb_sample", "36", "50.0", "50.0-50.0"]
+    assert [line.split()[0] for line in summary[3:6]] == ["Art_and_Entertainment",
+                                                           "Lifestyle_and_Personal_Development", "Society_and_Culture"]
+    assert summary[6].startswith("Data: bundled SYNTHETIC sample")
+    assert summary[-2].startswith("prb-judge usage summary: ") or summary[-1].startswith("prb-judge usage summary: ")
+    table_and_legend = [line for line in summary if not line.startswith("prb-judge usage summary")]
+    assert len(table_and_legend) == 16, "\n".join(table_and_legend)
+    assert len(lines) <= 24, proc.stdout  # with the judge's 6-line usage block
 
 
 @pytest.mark.parametrize("model, args, expected", [

@@ -168,7 +168,7 @@ def test_offline_command_fails_with_one_line(tmp_path):
     # A proxy on a closed port stands for "no internet" on any machine.
     proc = run_cli(["templates", "official", str(tmp_path / "t")], cwd=tmp_path,
                    env={"https_proxy": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}, timeout=120)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a user error, like every other one
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
     assert lines[0].startswith("prb: could not download https://raw.githubusercontent.com/Martin-qyma/"
@@ -197,13 +197,13 @@ def test_source_checkout_and_overwrite_rules(tmp_path, checkout):
     assert again.returncode == 0
     (checkout / "prompts" / "pairwise_user.txt").write_text("{question} / {Response_A} / {Response_B}")
     refused = run_cli(["templates", "official", str(target), "--source", str(checkout)], cwd=tmp_path)
-    assert refused.returncode == 1 and "already exists and differs; pass --force" in refused.stderr
+    assert refused.returncode == 2 and "already exists and differs; pass --force" in refused.stderr
     forced = run_cli(["templates", "official", str(target), "--source", str(checkout), "--force"], cwd=tmp_path)
     assert forced.returncode == 0
     assert render(resolve("judge/user.jinja", str(target)), question="q", category="", response_a="a",
                   response_b="b", posts=[], aspects=[]) == "q / a / b"
     missing = run_cli(["templates", "official", str(target), "--source", str(tmp_path)], cwd=tmp_path)
-    assert missing.returncode == 1 and "no prompts/pairwise_system.txt under" in missing.stderr
+    assert missing.returncode == 2 and "no prompts/pairwise_system.txt under" in missing.stderr
 
 
 @pytest.mark.slow

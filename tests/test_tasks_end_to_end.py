@@ -130,12 +130,15 @@ def test_scalar_sample_with_offline_scorers(tmp_path, scorer):
         assert 0.35 <= acc <= 0.65
         for s in SUBSETS:
             assert 0.35 <= metric(results, f"personalized_rb_sample_scalar_{s.short}", "acc") <= 0.65
-    # Per-subset table and the group's micro/macro numbers are both there.
+    # Per-subset rows and the group's micro/macro numbers are both there.
     sizes = [12, 12, 12]
     per = [metric(results, f"personalized_rb_sample_scalar_{s.short}", "acc") for s in SUBSETS]
     assert acc == pytest.approx(sum(p * n for p, n in zip(per, sizes)) / sum(sizes))
     assert metric(results, "personalized_rb_sample_scalar", "acc_macro") == pytest.approx(sum(per) / 3)
-    assert "Groups" in proc.stdout
+    table = proc.stdout.splitlines()
+    assert table[1].split() == ["task", "n", "acc", "%", "95%", "CI", "acc_macro", "%", "tie_rate", "%"]
+    assert table[2].split()[:3] == ["personalized_rb_sample_scalar", "36", f"{100 * acc:.1f}"]
+    assert [row.split()[0] for row in table[3:6]] == [s.config for s in SUBSETS]
 
 
 def test_plugin_only_runs_skip_the_builtin_task_index(tmp_path):

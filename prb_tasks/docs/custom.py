@@ -17,7 +17,7 @@ from pydantic import Field
 
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.custom.schema import Preference, UserRecord
-from prb_tasks.data.custom.sources import example_path, load_users
+from prb_tasks.data.custom.sources import example_path, load_users, missing_path_line
 from prb_tasks.data.errors import DataError
 from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
@@ -97,7 +97,7 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
             f"prb: the personalized_custom_example tasks always use the bundled example; drop data_path "
             f"'{opts.data_path}' or run personalized_custom with it"
         )
-    path, users = load_users(source or opts.data_path)
+    path, users = load_users(source or opts.data_path, kwargs.get("data_dir"))
     rows = sum(len(user.preferences) for user in users)
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
     provenance.record(kwargs, origin, task_name(kwargs) or f"personalized_custom_{variant}")
@@ -132,6 +132,17 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
             docs.append(scalar_pair_doc(identity, pref.prompt, prompt, pref.chosen, pref.rejected, profile_key,
                                         chosen_first=pref.chosen_letter == "A"))
     return docs
+
+
+def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """Checks ``prb eval`` runs before a model loads: a file must be named.
+
+    Args:
+        tasks: requested task or group name -> :class:`prb_tasks.taskindex.TaskInfo`.
+        metadata: the run's ``--metadata``.
+    """
+    if any(info.source is None for info in tasks.values()) and metadata.get("data_path") in (None, ""):
+        raise DataError(missing_path_line(metadata.get("data_dir")))
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

@@ -130,6 +130,24 @@ def _being_cancelled() -> bool:
     return bool(cancelling is not None and cancelling())
 
 
+def unreachable_line(model_id: str, api_base: str | None, attempts: int, last: str) -> str:
+    """The one line for a judge whose endpoint never answered.
+
+    Args:
+        model_id: the litellm model (``openai/gpt-4o-mini``); its prefix names the provider.
+        api_base: the server the user named, or None for the provider's own API.
+        attempts: connection attempts made in a row.
+        last: the last error, ``Name: message``.
+    """
+    if api_base:
+        return (f"prb-judge: could not connect to {model_id} at {api_base} ({attempts} attempts; last: {last}); "
+                "check that the server is running and api_base is right")
+    provider = model_id.split("/", 1)[0] if "/" in model_id else "provider"
+    # No api_base: the user's server is not involved, the machine cannot reach the provider.
+    return (f"prb-judge: the {provider} API is unreachable for {model_id} ({attempts} attempts; last: {last}); "
+            "check this machine's network connection or proxy settings")
+
+
 # --------------------------------------------------------------------------- runner
 
 
@@ -426,9 +444,8 @@ class JudgeRunner:
                 if halt is not None and halt.kind == "unreachable" and self.usage.calls_ok == 0:
                     # Never reached at all: a wrong api_base or a server not started.
                     self._fatal = self._fatal or JudgeFatalError(
-                        f"prb-judge: could not connect to {self.where} ({self.watch.streak} attempts; last: "
-                        f"{err.name}: {err.message}); check that the server is running and api_base is right"
-                    )
+                        unreachable_line(self.settings.model_id, self.settings.api_base, self.watch.streak,
+                                         f"{err.name}: {err.message}"))
                     raise self._fatal
                 if halt is not None:
                     self._stop(halt)

@@ -215,7 +215,7 @@ def run(target: Path, source: Path | None = None, force: bool = False) -> int:
         paths = write_templates(target, files, force)
     except PRBError as exc:
         print(str(exc).splitlines()[0], file=sys.stderr, flush=True)
-        return 1
+        return 2  # offline, a bad --source, a differing file: all fixable by the user
     for path in paths:
         print(f"wrote {path}")
     for changed in differ:

@@ -1,8 +1,9 @@
 """Assemble a report: runs -> entries -> sections of comparable models -> statistics.
 
-A *section* holds every model run on one setting (judges and scalar RMs that saw the
-same input, e.g. ``personalized_rb`` and ``personalized_rb_scalar``) and one data
-source; models are compared with each other only inside a section.
+A *section* holds every model run on one benchmark, one setting (judges and scalar RMs
+shown the same input, as their tasks declare it, e.g. ``personalized_rb`` and
+``personalized_rb_scalar``: question only) and one data source; models are compared
+with each other only inside a section.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from pathlib import Path
 
 from prb_tasks.errors import PRBError
 from prb_tasks.report.ladder import Ladder, ladders
-from prb_tasks.report.outcomes import Entry, build_entry, setting_of
+from prb_tasks.report.names import assign
+from prb_tasks.report.outcomes import Entry, build_entry
 from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_matrix, ranking, shared_keys
-from prb_tasks.report.runs import Run, load_runs
+from prb_tasks.report.runs import Family, Run, load_runs
 from prb_tasks.report.source import describe
 from prb_tasks.report.summary import Summary, summarize
+from prb_tasks.settings import DIAGNOSTIC
+from prb_tasks.settings import describe as describe_setting
 
 
 @dataclass
@@ -62,8 +66,10 @@ def _stamp(run: Run) -> str:
     return f"{match.group(1)} {match.group(2)}:{match.group(3)}:{match.group(4)}" if match else run.path.parent.name
 
 
-def _labels(runs: list[Run]) -> dict[tuple[int, str], str]:
-    """Model labels, made unique where one model ran the same family twice."""
+def _labels(runs: list[Run], names: dict[int, str] | None = None) -> dict[tuple[int, str], str]:
+    """Model labels (a name the user gave wins), made unique where one model ran the same family twice."""
+    for i, name in (names or {}).items():
+        runs[i].label = name
     seen = Counter((run.label, fam.name) for run in runs for fam in run.families)
     labels = {}
     for i, run in enumerate(runs):
@@ -73,8 +79,26 @@ def _labels(runs: list[Run]) -> dict[tuple[int, str], str]:
     return labels
 
 
-def _matches(family: str, tasks: list[str]) -> bool:
-    return family in tasks or setting_of(family) in tasks
+def _key_of(name: str, runs: list[Run]) -> tuple[str, str] | None:
+    """(benchmark, setting) a judge's ``--task`` name brings along (None for a scalar task,
+    which selects only itself): from a family found in the runs, or the installed YAMLs."""
+    from prb_tasks.settings import benchmark_of, declared
+    from prb_tasks.taskindex import groups
+
+    for run in runs:
+        for fam in run.families:
+            if fam.name == name:
+                return (fam.benchmark, fam.setting) if fam.kind == "judge" else None
+    entry = next((g for g in groups() if g.name == name), None)
+    task = entry.subtasks[0] if entry is not None and entry.subtasks else None
+    if task is None or task not in declared() or "prb-judge" not in entry.backends:
+        return None
+    return benchmark_of(task) or "", declared()[task]
+
+
+def _matches(family: Family, tasks: list[str], keys: dict[str, tuple[str, str] | None]) -> bool:
+    """A family is selected by its own name or by a judge task of the same benchmark and setting."""
+    return family.name in tasks or any(keys[t] == (family.benchmark, family.setting) for t in tasks)
 
 
 def _slug(setting: str, source: str, taken: set[str]) -> str:
@@ -88,48 +112,54 @@ def _slug(setting: str, source: str, taken: set[str]) -> str:
     return slug
 
 
-def _section(setting: str, source: str, entries: list[Entry], taken: set[str]) -> Section:
+def _section(benchmark: str, setting: str, source: str, entries: list[Entry], taken: set[str]) -> Section:
     summaries = [summarize(e) for e in entries]
     logged = [e for e in entries if e.logged]
     comparisons = compare_all(logged)
     accs = {s.id: (s.acc.value if s.acc else None) for s in summaries}
     union = set().union(*(e.keys for e in logged)) if logged else set()
-    diagnostic = any(e.variant == "oracle" for e in entries)
+    diagnostic = setting in DIAGNOSTIC or any(e.variant == "oracle" for e in entries)
     return Section(
-        slug=_slug(setting, source, taken), setting=setting, source=source,
-        title=f"{setting} on the {describe(source)}", diagnostic=diagnostic, entries=entries,
+        slug=_slug(f"{benchmark}--{setting}", source, taken), setting=setting, source=source,
+        title=f"{benchmark}, {describe_setting(setting)}, on the {describe(source)}", diagnostic=diagnostic,
+        entries=entries,
         summaries=summaries, comparisons=comparisons, kappa=kappa_matrix(logged),
         ranking=ranking(accs, comparisons), shared_all=len(shared_keys(logged)), union=len(union),
     )
 
 
-def build_report(paths: list[Path], tasks: list[str] | None = None) -> Report:
+def build_report(paths: list[Path], tasks: list[str] | None = None,
+                 names: list[tuple[str, str, str]] | None = None) -> Report:
     """Read every run under ``paths`` and compute the whole report.
 
     Args:
         paths: lm-eval output folders or results files.
-        tasks: keep only these task families (a name also matches its ``_scalar`` twin).
+        names: (RUN, NAME, where given) from ``--label`` / ``--names`` (:mod:`prb_tasks.report.names`).
+        tasks: keep only these task families (a judge task's name also selects every family
+            of the same benchmark and setting, e.g. ``personalized_rb`` its ``_scalar`` twin).
     """
     notes: list[str] = []
     runs = load_runs(paths, notes)
-    labels = _labels(runs)
+    labels = _labels(runs, assign(runs, names or []))
     found = sorted({fam.name for run in runs for fam in run.families})
     if tasks:
         wanted = [t.strip() for spec in tasks for t in spec.split(",") if t.strip()]
+        keys = {t: _key_of(t, runs) for t in wanted}
         for run in runs:
-            run.families = [f for f in run.families if _matches(f.name, wanted)]
+            run.families = [f for f in run.families if _matches(f, wanted, keys)]
         if found and not any(run.families for run in runs):
             raise PRBError(f"prb compare: no runs of {', '.join(wanted)} under the given folders; "
                            f"found: {', '.join(found)}")
-    grouped: dict[tuple[str, str], list[Entry]] = defaultdict(list)
+    grouped: dict[tuple[str, str, str], list[Entry]] = defaultdict(list)
     counter = 0
     for i, run in enumerate(runs):
         for fam in run.families:
             counter += 1
             entry = build_entry(f"m{counter}", labels[(i, fam.name)], run, fam)
-            grouped[(entry.source, entry.setting)].append(entry)
+            grouped[(fam.benchmark, entry.source, entry.setting)].append(entry)
     taken: set[str] = set()
-    sections = [_section(setting, source, entries, taken) for (source, setting), entries in sorted(grouped.items())]
+    sections = [_section(benchmark, setting, source, entries, taken)
+                for (benchmark, source, setting), entries in sorted(grouped.items())]
     for section in sections:
         logged = [e for e in section.entries if e.logged]
         apart = [(a, b) for i, a in enumerate(logged) for b in logged[i + 1:] if not set(a.keys) & set(b.keys)]

@@ -1,6 +1,10 @@
-"""PNG charts of a report section (matplotlib, from the ``report`` extra).
+"""Charts of a report section, fit for print (matplotlib, from the ``report`` extra).
 
-Judges are drawn as circles in blue, scalar RMs as squares in orange, in every chart.
+Every chart is written three times: SVG and PDF (vector, text kept as text so a
+figure can be edited and searched) and a 300-dpi PNG. Judges are blue circles, scalar
+RMs orange squares, in every chart; every chart has labelled axes and a legend;
+percentage axes stay within 0-100; titles name the benchmark, the setting and the kind
+of data, never a local path. Points that coincide (tied models) share one label.
 """
 
 from __future__ import annotations
@@ -10,25 +14,41 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.report.build import Report, Section
-from prb_tasks.report.formatting import known
+from prb_tasks.report.formatting import known, short_label
 from prb_tasks.report.tables import short_subset
+from prb_tasks.settings import describe as describe_setting
 
 MISSING = "charts skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")"
 STYLE = {"judge": ("#1f6fb4", "o", "generative judge"), "scalar": ("#e07b12", "s", "scalar RM")}
-DPI = 110
+SUBSET_MARKERS = ("^", "v", "D", "P", "X", "<", ">", "h")
+DPI = 300
+FORMATS = ("svg", "pdf", "png")
+PERCENT = (0.0, 100.0)
 
 
 def _short(label: str, width: int = 40) -> str:
-    """``prb-judge (model=openai/gpt-4o-mini)`` -> ``openai/gpt-4o-mini``; long names keep both ends."""
-    head, _, rest = label.partition(" (")
-    if rest:
-        inner, _, tail = rest.partition(")")
-        values = ", ".join(part.split("=", 1)[-1] for part in inner.split(", "))
-        label = values + tail
-    if len(label) <= width:
-        return label
-    keep = width - 1
-    return label[: keep // 3] + "…" + label[-(keep - keep // 3):]
+    return short_label(label, width)
+
+
+def _where(section: Section) -> str:
+    """The kind of data, without a local path (a figure must not carry one)."""
+    source = section.source
+    if source == "sample":
+        return "bundled synthetic sample"
+    if source.startswith("local:"):
+        return "local copy"
+    if source.startswith("bundled:"):
+        return "bundled example data"
+    return "HF hub"
+
+
+def chart_title(what: str, section: Section) -> str:
+    """``Accuracy: personalized_rb, question only (HF hub)``."""
+    import textwrap
+
+    benchmark = section.entries[0].family.benchmark if section.entries else ""
+    # Wrapped, so a long setting does not stretch the figure and shrink everything else.
+    return textwrap.fill(f"{what}: {benchmark}, {describe_setting(section.setting)} ({_where(section)})", 72)
 
 
 def _plt() -> Any:
@@ -37,43 +57,99 @@ def _plt() -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    # Text stays text in SVG and PDF (TrueType), so figures can be edited and searched.
+    matplotlib.rcParams.update({"svg.fonttype": "none", "pdf.fonttype": 42, "font.size": 9})
     return plt
 
 
-def _legend(ax: Any, kinds: set[str]) -> None:
+def _kind_handles(kinds: set[str]) -> list[Any]:
     plt = _plt()
-    handles = [plt.Line2D([], [], color=c, marker=m, linestyle="", label=t)
-               for k, (c, m, t) in STYLE.items() if k in kinds]
-    ax.legend(handles=handles, loc="best", fontsize=8, frameon=False)
+    return [plt.Line2D([], [], color=c, marker=m, linestyle="", label=t)
+            for k, (c, m, t) in STYLE.items() if k in kinds]
 
 
-def _save(fig: Any, path: Path) -> None:
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
+def _save(fig: Any, stem: Path) -> None:
+    if not getattr(fig, "_prb_laid_out", False) and not fig.legends:
+        fig.tight_layout()
+    for fmt in FORMATS:
+        fig.savefig(stem.with_suffix(f".{fmt}"), dpi=DPI if fmt == "png" else None, bbox_inches="tight")
     _plt().close(fig)
 
 
-def accuracy(section: Section, path: Path) -> bool:
+def _label_points(ax: Any, points: list[tuple[float, float, str]], log_x: bool = False) -> None:
+    """One label per place: models at the same point (ties) are listed in one label,
+    and labels of points close together are moved apart vertically."""
+    groups: dict[tuple[float, float], list[str]] = {}
+    for x, y, name in points:
+        gx = round(math.log10(x), 2) if log_x and x > 0 else round(x, 1)
+        groups.setdefault((gx, round(y, 1)), []).append(name)
+    placed: list[tuple[float, float, float]] = []  # x, y, offset in points
+    for (gx, gy), names in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
+        x = next(px for px, py, n in points if n == names[0])
+        y = next(py for px, py, n in points if n == names[0])
+        offset = 4.0
+        for px, py, po in placed:
+            near_x = abs(math.log10(max(px, 1e-12)) - math.log10(max(x, 1e-12))) < 0.3 if log_x else abs(px - x) < 8
+            if near_x and abs(py - y) < 4:
+                offset = max(offset, po + 11 * len(names))
+        placed.append((x, y, offset))
+        top = y > 85  # near the top edge the label goes below the point, clear of the title
+        left = not log_x and x > 75  # near the right edge it goes to the left, inside the plot
+        ax.annotate("\n".join(names), (x, y), textcoords="offset points",
+                    xytext=(-6 if left else 6, -offset if top else offset), fontsize=7,
+                    va="top" if top else "bottom", ha="right" if left else "left",
+                    arrowprops={"arrowstyle": "-", "color": "#999", "lw": 0.5} if offset > 4 else None)
+
+
+def accuracy(section: Section, stem: Path) -> bool:
+    """Headline: accuracy with its 95% interval per model, overall and per subset."""
     rows = sorted([s for s in section.summaries if s.acc], key=lambda s: s.acc.value)
     if not rows:
         return False
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.45 * len(rows)))
+    subsets: list[str] = []
+    for s in rows:
+        subsets += [g.value for g in s.subsets if g.value not in subsets]
+    if len(subsets) < 2:
+        subsets = []
+    band = 0.7 / max(len(subsets), 1)
+    fig, ax = plt.subplots(figsize=(7.5, 1.4 + (0.35 + 0.22 * len(subsets)) * len(rows)))
     for y, s in enumerate(rows):
         color, marker, _ = STYLE[s.kind]
-        low, high = s.acc.low, s.acc.high
-        if known(low):
-            ax.plot([100 * low, 100 * high], [y, y], color=color, linewidth=2, alpha=0.6)
-        ax.plot(100 * s.acc.value, y, marker=marker, color=color, markersize=8)
-        ax.annotate(f"{100 * s.acc.value:.1f}", (100 * s.acc.value, y), textcoords="offset points",
-                    xytext=(0, 7), ha="center", fontsize=7)
-    ax.set_yticks(range(len(rows)), [_short(s.label) for s in rows], fontsize=8)
+        if known(s.acc.low):
+            ax.plot([100 * s.acc.low, 100 * s.acc.high], [y, y], color=color, linewidth=2.5, alpha=0.7)
+        ax.plot(100 * s.acc.value, y, marker=marker, color=color, markersize=8, clip_on=False)
+        # The value sits beside the interval (not above it, where the subsets are).
+        high = 100 * (s.acc.high if known(s.acc.high) else s.acc.value)
+        low = 100 * (s.acc.low if known(s.acc.low) else s.acc.value)
+        right = high < 88
+        ax.annotate(f"{100 * s.acc.value:.1f}", (high if right else low, y), textcoords="offset points",
+                    xytext=(6 if right else -6, 0), ha="left" if right else "right", va="center", fontsize=7,
+                    fontweight="bold")
+        per = {g.value: g for g in s.subsets}
+        for k, name in enumerate(subsets):
+            g = per.get(name)
+            if g is None:
+                continue
+            yy = y + 0.16 + band * k * 0.5  # subsets just above their model's overall marker
+            if g.low is not None and known(g.low):
+                ax.plot([100 * g.low, 100 * g.high], [yy, yy], color=color, linewidth=0.8, alpha=0.5)
+            ax.plot(100 * g.acc, yy, marker=SUBSET_MARKERS[k % len(SUBSET_MARKERS)], color=color,
+                    markersize=4.5, fillstyle="none", linestyle="", clip_on=False)
+    ax.set_yticks(range(len(rows)), [_short(s.label) for s in rows])
     ax.axvline(50, color="#999", linestyle=":", linewidth=1)
-    ax.set_xlabel("accuracy % (95% bootstrap interval over pairs)")
-    ax.set_ylim(-0.7, len(rows) - 0.3)
-    ax.set_title(f"Accuracy: {section.title}", fontsize=10)
-    _legend(ax, {s.kind for s in rows})
-    _save(fig, path)
+    ax.set_xlim(*PERCENT)
+    ax.set_xlabel("accuracy % (95% bootstrap interval over pairs; dotted line: chance)")
+    ax.set_ylabel("model")
+    ax.set_ylim(-0.6, len(rows) - 0.1 + (0.2 if subsets else 0))
+    ax.set_title(chart_title("Accuracy", section), fontsize=10)
+    handles = _kind_handles({s.kind for s in rows})
+    handles += [plt.Line2D([], [], color="#555", marker=SUBSET_MARKERS[k % len(SUBSET_MARKERS)], fillstyle="none",
+                           linestyle="", markersize=5, label=f"subset: {short_subset(name)}")
+                for k, name in enumerate(subsets)]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.4 / fig.get_figheight(), 1, 1))
+    _save(fig, stem)
     return True
 
 
@@ -86,40 +162,59 @@ def _frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return best
 
 
-def cost_frontier(section: Section, path: Path) -> bool:
+def cost_frontier(section: Section, stem: Path) -> bool:
+    """Accuracy against $ per 1,000 pairs; free models (local, $0) sit on their own tick."""
     rows = [s for s in section.summaries if s.acc and known(s.cost.usd_per_1k_pairs)]
     if not rows:
         return False
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    points = []
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    paid = [s.cost.usd_per_1k_pairs for s in rows if (s.cost.usd_per_1k_pairs or 0) > 0]
+    log = bool(paid)
+    # A log axis cannot show $0: free models are drawn one decade left of the cheapest paid one.
+    free_x = min(paid) / 10 if paid else 0.0
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    points, named = [], []
     for s in rows:
         color, marker, _ = STYLE[s.kind]
-        cost = max(s.cost.usd_per_1k_pairs or 0.0, 1e-6)
-        points.append((cost, 100 * s.acc.value))
-        ax.plot(cost, 100 * s.acc.value, marker=marker, color=color, markersize=8)
-        ax.annotate(_short(s.label, 30), (cost, 100 * s.acc.value), textcoords="offset points", xytext=(5, 4),
-                    fontsize=7)
+        cost = s.cost.usd_per_1k_pairs or 0.0
+        x = cost if cost > 0 else free_x
+        points.append((x, 100 * s.acc.value))
+        named.append((x, 100 * s.acc.value, _short(s.label, 30)))
+        ax.plot(x, 100 * s.acc.value, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
     line = _frontier(points)
-    ax.plot([p[0] for p in line], [p[1] for p in line], color="#555", linestyle="--", linewidth=1,
-            label="cost frontier")
-    ax.set_xscale("log")
-    from matplotlib.ticker import FuncFormatter
-
-    money = FuncFormatter(lambda x, _: f"${x:.3g}")
-    ax.xaxis.set_major_formatter(money)
-    ax.xaxis.set_minor_formatter(money)
-    ax.tick_params(axis="x", which="minor", labelsize=7)
-    ax.margins(x=0.15, y=0.1)
-    ax.set_xlabel("$ per 1,000 pairs (log scale; cached answers at their original price)")
+    ax.plot([p[0] for p in line], [p[1] for p in line], color="#555", linestyle="--", linewidth=1)
+    _label_points(ax, named, log_x=log)
+    if log:
+        ax.set_xscale("log")
+        low, high = math.floor(math.log10(free_x if len(paid) < len(rows) else min(paid))), math.ceil(math.log10(max(paid)))
+        high = max(high, low + 1)
+        ticks = [10.0 ** e for e in range(low, high + 1)]
+        ax.set_xlim(10.0 ** low / 1.5, 10.0 ** high * 1.5)
+        if len(paid) < len(rows):
+            ticks = [t for t in ticks if t > free_x * 1.5] + [free_x]
+            ax.axvline(free_x * 3, color="#ccc", linewidth=0.8)
+        ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
+        ax.xaxis.set_major_formatter(FuncFormatter(
+            lambda x, _: "$0 (free)" if paid and abs(x - free_x) < free_x * 1e-6 else f"${x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("$ per 1,000 pairs (log scale; cached answers at their original price)")
+    else:
+        ax.set_xticks([0.0], ["$0 (free)"])
+        ax.set_xlim(-1, 1)
+        ax.set_xlabel("$ per 1,000 pairs (every model here was free)")
+    ax.set_ylim(*PERCENT)
     ax.set_ylabel("accuracy %")
-    ax.set_title(f"Accuracy vs cost: {section.title}", fontsize=10)
-    ax.legend(loc="best", fontsize=8, frameon=False)
-    _save(fig, path)
+    ax.set_title(chart_title("Accuracy vs cost", section), fontsize=10)
+    handles = _kind_handles({s.kind for s in rows})
+    handles.append(plt.Line2D([], [], color="#555", linestyle="--", label="cost frontier (no model is cheaper and better)"))
+    ax.legend(handles=handles, loc="lower right", fontsize=7, frameon=False)
+    _save(fig, stem)
     return True
 
 
-def subset_heatmap(section: Section, path: Path) -> bool:
+def subset_heatmap(section: Section, stem: Path) -> bool:
     rows = [s for s in section.summaries if s.subsets]
     names: list[str] = []
     for s in rows:
@@ -128,22 +223,23 @@ def subset_heatmap(section: Section, path: Path) -> bool:
         return False
     plt = _plt()
     grid = [[next((100 * g.acc for g in s.subsets if g.value == n), math.nan) for n in names] for s in rows]
-    fig, ax = plt.subplots(figsize=(2.8 + 1.3 * len(names), 1.2 + 0.45 * len(rows)))
+    fig, ax = plt.subplots(figsize=(3.2 + 1.3 * len(names), 1.4 + 0.45 * len(rows)))
     image = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
     for i, line in enumerate(grid):
         for j, v in enumerate(line):
             if not math.isnan(v):
                 ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=8)
-    ax.set_xticks(range(len(names)), [short_subset(n) for n in names], fontsize=8)
-    ax.set_yticks(range(len(rows)), [f"{_short(s.label, 34)} ({'J' if s.kind == 'judge' else 'RM'})" for s in rows],
-                  fontsize=8)
-    fig.colorbar(image, ax=ax, label="accuracy %")
-    ax.set_title(f"Accuracy per subset: {section.setting}", fontsize=10)
-    _save(fig, path)
+    ax.set_xticks(range(len(names)), [short_subset(n) for n in names])
+    ax.set_yticks(range(len(rows)), [f"{_short(s.label, 34)} ({'J' if s.kind == 'judge' else 'RM'})" for s in rows])
+    ax.set_xlabel("subset")
+    ax.set_ylabel("model (J = generative judge, RM = scalar RM)")
+    fig.colorbar(image, ax=ax, label="accuracy % (colour scale)")
+    ax.set_title(chart_title("Accuracy per subset", section), fontsize=10)
+    _save(fig, stem)
     return True
 
 
-def consistency(section: Section, path: Path) -> bool:
+def consistency(section: Section, stem: Path) -> bool:
     rows = [s for s in section.summaries
             if s.kind == "judge" and s.acc and known(s.metrics.get("consistency"))]
     if not rows:
@@ -151,24 +247,28 @@ def consistency(section: Section, path: Path) -> bool:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     color, marker, _ = STYLE["judge"]
+    named = []
     for s in rows:
         x, y = 100 * (s.metrics["consistency"] or 0.0), 100 * s.acc.value
-        ax.plot(x, y, marker=marker, color=color, markersize=8)
-        ax.annotate(_short(s.label, 30), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
+        ax.plot(x, y, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
+        named.append((x, y, _short(s.label, 30)))
+    _label_points(ax, named)
+    ax.set_xlim(*PERCENT)
+    ax.set_ylim(*PERCENT)
     ax.set_xlabel("consistency % (same response preferred in both orders)")
     ax.set_ylabel("accuracy %")
-    ax.margins(x=0.25, y=0.15)
-    ax.set_title(f"Judges: consistency vs accuracy ({section.setting})", fontsize=10)
-    _save(fig, path)
+    ax.set_title(chart_title("Judges' consistency vs accuracy", section), fontsize=10)
+    ax.legend(handles=_kind_handles({"judge"}), loc="lower right", fontsize=7, frameon=False)
+    _save(fig, stem)
     return True
 
 
-def length_bias(section: Section, path: Path) -> bool:
+def length_bias(section: Section, stem: Path) -> bool:
     rows = [s for s in section.summaries if known(s.metrics.get("picks_longer"))]
     if not rows:
         return False
     plt = _plt()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 1.4 + 0.45 * len(rows)), sharey=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 1.9 + 0.45 * len(rows)), sharey=True)
     for y, s in enumerate(rows):
         color, marker, _ = STYLE[s.kind]
         left.barh(y, 100 * (s.metrics["picks_longer"] or 0.0), color=color, alpha=0.75)
@@ -176,22 +276,30 @@ def length_bias(section: Section, path: Path) -> bool:
         if known(longer) and known(shorter):
             right.plot([100 * shorter, 100 * longer], [y, y], color="#aaa", linewidth=1)
         if known(longer):
-            right.plot(100 * longer, y, marker=">", color=color, markersize=8)
+            right.plot(100 * longer, y, marker=">", color=color, markersize=8, linestyle="", clip_on=False)
         if known(shorter):
-            right.plot(100 * shorter, y, marker="<", color=color, markersize=8, fillstyle="none")
+            right.plot(100 * shorter, y, marker="<", color=color, markersize=8, fillstyle="none", linestyle="",
+                       clip_on=False)
     left.axvline(50, color="#555", linestyle=":", linewidth=1)
-    left.set_xlim(0, 100)
-    left.set_xlabel("picks that are the longer response %\n(50 = no length bias)")
-    left.set_yticks(range(len(rows)), [_short(s.label, 34) for s in rows], fontsize=8)
-    right.margins(x=0.2)
-    right.set_xlabel("accuracy % when the chosen response is\n▶ the longer one, ◁ the shorter one")
-    fig.suptitle(f"Length bias: {section.setting}", fontsize=10)
-    _save(fig, path)
+    left.set_xlim(*PERCENT)
+    right.set_xlim(*PERCENT)
+    left.set_xlabel("picks that are the longer response %\n(dotted: 50 = no length preference)")
+    left.set_yticks(range(len(rows)), [_short(s.label, 34) for s in rows])
+    left.set_ylabel("model")
+    right.set_xlabel("accuracy % when the chosen response is\nthe longer one / the shorter one")
+    handles = _kind_handles({s.kind for s in rows})
+    handles += [plt.Line2D([], [], color="#555", marker=">", linestyle="", label="chosen is the longer response"),
+                plt.Line2D([], [], color="#555", marker="<", fillstyle="none", linestyle="",
+                           label="chosen is the shorter response")]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
+    fig.suptitle(chart_title("Length bias", section), fontsize=10)
+    fig.tight_layout(rect=(0, 0.35 / fig.get_figheight(), 1, 1))
+    _save(fig, stem)
     return True
 
 
 CHARTS = (
-    ("accuracy", "Accuracy with 95% intervals", accuracy),
+    ("accuracy", "Accuracy with 95% intervals, overall and per subset", accuracy),
     ("cost", "Accuracy vs cost per 1,000 pairs", cost_frontier),
     ("subsets", "Accuracy per subset", subset_heatmap),
     ("consistency", "Judges: consistency vs accuracy", consistency),
@@ -200,7 +308,8 @@ CHARTS = (
 
 
 def draw_charts(report: Report, folder: Path) -> list[str]:
-    """Write every chart that has data into ``folder``; record them in ``report.charts``.
+    """Write every chart that has data into ``folder`` (SVG, PDF, PNG); record them in
+    ``report.charts`` as (title, PNG file name); the SVG and PDF sit beside it.
 
     Returns:
         Notes for the user (one line if matplotlib is missing).
@@ -213,8 +322,8 @@ def draw_charts(report: Report, folder: Path) -> list[str]:
     for section in report.sections:
         made = []
         for name, title, draw in CHARTS:
-            file = f"{section.slug}_{name}.png"
-            if draw(section, folder / file):
-                made.append((title, file))
+            stem = folder / f"{section.slug}_{name}"
+            if draw(section, stem):
+                made.append((title, f"{stem.name}.png"))
         report.charts[section.slug] = made
     return []

@@ -56,19 +56,25 @@ def write_report(report: Report, out: Path, charts: bool = True) -> list[Path]:
 
 
 def compare(paths: list[Path], out: Path | None = None, tasks: list[str] | None = None,
-            fmt: str = "table", charts: bool = True) -> Outcome:
+            fmt: str = "table", charts: bool = True, labels: list[str] | None = None,
+            names_file: Path | None = None) -> Outcome:
     """Compare every run under ``paths``.
 
     Args:
         paths: lm-eval output folders or results files.
         out: folder for report.md / report.json / report.html / charts (None: print only).
-        tasks: keep only these task families (a name also matches its ``_scalar`` twin).
+        tasks: keep only these task families (a judge task's name also selects its benchmark's
+            other families of the same setting, e.g. its ``_scalar`` twin).
         fmt: what to print: ``table`` (short), ``markdown`` (report.md) or ``json`` (report.json).
-        charts: draw the PNG charts (needs matplotlib).
+        charts: draw the charts (needs matplotlib).
+        labels: ``RUN=NAME`` strings: show those runs as NAME everywhere.
+        names_file: a file of ``RUN=NAME`` lines.
     """
+    from prb_tasks.report.names import read_names
+
     if fmt not in FORMATS:
         raise PRBError(f"prb compare: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    report = build_report(paths, tasks)
+    report = build_report(paths, tasks, read_names(labels or [], names_file))
     written = write_report(report, out, charts) if out is not None and report.sections else []
     if fmt == "json":
         text = render_json(report)
@@ -79,6 +85,13 @@ def compare(paths: list[Path], out: Path | None = None, tasks: list[str] | None 
     return Outcome(text, list(report.notes), written, report)
 
 
+def empty_line(paths: list[Path]) -> str:
+    """The one line for folders that hold no finished run of a prb task."""
+    where = ", ".join(str(p) for p in paths)
+    return (f"prb compare: no finished runs of prb tasks under {where}; run prb eval with "
+            "--output_path DIR --log_samples and give DIR")
+
+
 def run_command(args: Any) -> int:
     """``prb compare`` from parsed arguments: print, write, and return the exit code.
 
@@ -86,9 +99,14 @@ def run_command(args: Any) -> int:
         args: argparse namespace with ``paths``, ``out``, ``task``, ``format``, ``no_charts``.
     """
     try:
-        outcome = compare(args.paths, args.out, args.task, args.format, charts=not args.no_charts)
+        outcome = compare(args.paths, args.out, args.task, args.format, charts=not args.no_charts,
+                          labels=getattr(args, "label", None), names_file=getattr(args, "names", None))
         for note in outcome.notes:
             print(f"prb compare: {note}", file=sys.stderr)
+        if outcome.report is not None and not outcome.report.sections:
+            # Nothing to compare is a mistake in what was given: a script must not see success.
+            print(empty_line(args.paths), file=sys.stderr)
+            return 2
         print(outcome.text, flush=True)
         if outcome.written:
             html = outcome.written[0]

@@ -11,18 +11,21 @@ import json
 from typing import Any
 
 from prb_tasks.report.build import Report
+from prb_tasks.report.formatting import short_label
 from prb_tasks.report.pairtext import pair_texts
 from prb_tasks.report.tables import short_subset
 from prb_tasks.report.source import describe
 
 MAX_COMPLETION = 2000
+#: The prompt as sent is kept whole up to here (profiles and histories make it long).
+MAX_PROMPT = 8000
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
-def _cut(text: str) -> str:
-    if len(text) <= MAX_COMPLETION:
+def _cut(text: str, limit: int = MAX_COMPLETION) -> str:
+    if len(text) <= limit:
         return text
-    return text[:MAX_COMPLETION] + f" … [{len(text) - MAX_COMPLETION} more characters in the samples file]"
+    return text[:limit] + f" … [{len(text) - limit} more characters in the samples file]"
 
 
 def _round(x: float) -> float:
@@ -55,14 +58,16 @@ def drilldown_data(report: Report) -> dict[str, Any]:
                     "c": entry.category[i], "u": entry.user[i], "t": list(entry.tags[i]),
                     "q": t.question, "ch": t.chosen, "rj": t.rejected,
                     "a": [[a.get("aspect", ""), a.get("evidence", ""), a.get("reason", "")] for a in t.aspects],
-                    "p": t.prompt, "pc": t.prompt_chosen,
+                    "p": None if t.prompt is None else _cut(t.prompt, MAX_PROMPT), "pc": t.prompt_chosen, "why": t.reason,
+                    "dem": [[str(k), str(v)] for k, v in t.demographics.items()],
                 })
             detail: Any = per_pair.get(i, []) if entry.kind == "judge" else [
                 _round(entry.s_chosen[i]), _round(entry.s_rejected[i])]
             rows.append([gid, _round(entry.score[i]), detail])
         results[entry.id] = rows
     return {
-        "models": [{"id": e.id, "label": e.label, "kind": e.kind, "section": section_of[e.id],
+        "models": [{"id": e.id, "label": e.label, "short": short_label(e.label, 24), "kind": e.kind,
+                    "section": section_of[e.id],
                     "family": e.family.name} for e in entries],
         "sections": [{"slug": s.slug, "title": s.title, "models": [e.id for e in s.entries if e.logged]}
                      for s in report.sections],

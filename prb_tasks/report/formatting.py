@@ -40,6 +40,8 @@ def money(usd: float | None, partial: bool = False) -> str:
     if not known(usd):
         return DASH
     assert usd is not None
+    if usd == 0:
+        return "$0 (free)" + ("+" if partial else "")
     text = f"${usd:.2f}" if usd >= 0.1 else f"${usd:.4f}"
     return text + ("+" if partial else "")
 
@@ -53,3 +55,16 @@ def p_value(p: float | None) -> str:
         return DASH
     assert p is not None
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def short_label(label: str, width: int = 40) -> str:
+    """A model's label for a column or a chart axis: ``prb-judge (model=openai/gpt-4o-mini)``
+    -> ``openai/gpt-4o-mini``; a name the user gave is kept; long names keep both ends."""
+    head, _, rest = label.partition(" (")
+    if rest and "=" in rest:
+        inner, _, tail = rest.partition(")")
+        label = ", ".join(part.split("=", 1)[-1] for part in inner.split(", ")) + tail
+    if len(label) <= width:
+        return label
+    keep = width - 1
+    return label[: keep // 3] + "…" + label[-(keep - keep // 3):]

@@ -32,8 +32,8 @@ class Entry:
         label: model name shown to people.
         kind: ``judge`` or ``scalar``.
         run, family: where it was read from.
-        setting: the family name without ``_scalar``: judges and RMs given the same
-            input share a setting and are compared with each other.
+        setting: what the model was shown, as its tasks declare it: judges and RMs
+            shown the same input share a setting and are compared with each other.
         variant: the docs' ``variant`` (``both``, ``official``, ``profile``, ...).
         keys, subset, category, user, tags: per pair (aligned arrays/lists).
         score: per pair, the share of its judgments that were right (0, 0.5 or 1).
@@ -90,9 +90,11 @@ class Entry:
 
 
 def setting_of(family: str) -> str:
-    """``personalized_rb_scalar_profile`` -> ``personalized_rb_profile``: judges and RMs
-    that see the same input share a setting."""
-    return family.replace("_scalar", "", 1)
+    """The setting a task (or group) named ``family`` declares, or the name itself when
+    it declares none (it is then compared with nothing else)."""
+    from prb_tasks.settings import declared
+
+    return declared().get(family, family)
 
 
 def _completion(sample: dict[str, Any]) -> str:
@@ -176,7 +178,7 @@ def build_entry(entry_id: str, label: str, run: Run, family: Family) -> Entry:
         run: the run holding ``family``.
         family: the task family to read.
     """
-    entry = Entry(entry_id, label, family.kind, run, family, setting_of(family.name))
+    entry = Entry(entry_id, label, family.kind, run, family, family.setting)
     if not family.logged:
         return entry
     index: dict[str, int] = {}

@@ -39,8 +39,10 @@ class PairText:
         chosen, rejected: the two responses (chosen = the one the user prefers).
         aspects: the user's rubric aspects (``aspect``, ``evidence``, ``reason``), the
             benchmark's scoring standard.
-        prompt: the prompt as sent, when the responses are not known separately.
+        prompt: the prompt as sent (what the model was shown: profile, history, demographics).
         prompt_chosen: where the chosen response sits in that prompt (A or B).
+        reason: the user's own reason for this preference (your own data), the scoring standard.
+        demographics: the user's demographics (your own data), as the file gives them.
     """
 
     question: str | None = None
@@ -49,6 +51,8 @@ class PairText:
     aspects: list[dict[str, str]] = field(default_factory=list)
     prompt: str | None = None
     prompt_chosen: str | None = None
+    reason: str | None = None
+    demographics: dict[str, Any] = field(default_factory=dict)
 
 
 class _TextRow(BaseModel):
@@ -155,7 +159,36 @@ def pair_texts(entries: list[Entry], notes: list[str]) -> dict[tuple[str, str], 
                 text.aspects = [a for a in doc["rubric_aspects"] if isinstance(a, dict)]
             if text.prompt is None and isinstance(doc.get("prompt"), str):
                 text.prompt, text.prompt_chosen = doc["prompt"], doc.get("chosen_position")
-    for text in texts.values():
-        if text.chosen is not None:
-            text.prompt = None  # the responses are shown; the prompt would repeat them
+    _add_custom(entries, texts, notes)
     return texts
+
+
+def _custom_file(source: str) -> Path | None:
+    from prb_tasks.data.custom.sources import example_path
+
+    if source.startswith(LOCAL_PREFIX):
+        return Path(source.removeprefix(LOCAL_PREFIX))
+    return example_path() if source == SAMPLE or source.startswith("bundled:") else None
+
+
+def _add_custom(entries: list[Entry], texts: dict[tuple[str, str], PairText], notes: list[str]) -> None:
+    """Your own data: each preference's reason and the user's demographics, from the file."""
+    from prb_tasks.data.custom.sources import load_users
+
+    sources = {e.source for e in entries if any(d.get("subset") == "custom" for d in e.docs[:1])}
+    for source in sources:
+        path = _custom_file(source)
+        if path is None or not path.is_file():
+            continue
+        try:
+            _, users = load_users(str(path))
+        except PRBError as exc:
+            notes.append(f"drill-down: cannot read {path} for the users' reasons and demographics "
+                         f"({str(exc).splitlines()[0]})")
+            continue
+        for user in users:
+            for index, pref in enumerate(user.preferences):
+                text = texts.get((source, f"{user.user_id}/{index}"))
+                if text is not None:
+                    text.reason = pref.reason or None
+                    text.demographics = dict(user.demographics or {})

@@ -23,6 +23,10 @@ ASSETS = Path(__file__).with_name("assets")
 
 
 def _uri(path: Path) -> str:
+    """The chart as a data URI: its SVG (crisp at any width, text kept as text), else the PNG."""
+    svg = path.with_suffix(".svg")
+    if svg.is_file():
+        return "data:image/svg+xml;base64," + base64.b64encode(svg.read_bytes()).decode("ascii")
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
@@ -43,7 +47,7 @@ def render_html(report: Report, chart_folder: Path | None) -> str:
             "union": s.union,
             "tables": main_tables(s),
             "breakdowns": breakdown_tables(s, limit=None),
-            "charts": [{"title": title, "uri": _uri(chart_folder / file)}
+            "charts": [{"title": title, "uri": _uri(chart_folder / file), "headline": file.endswith("_accuracy.png")}
                        for title, file in report.charts.get(s.slug, []) if chart_folder is not None],
         })
     return env.get_template("report.html.j2").render(

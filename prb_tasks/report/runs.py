@@ -18,8 +18,6 @@ from prb_tasks.errors import PRBError
 from prb_tasks.report.source import data_source
 from prb_tasks.textfiles import utf8_lines
 
-_SECRET_HINTS = ("key", "token", "secret", "password")
-_LABEL_KEYS = ("config", "model", "pretrained", "scorer", "endpoint", "served_model")
 _SCALAR_TYPES = ("multiple_choice", "loglikelihood")
 
 
@@ -33,6 +31,10 @@ class Family:
         kind: ``judge`` (generate_until) or ``scalar`` (multiple_choice).
         source: where its data came from (see :func:`prb_tasks.report.source.data_source`).
         samples: subtask -> logged samples; empty without ``--log_samples``.
+        setting: what the model was shown, as its tasks declare it (:mod:`prb_tasks.settings`);
+            a family that declares none is its own setting (its name), compared with nothing else.
+        benchmark: the task folder it belongs to (``personalized_rb``, ``personalllm``...),
+            so equal settings of different benchmarks are never mixed.
     """
 
     name: str
@@ -40,6 +42,12 @@ class Family:
     kind: str
     source: str
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    setting: str = ""
+    benchmark: str = ""
+
+    def __post_init__(self) -> None:
+        self.setting = self.setting or self.name
+        self.benchmark = self.benchmark or self.name
 
     @property
     def logged(self) -> bool:
@@ -74,15 +82,11 @@ class SkipRun(Exception):
 
 
 def model_label(config: dict[str, Any]) -> str:
-    """``model (k=v, ...)`` from a results file's ``config``, without secrets."""
-    args = config.get("model_args") or {}
-    if isinstance(args, str):
-        args = dict(p.split("=", 1) for p in args.split(",") if "=" in p)
-    shown = [
-        f"{k}={args[k]}" for k in _LABEL_KEYS
-        if k in args and not any(h in k.lower() for h in _SECRET_HINTS)
-    ]
-    return f"{config.get('model', '?')} ({', '.join(shown)})" if shown else str(config.get("model", "?"))
+    """``model (k=v, ...)`` from a results file's ``config``: every argument that changes
+    the result (:func:`prb_tasks.runlabel.run_label`), without secrets."""
+    from prb_tasks.runlabel import run_label
+
+    return run_label(str(config.get("model", "?")), config.get("model_args"))
 
 
 def find_results(paths: list[Path]) -> list[Path]:
@@ -174,6 +178,15 @@ def _is_ours(name: str, subtasks: list[str], samples: dict[str, list[dict[str, A
     return any("pair_key" in rows[0]["doc"] for rows in samples.values() if rows)
 
 
+def _declared(subtasks: list[str], configs: dict[str, Any]) -> tuple[str, str]:
+    """(setting, benchmark) of a family; empty strings where nothing declares them."""
+    from prb_tasks.settings import benchmark_of, setting_of
+
+    settings = {setting_of(t, configs.get(t)) for t in subtasks}
+    setting = settings.pop() if len(settings) == 1 else None
+    return setting or "", benchmark_of(subtasks[0]) or ""
+
+
 def _sample_files(results_path: Path, task: str) -> Path:
     stamp = results_path.stem.removeprefix("results_")
     return results_path.parent / f"samples_{task}_{stamp}.jsonl"
@@ -218,7 +231,9 @@ def read_run(path: Path, notes: list[str]) -> Run | None:
                          "planner stage); not compared")
             continue
         recorded = (data.get("prb") or {}).get("data_sources") if isinstance(data.get("prb"), dict) else None
-        families.append(Family(name, subtasks, kind, data_source(configs, subtasks[0], recorded), samples))
+        setting, benchmark = _declared(subtasks, configs)
+        families.append(Family(name, subtasks, kind, data_source(configs, subtasks[0], recorded), samples,
+                               setting, benchmark))
     if not families:
         return None
     usage_path = path.with_name(path.name.replace("results_", "usage_", 1))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.report.build import Section
-from prb_tasks.report.formatting import ci, known, money, number, p_value, pct, signed_pts, value
+from prb_tasks.report.formatting import ci, known, money, number, p_value, pct, short_label, signed_pts, value
 from prb_tasks.report.ladder import Ladder
 from prb_tasks.report.pairwise import CORRECTION
 from prb_tasks.report.source import describe
@@ -178,8 +178,9 @@ def kappa_table(section: Section) -> Table | None:
     logged = [s for s in section.summaries if s.logged]
     if len(logged) < 2:
         return None
-    table = Table("Agreement: Cohen's kappa of per-pair outcomes on shared pairs", ["model", *[s.id for s in logged]])
-    table.rows = [[_t(f"{s.id} {s.label}"), *[_n(k) for k in section.kappa[i]]] for i, s in enumerate(logged)]
+    table = Table("Agreement: Cohen's kappa of per-pair outcomes on shared pairs",
+                  ["model", *[short_label(s.label, 24) for s in logged]])
+    table.rows = [[_t(s.label), *[_n(k) for k in section.kappa[i]]] for i, s in enumerate(logged)]
     return table
 
 
@@ -196,7 +197,7 @@ def breakdown_tables(section: Section, limit: int | None = MAX_GROUPS) -> list[T
         values = sorted(sizes, key=lambda v: (-sizes[v], v))
         shown = values if limit is None else values[:limit]
         more = f"largest {limit} of {len(values)}; all in report.json and report.html" if len(shown) < len(values) else ""
-        table = Table(f"Accuracy % per {name}", [name, "pairs", *[s.id for s in logged]], more=more)
+        table = Table(f"Accuracy % per {name}", [name, "pairs", *[short_label(s.label, 24) for s in logged]], more=more)
         table.rows = [[_t(v), (str(sizes[v]), sizes[v]), *[_p(accs.get((s.id, v))) for s in logged]] for v in shown]
         tables.append(table)
     return tables

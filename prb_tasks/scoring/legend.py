@@ -52,9 +52,18 @@ _SCALAR = {
     **{name: meaning for name, meaning in _JUDGE.items() if name.startswith("bon_")},
 }
 _STDERR = "+/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"
+#: What skip_rate means where no max_cost exists (every backend but prb-judge).
+_NO_SKIPS = "share of judgments not sent (always 0 with this backend, which sends every judgment)"
+_CI_PAIRS = ("95% CI: bootstrap over pairs within each subset (a judge's two orders of a pair count once); "
+             "pairs: pairs scored")
+_CI_STDERR_SCALAR = "95% CI*: acc +/- 1.96 x lm-eval's standard error (normal approximation); n: pairs scored"
+_CI_STDERR = ("95% CI*: acc +/- 1.96 x lm-eval's standard error, which counts a judge's two orders of a pair as "
+              "independent (too narrow); add --log_samples for intervals over pairs; n: documents scored")
 
 
-def _meaning(metric: str, kind: str) -> str | None:
+def _meaning(metric: str, kind: str, backend: str | None = None) -> str | None:
+    if metric == "skip_rate" and backend not in (None, "prb-judge"):
+        return _NO_SKIPS
     table = _SCALAR if kind == "scalar" else _JUDGE
     # Best-of-N metrics carry their N: bon_regret_n4 is explained once as bon_regret.
     return table.get(re.sub(r"_n\d+$", "", metric) if metric.startswith("bon_") else metric)
@@ -77,13 +86,17 @@ def task_kind(config: dict[str, Any]) -> str:
     return "scalar" if config.get("output_type") in ("multiple_choice", "loglikelihood") else "judge"
 
 
-def legend_lines(results: dict[str, Any], ours: set[str]) -> list[str]:
+def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None = None) -> list[str]:
     """The legend for the metrics ``ours`` tasks and groups report in ``results``.
 
     Args:
-        results: what ``lm_eval.simple_evaluate`` returned.
+        results: what ``lm_eval.simple_evaluate`` returned; its ``config.model`` (the
+            backend) decides meanings that differ between backends (``skip_rate``).
         ours: names of prb tasks and groups.
+        only: explain just these metrics (the columns of the compact table) and its
+            interval instead of lm-eval's ``+/-``; None: every metric in the results.
     """
+    backend = str((results.get("config") or {}).get("model") or "") or None
     configs = results.get("configs") or {}
     subtasks = results.get("group_subtasks") or {}
     shown: list[tuple[str, str]] = []
@@ -94,6 +107,8 @@ def legend_lines(results: dict[str, Any], ours: set[str]) -> list[str]:
         kinds = {task_kind(configs.get(m) or {}) for m in members if m in configs} or {"judge"}
         for kind in sorted(kinds):
             for metric in metric_names(values):
+                if only is not None and metric not in only:
+                    continue
                 if (kind, metric) not in shown:
                     shown.append((kind, metric))
     if not shown:
@@ -108,11 +123,18 @@ def legend_lines(results: dict[str, Any], ours: set[str]) -> list[str]:
     lines: list[str] = []
     said: dict[str, str] = {}
     for kind, metric in sorted(shown, key=place):
-        meaning = _meaning(metric, kind)
+        meaning = _meaning(metric, kind, backend)
         if meaning is None or meaning in said.values():
             continue
         said[metric] = meaning
         shown_name = re.sub(r"_n\d+$", "_nN", metric) if metric.startswith("bon_") else metric
         prefix = f"{shown_name} ({kind} tasks)" if both and metric in ("acc",) else shown_name
         lines.append(f"{prefix}: {meaning}")
-    return [*lines, _STDERR] if lines else []
+    if not lines:
+        return []
+    if only is None:
+        return [*lines, _STDERR]
+    if "_starred" not in only:
+        return [*lines, _CI_PAIRS]
+    judges = any(kind == "judge" for kind, _ in shown)
+    return [*lines, _CI_STDERR if judges else _CI_STDERR_SCALAR]

@@ -18,17 +18,28 @@ def example_path() -> Path:
     return Path(__file__).resolve().parent / "example.jsonl"
 
 
-def resolve_path(data_path: str | None) -> Path:
+def missing_path_line(data_dir: object = None) -> str:
+    """The one line for a custom-data run without ``data_path``.
+
+    Args:
+        data_dir: the run's ``data_dir``, if one was given (another family's key, a
+            common slip for this one).
+    """
+    given = (f"data_dir ({data_dir}) is read by the Personalized RewardBench and PersonalLLM tasks, not this one; "
+             if data_dir not in (None, "") else "")
+    return (f"prb: personalized_custom tasks read your preference file from the metadata key data_path; {given}"
+            "pass --metadata '{\"data_path\": \"FILE.jsonl\"}' (or \"example\" for the bundled example)")
+
+
+def resolve_path(data_path: str | None, data_dir: object = None) -> Path:
     """The file to read.
 
     Args:
         data_path: a file path, or ``example`` for the bundled example.
+        data_dir: the run's ``data_dir``, only to name it when ``data_path`` is missing.
     """
     if data_path in (None, ""):
-        raise DataError(
-            "prb: this task needs your preference file: --metadata '{\"data_path\": \"FILE.jsonl\"}' "
-            "(or \"example\" for the bundled example)"
-        )
+        raise DataError(missing_path_line(data_dir))
     if str(data_path) == EXAMPLE:
         return example_path()
     path = Path(str(data_path)).expanduser()
@@ -37,13 +48,14 @@ def resolve_path(data_path: str | None) -> Path:
     return path.resolve()
 
 
-def load_users(data_path: str | None) -> tuple[Path, list[UserRecord]]:
+def load_users(data_path: str | None, data_dir: object = None) -> tuple[Path, list[UserRecord]]:
     """The resolved file and its validated users.
 
     Args:
         data_path: see :func:`resolve_path`.
+        data_dir: see :func:`resolve_path`.
     """
-    path = resolve_path(data_path)
+    path = resolve_path(data_path, data_dir)
     return path, _read(path, path.stat().st_mtime)
 
 

@@ -116,7 +116,7 @@
     var tr = el("tr");
     ["pair", "subset", "category"].forEach(function (h) { tr.appendChild(el("th", h)); });
     models.forEach(function (m) {
-      var th = el("th", m.id); th.title = m.label + " (" + m.kind + ")"; tr.appendChild(th);
+      var th = el("th", m.short || m.label); th.title = m.label + " (" + m.kind + ")"; tr.appendChild(th);
     });
     head.appendChild(tr);
     var start = page * PAGE;
@@ -160,9 +160,27 @@
       var c = el("div", null); c.appendChild(el("h4", "Chosen (what this user prefers)")); c.appendChild(el("div", p.ch, "box chosen"));
       var r = el("div", null); r.appendChild(el("h4", "Rejected")); r.appendChild(el("div", p.rj, "box rejected"));
       grid.appendChild(c); grid.appendChild(r); box.appendChild(grid);
-    } else if (p.p) {
-      box.appendChild(el("h4", "Prompt as sent (chosen response in position " + (p.pc || "?") + ")"));
-      box.appendChild(el("pre", p.p, "completion"));
+    }
+    if (p.dem && p.dem.length) {
+      box.appendChild(el("h4", "The user's demographics"));
+      var dd = el("dl", null, "demo");
+      p.dem.forEach(function (kv) { dd.appendChild(el("dt", kv[0])); dd.appendChild(el("dd", kv[1])); });
+      box.appendChild(dd);
+    }
+    if (p.why) {
+      var why = el("div", null, "standard");
+      why.appendChild(el("h4", "The user's reason for this preference: the scoring standard (never shown to models)"));
+      why.appendChild(el("div", p.why));
+      box.appendChild(why);
+    }
+    if (p.p) {
+      // Everything the model was shown: the profile posts, earlier choices or demographics it read.
+      var shownTo = el("details", null, "shown");
+      if (p.ch === null || p.ch === undefined) shownTo.open = true;
+      shownTo.appendChild(el("summary", "What the model was shown (the prompt as sent; chosen response in position " +
+        (p.pc || "?") + ")"));
+      shownTo.appendChild(el("pre", p.p, "completion"));
+      box.appendChild(shownTo);
     }
     if (p.a && p.a.length) {
       var std = el("div", null, "standard");
@@ -178,7 +196,7 @@
     data.models.forEach(function (m) {
       var row = byModel[m.id][i];
       if (!row) return;
-      var block = section(box, m.id + " " + m.label + " · " + (m.kind === "judge" ? "judge" : "scalar RM") + " · " + m.family, "model " + m.kind);
+      var block = section(box, m.label + " · " + (m.kind === "judge" ? "judge" : "scalar RM") + " · " + m.family, "model " + m.kind);
       if (m.kind === "scalar") {
         var sc = row[2];
         block.appendChild(el("p", "score chosen " + sc[0] + ", rejected " + sc[1] + ": " +

@@ -39,7 +39,7 @@ from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.score_cache import ScorerIdentity
 from prb_tasks.rm.scorers.base import Report, Scorer
-from prb_tasks.rm.scorers.lexical import profile_posts
+from prb_tasks.rm.scorers.lexical import ProfileWatch
 from prb_tasks.text.bm25 import BM25Index
 from prb_tasks.text.encoder import MODEL_NAME, PACKAGE, choose_dtype, package_facts
 
@@ -86,6 +86,7 @@ class EmbeddingScorer(Scorer):
         self.dtype = choose_dtype(dtype, self.device)
         self._model: Any = None
         self._candidates: dict[str, tuple[str, ...]] = {}
+        self.watch = ProfileWatch()
         self._post_vectors: dict[str, Any] = {}
         self._encoded = 0
         self._encode_seconds = 0.0
@@ -117,7 +118,7 @@ class EmbeddingScorer(Scorer):
             question: the bare question (the BM25 query).
         """
         if key not in self._candidates:
-            posts = profile_posts(key, self.name)
+            posts = self.watch.posts(key, self.name)
             if self.max_posts and len(posts) > self.max_posts:
                 keep = sorted(BM25Index(posts).top_k(question, self.max_posts))
                 posts = tuple(posts[i] for i in keep)
@@ -212,8 +213,10 @@ class EmbeddingScorer(Scorer):
         return rewards
 
     def notes(self) -> list[str]:
+        # With the question term on, a user without posts still gets distinct scores.
+        lines = [] if self.question_weight else self.watch.notes(self.name)
         if not self._encoded:
-            return []
+            return lines
         rate = self._encoded / max(self._encode_seconds, 1e-9)
-        return [f"embedding: encoded {self._encoded:,} texts ({len(self._post_vectors):,} users' posts) "
+        return lines + [f"embedding: encoded {self._encoded:,} texts ({len(self._post_vectors):,} users' posts) "
                 f"in {self._encode_seconds:.1f} s, {rate:.0f} texts/s, {self.dtype} on {self.device}"]

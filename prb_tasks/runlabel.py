@@ -1,0 +1,99 @@
+"""Name a run by everything that changes its result.
+
+Two runs of ``prb-rm pretrained=./tinyrm`` with ``protocol=official`` and
+``protocol=clean`` score differently, so their labels (in ``prb compare``, in the
+summary ``prb eval`` prints) and their output folders must differ. A model argument
+belongs in the name unless it only changes *how* the run went (concurrency, caching,
+retries, prices, where the key is read from), or it is a secret, or it repeats the
+backend's default.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+#: Arguments that change how a run goes but never a score or a verdict.
+OPERATIONAL = frozenset({
+    "api_base", "api_key_env", "api_path", "transport", "num_concurrent", "rpm", "tpm", "max_retries", "timeout",
+    "backoff_base", "backoff_max", "max_wait", "cache", "cache_dir", "input_cost_per_mtok", "output_cost_per_mtok",
+    "max_cost", "dry_run", "batch", "batch_wait", "batch_poll", "batch_max_requests", "batch_retries",
+    "batch_size", "max_batch_size", "device", "trust_remote_code", "parallelize", "max_length_warning",
+    "base_url", "tokenized_requests", "max_gen_toks_warning", "verify_certificate", "description",
+})
+#: Arguments that name the model itself: shown first, in this order.
+IDENTITY = ("config", "model", "pretrained", "scorer", "endpoint", "served_model", "peft", "delta", "path", "engine")
+_SECRET_HINTS = ("key", "token", "secret", "password")
+
+
+def as_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
+    """``--model_args`` as a dict (lm-eval records them either way).
+
+    Args:
+        model_args: a dict, a ``k=v,...`` string, or None.
+    """
+    if isinstance(model_args, dict):
+        return dict(model_args)
+    if not model_args:
+        return {}
+    return dict(part.split("=", 1) for part in str(model_args).split(",") if "=" in part)
+
+
+@lru_cache(maxsize=4)
+def _defaults(model: str) -> dict[str, Any]:
+    """The default of every argument of prb's own backends (none for lm-eval's)."""
+    try:
+        if model == "prb-rm":
+            from prb_tasks.rm.options import RMOptions as options
+        elif model == "prb-judge":
+            from prb_tasks.judge.options import JudgeSettings as options
+        else:
+            return {}
+    except ImportError:
+        return {}
+    return {name: f.default for name, f in options.model_fields.items()}
+
+
+def _same(value: Any, default: Any) -> bool:
+    return str(value).lower() == str(default).lower() if default is not None else False
+
+
+def result_args(model: str, model_args: str | dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The (key, value) pairs that set what this run computes, identity keys first.
+
+    Args:
+        model: the ``--model`` name (``prb-rm``, ``prb-judge``, ``hf``...).
+        model_args: its ``--model_args``.
+    """
+    args = as_dict(model_args)
+    defaults = _defaults(model)
+    kept = {k: v for k, v in args.items()
+            if k not in OPERATIONAL and v not in (None, "") and not any(h in k.lower() for h in _SECRET_HINTS)
+            and not (k in defaults and _same(v, defaults[k]))}
+    order = [k for k in IDENTITY if k in kept] + sorted(k for k in kept if k not in IDENTITY)
+    return [(k, str(kept[k])) for k in order]
+
+
+def run_label(model: str, model_args: str | dict[str, Any] | None) -> str:
+    """``prb-rm (pretrained=./tinyrm, protocol=official)``: the model and what sets its result.
+
+    Args:
+        model: the ``--model`` name.
+        model_args: its ``--model_args``.
+    """
+    shown = result_args(model, model_args)
+    return f"{model} ({', '.join(f'{k}={v}' for k, v in shown)})" if shown else model
+
+
+def folder_suffix(model: str, model_args: str | dict[str, Any] | None) -> str:
+    """``__protocol-official`` for the result-changing arguments besides the model's identity;
+    empty when there are none, so a plain run keeps its plain folder name.
+
+    Args:
+        model: the ``--model`` name.
+        model_args: its ``--model_args``.
+    """
+    extra = [(k, v) for k, v in result_args(model, model_args) if k not in IDENTITY]
+    text = "__".join(f"{k}-{v}" for k, v in extra)
+    return "__" + re.sub(r"[^A-Za-z0-9._=-]+", "_", text)[:120] if text else ""

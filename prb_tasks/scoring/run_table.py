@@ -1,0 +1,161 @@
+"""The one compact table ``prb eval`` prints instead of lm-eval's two long ones.
+
+lm-eval prints every metric of every task and group as its own row, and then the
+group rows again: 11 metrics x 4 rows for one judge run. A person wants, per row,
+the accuracy with an interval, the macro mean and the two or three numbers that say
+whether the run can be trusted (position consistency, parse failures, ties). This
+module picks those from the results; ``prb eval --full_tables`` prints lm-eval's own.
+
+Intervals: with ``--log_samples`` the samples are at hand, so the interval is a
+bootstrap over *pairs* within each subset (a judge's two orders of one pair are
+resampled together, as ``prb compare`` does); without them it is lm-eval's standard
+error times 1.96, which counts a judge's two orders as independent (too narrow).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+#: Metrics worth a column, in order; a column appears when some row reports the metric.
+HEADLINE = ("acc_macro", "acc_user", "acc_tag", "acc_pair", "consistency", "double_game", "pos_a_rate", "pos_bias", "acc_official",
+            "tie_rate", "parse_fail", "plan_recall", "plan_precision", "plan_empty")
+#: Failures shown only when they happened: a column of zeros says nothing.
+IF_NONZERO = ("error_rate", "skip_rate")
+#: Best-of-N metrics carry their N; the largest N is the headline.
+BON = ("bon_reward", "bon_regret", "bon_win_random", "bon_win_popular")
+FULL_TABLES_FLAG = "--full_tables"
+
+
+def _value(row: dict[str, Any], metric: str) -> float | None:
+    value = row.get(f"{metric},none")
+    if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
+        return float(value)
+    return None
+
+
+def _rows(results: dict[str, Any], ours: set[str]) -> list[tuple[str, str, list[str]]]:
+    """(name shown, task or group name, its leaf tasks) in reading order: groups, then their members."""
+    table = results.get("results") or {}
+    tree = {k: list(v or []) for k, v in (results.get("group_subtasks") or {}).items()}
+    members = {t for subs in tree.values() for t in subs}
+    rows: list[tuple[str, str, list[str]]] = []
+
+    def leaves(name: str) -> list[str]:
+        subs = tree.get(name) or []
+        return [leaf for s in subs for leaf in leaves(s)] if subs else [name]
+
+    def add(name: str, depth: int) -> None:
+        if name in table:
+            alias = str(table[name].get("alias") or name).strip(" -") if depth else name
+            rows.append(("  " * depth + alias, name, leaves(name)))
+        for sub in tree.get(name) or []:
+            add(sub, depth + 1)
+
+    for name in table:
+        if name in ours and name not in members:
+            add(name, 0)
+    return rows
+
+
+def _pair_scores(samples: list[dict[str, Any]]) -> np.ndarray:
+    """Per pair, the share of its documents scored right (a judge's two orders are one pair)."""
+    by_pair: dict[str, list[float]] = defaultdict(list)
+    for sample in samples:
+        doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+        key = str(doc.get("pair_key") or sample.get("doc_id"))
+        if isinstance(sample.get("acc"), (int, float)):
+            by_pair[key].append(float(sample["acc"]))
+    return np.array([sum(v) / len(v) for v in by_pair.values()], dtype=float)
+
+
+def _interval(row: dict[str, Any], tasks: list[str], samples: dict[str, list[dict[str, Any]]] | None
+              ) -> tuple[str, int | None]:
+    """The 95% interval of ``acc`` as text, and the number of pairs it rests on (None: unknown)."""
+    from prb_tasks.report.stats import bootstrap
+
+    if samples and all(t in samples for t in tasks):
+        strata = [_pair_scores(samples[t]) for t in tasks]
+        interval = bootstrap(strata)
+        if interval is not None:
+            return f"{100 * interval.low:.1f}-{100 * interval.high:.1f}", sum(len(s) for s in strata)
+    acc, stderr = _value(row, "acc"), _value(row, "acc_stderr")
+    if acc is None or stderr is None:
+        return "-", None
+    return f"{100 * max(acc - 1.96 * stderr, 0):.1f}-{100 * min(acc + 1.96 * stderr, 1):.1f}*", None
+
+
+def _columns(results: dict[str, Any], names: list[str]) -> list[str]:
+    table = results.get("results") or {}
+    rows = [table[n] for n in names]
+    present = [m for m in HEADLINE if any(_value(r, m) is not None for r in rows)]
+    if all(_value(r, "consistency") is not None for r in rows if _value(r, "pos_bias") is not None):
+        # With both orders, consistency and pos_a_rate already say it; single-order rows need it.
+        present = [m for m in present if m != "pos_bias"]
+    present += [m for m in IF_NONZERO if any((_value(r, m) or 0) > 0 for r in rows)]
+    for base in BON:
+        sizes = sorted({int(k.split(",")[0].rsplit("_n", 1)[1]) for r in rows for k in r
+                        if k.startswith(f"{base}_n") and k.split(",")[0].rsplit("_n", 1)[1].isdigit()})
+        if sizes:
+            present.append(f"{base}_n{sizes[-1]}")
+    return present
+
+
+def _cell(value: float | None, metric: str) -> str:
+    if value is None:
+        return "-"
+    # Best-of-N rewards and regrets are normalised rewards, not shares.
+    return f"{value:.3f}" if metric.startswith(("bon_reward", "bon_regret", "plan_size")) else f"{100 * value:.1f}"
+
+
+def _header(metric: str) -> str:
+    if metric.startswith(("bon_reward", "bon_regret")):
+        return metric
+    return f"{metric} %"
+
+
+def compact_lines(results: dict[str, Any], ours: set[str],
+                  samples: dict[str, list[dict[str, Any]]] | None = None) -> tuple[list[str], list[str]]:
+    """The compact table of a run's prb tasks, and the metrics it shows (for the legend).
+
+    Args:
+        results: what ``lm_eval.simple_evaluate`` returned.
+        ours: names of prb tasks and groups; other tasks are left to lm-eval's tables.
+        samples: task -> logged samples (``--log_samples``), for intervals over pairs.
+    """
+    rows = _rows(results, ours)
+    if not rows:
+        return [], []
+    table = results.get("results") or {}
+    counts = results.get("n-samples") or {}
+    columns = _columns(results, [name for _, name, _ in rows])
+    body = []
+    starred = False
+    for shown, name, tasks in rows:
+        row = table[name]
+        ci, pairs = _interval(row, tasks, samples)
+        starred |= ci.endswith("*")
+        docs = sum(int((counts.get(t) or {}).get("effective") or 0) for t in tasks)
+        body.append([shown, str(pairs if pairs is not None else docs or "-"), _cell(_value(row, "acc"), "acc"), ci,
+                     *[_cell(_value(row, m), m) for m in columns]])
+    head = ["task", "n" if starred else "pairs", "acc %", "95% CI", *[_header(m) for m in columns]]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    shown_metrics = ["acc", *columns]
+    lines = [line(head), *[line(r) for r in body]]
+    return lines, shown_metrics + (["_starred"] if starred else [])
+
+
+def model_line(results: dict[str, Any]) -> str:
+    """``prb-judge (model=openai/gpt-4o-mini, ...), limit 10`` without secrets or empty settings."""
+    from prb_tasks.report.runs import model_label
+
+    config = results.get("config") or {}
+    limit = config.get("limit")
+    return model_label(config) + (f", limit {limit:g}" if isinstance(limit, (int, float)) else "")
