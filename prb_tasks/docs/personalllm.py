@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
@@ -35,6 +35,7 @@ from prb_tasks.data.personalllm.items import (
     UserItem,
     simulate,
 )
+from prb_tasks.data.personalllm.presets import PRESETS
 from prb_tasks.data.personalllm.schema import PromptRow
 from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
 from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
@@ -53,21 +54,41 @@ class PersonalLLMOptions(TemplateOptions):
     data_dir: Optional[str] = Field(
         None, description="local copy in the HF layout (<dir>/data/test-*.parquet); else $PRB_PERSONALLLM_DIR, "
         "else the HF hub")
+    preset: Literal["prb", "paper", "public_script"] = Field(
+        "prb", description="whose item construction: prb (default, our own), paper (the authors' paper settings: "
+        "alpha 0.05, 3-5 earlier choices from the test split) or public_script (their public script: alpha 0.01, "
+        "25-49 earlier choices from the train split); presets keep near-ties and label an exact tie b")
     n_users: int = Field(DEFAULT_USERS, ge=1, description="simulated users (authors' default 1000)")
-    alpha: float = Field(DEFAULT_ALPHA, gt=0, description="symmetric Dirichlet concentration (authors' default 0.01)")
+    alpha: Optional[float] = Field(None, gt=0, description="symmetric Dirichlet concentration (default 0.01; "
+                                   "the paper preset's 0.05)")
     user_seed: int = Field(DEFAULT_SEED, ge=0, description="seed of the users' weights and of their walks over "
                            "prompts (authors' default 42; not `seed`, which is a model argument)")
-    k: int = Field(DEFAULT_K, ge=0, description="earlier choices shown with each item (0 = none)")
+    k: Optional[int] = Field(None, ge=0, description="earlier choices shown with each item (default 4; 0 = none; "
+                             "with a preset: the first k of the user's history, default all)")
     items_per_user: int = Field(DEFAULT_ITEMS_PER_USER, ge=1, description="choices to predict per user")
-    margin: float = Field(DEFAULT_MARGIN, ge=0, description="pairs whose two rewards for the user differ by at "
-                          "most this are dropped")
+    margin: Optional[float] = Field(None, ge=0, description="pairs whose two rewards for the user differ by at "
+                                    "most this are dropped (default 0.1; not with a preset)")
     flip_beaver: bool = Field(False, description="negate the cost model beaver_7b's z-score (the authors do not)")
 
+    @model_validator(mode="after")
+    def _preset_keeps_ties(self) -> "PersonalLLMOptions":
+        if self.preset != "prb" and self.margin is not None:
+            raise ValueError(f"'margin' is prb's own rule; preset {self.preset} keeps near-ties as the authors "
+                             "do: drop 'margin' or use preset prb")
+        return self
+
     def simulation(self) -> SimulationConfig:
-        """The simulation settings these options describe."""
+        """The simulation settings these options describe (a preset's values where a key is not given)."""
+        preset = PRESETS.get(self.preset)
         return SimulationConfig(
-            n_users=self.n_users, alpha=self.alpha, seed=self.user_seed, k=self.k,
-            items_per_user=self.items_per_user, margin=self.margin, flip_cost=self.flip_beaver,
+            n_users=self.n_users,
+            alpha=self.alpha if self.alpha is not None else (preset.alpha if preset else DEFAULT_ALPHA),
+            seed=self.user_seed,
+            k=self.k if self.k is not None or preset else DEFAULT_K,
+            items_per_user=self.items_per_user,
+            margin=self.margin if self.margin is not None else DEFAULT_MARGIN,
+            flip_cost=self.flip_beaver,
+            preset=preset.name if preset else None,
         )
 
 
@@ -83,27 +104,36 @@ _USER_TEMPLATE = {
 }
 _SYSTEM_TEMPLATE = {"judge": "judge/system.jinja", "bon_judge": "judge/pointwise_system.jinja"}
 
-# Simulations already built in this process, keyed on the rows object and the settings.
-_SIMULATIONS: dict[tuple[int, SimulationConfig], tuple[list[PromptRow], Simulation]] = {}
+# Simulations already built in this process, keyed on the rows objects and the settings.
+_SIMULATIONS: dict[tuple[int, int, SimulationConfig], tuple[list[PromptRow], Simulation]] = {}
 
 
-def simulation_for(rows: list[PromptRow], config: SimulationConfig) -> Simulation:
+def simulation_for(rows: list[PromptRow], config: SimulationConfig,
+                   history_rows: list[PromptRow] | None = None) -> Simulation:
     """The simulation of ``config`` over ``rows``, built once per process.
 
     Args:
         rows: prompts with all rewards (the loader's cached list).
         config: simulation settings.
+        history_rows: prompts of a preset's history split when it is not ``rows``.
     """
-    key = (id(rows), config)
+    key = (id(rows), id(history_rows), config)
     hit = _SIMULATIONS.get(key)
     if hit is None or hit[0] is not rows:
-        sim = simulate(rows, config)
+        sim = simulate(rows, config, history_rows=history_rows)
         if len(_SIMULATIONS) >= 4:
             _SIMULATIONS.pop(next(iter(_SIMULATIONS)))
         _SIMULATIONS[key] = hit = (rows, sim)
-        print(f"prb: PersonalLLM: {config.n_users} simulated users (alpha {config.alpha:g}, user_seed "
-              f"{config.seed}), {len(sim.items)} items over {len(rows)} prompts, k={config.k} earlier choices, "
-              f"{sim.near_ties} near-ties dropped (margin {config.margin:g})", file=sys.stderr)
+        users = f"prb: PersonalLLM: {config.n_users} simulated users (alpha {config.alpha:g}, user_seed {config.seed})"
+        if config.preset is None:
+            print(f"{users}, {len(sim.items)} items over {len(rows)} prompts, k={config.k} earlier choices, "
+                  f"{sim.near_ties} near-ties dropped (margin {config.margin:g})", file=sys.stderr)
+        else:
+            preset = PRESETS[config.preset]
+            shown = "all" if config.k is None else f"the first {config.k}"
+            print(f"{users}, preset {preset.name}: {preset.min_history}-{preset.max_history - 1} earlier choices "
+                  f"per user from the {preset.history_split} split ({shown} shown), {len(sim.items)} items over "
+                  f"{len(rows)} test prompts, {sim.ties} exact ties labelled b, near-ties kept", file=sys.stderr)
     return hit[1]
 
 
@@ -113,7 +143,7 @@ def user_name(user: int) -> str:
 
 
 def _past(sim: Simulation, choice: Choice) -> PastChoice:
-    row = sim.rows[choice.prompt]
+    row = sim.history_prompt(choice)
     return PastChoice(row.prompt, row.responses[choice.first], row.responses[choice.second],
                       "A" if choice.chosen == choice.first else "B")
 
@@ -194,11 +224,19 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     opts = parse_options(PersonalLLMOptions, kwargs)
     config = opts.simulation()
     prompts = load_prompts(opts.data_dir)
+    preset = PRESETS.get(opts.preset)
+    history_rows = None
+    if preset is not None and preset.history_split != HF_SPLIT:
+        try:
+            history_rows = load_prompts(opts.data_dir, preset.history_split)
+        except DataError as exc:
+            raise DataError(f"{exc}; preset {preset.name} draws histories from the {preset.history_split} split "
+                            "(`prb data download DIR --family personalllm` fetches it)") from None
     folder = resolve_data_dir(opts.data_dir)
     origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
               else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
     provenance.record(kwargs, origin, task_name(kwargs) or f"personalllm_{variant}")
-    sim = simulation_for(prompts, config)
+    sim = simulation_for(prompts, config, history_rows)
     tag = hashlib.sha256(f"{source_tag(opts.data_dir)}|{config}".encode()).hexdigest()[:12]
     out = _Renderer(variant, opts)
     docs: list[dict[str, Any]] = []
