@@ -9,7 +9,11 @@ hence ``**kwargs``. Variants:
 - ``scalar`` / ``scalar_history``: an RM scores ``[chosen, rejected]`` after the bare
   prompt, or after the prompt preceded by the user's earlier choices;
 - ``bon`` / ``bon_history``: an RM scores all eight responses (Best-of-N);
-- ``bon_judge``: a judge rates each of the eight responses on its own (Best-of-N).
+- ``bon_judge``: a judge rates each of the eight responses on its own (Best-of-N);
+- ``gen``: any model *writes* the response for the user, given the user's first ``k``
+  earlier choices as in-context examples (the authors' self-ICL baseline; ``k`` 0 is
+  their zero-shot prompt); ``prb personalllm score`` then scores it with the ten reward
+  models (:mod:`prb_tasks.scoring.personalllm_gen`).
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ from prb_tasks.docs.pairs import DocList, judge_pair_docs, judge_system_prompt, 
 from prb_tasks.prompts.history import PastChoice, profile_texts
 from prb_tasks.prompts.templates import render, resolve
 
-VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history", "bon", "bon_history", "bon_judge")
-_WITH_HISTORY = {"judge", "scalar_history", "bon_history", "bon_judge"}
+VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history", "bon", "bon_history", "bon_judge", "gen")
+_WITH_HISTORY = {"judge", "scalar_history", "bon_history", "bon_judge", "gen"}
+ICLResponses = Literal["winning_only", "winning_and_losing", "losing_only", "losing_as_winning_only"]
 
 
 class PersonalLLMOptions(TemplateOptions):
@@ -69,6 +74,12 @@ class PersonalLLMOptions(TemplateOptions):
     margin: Optional[float] = Field(None, ge=0, description="pairs whose two rewards for the user differ by at "
                                     "most this are dropped (default 0.1; not with a preset)")
     flip_beaver: bool = Field(False, description="negate the cost model beaver_7b's z-score (the authors do not)")
+    icl_responses: ICLResponses = Field(
+        "winning_only", description="personalllm_gen: which answers of each earlier choice the in-context examples "
+        "show (the authors' responses_to_include; winning_only was their best)")
+    reference_model: str = Field(
+        "gpt-4o", min_length=1, description="personalllm_gen: the dataset response a generated one is compared "
+        "with for win_rate_reference, named by its writer (response_N_model contains this, case-insensitive)")
 
     @model_validator(mode="after")
     def _preset_keeps_ties(self) -> "PersonalLLMOptions":
@@ -97,6 +108,7 @@ PERSONALLLM_KEYS = option_keys(PersonalLLMOptions)
 METADATA = MetadataSpec.from_options("personalllm", PersonalLLMOptions, fixed=frozenset({"variant"}))
 
 _USER_TEMPLATE = {
+    "gen": "gen/icl.jinja",
     "judge": "judge/user_history.jinja",
     "scalar_history": "rm/user_history.jinja",
     "bon_history": "rm/user_history.jinja",
@@ -184,6 +196,34 @@ def _group_identity(sim: Simulation, item: UserItem, variant: str) -> dict[str, 
     }
 
 
+def _generation_doc(sim: Simulation, item: UserItem, history: list[PastChoice], prompt: str,
+                    opts: PersonalLLMOptions) -> dict[str, Any]:
+    """One ``gen`` document: the prompt to answer, the user's weights and the rewards a
+    generated response is compared with (all computed from the dataset's stored scores)."""
+    row = sim.rows[item.choice.prompt]
+    rewards = sim.user_rewards(item.user, item.choice.prompt)
+    wanted = opts.reference_model.lower()
+    reference = next((i for i, name in enumerate(row.models) if name and wanted in name.lower()), None)
+    key = f"{user_name(item.user)}/p{row.index}"
+    return {
+        "id": key,
+        "group_key": key,
+        "user_id": user_name(item.user),
+        "prompt_id": row.prompt_id,
+        "subset": row.subset,
+        "variant": "gen",
+        "question": row.prompt,
+        "prompt": prompt,
+        "shots": len(history),
+        "user_weights": [float(w) for w in sim.weights[item.user]],
+        "flip_beaver": sim.config.flip_cost,
+        "dataset_rewards": [float(r) for r in rewards],
+        "best_response_reward": float(rewards.max()),
+        "reference_model": row.models[reference] if reference is not None else None,
+        "reference_reward": float(rewards[reference]) if reference is not None else None,
+    }
+
+
 class _Renderer:
     """Templates of one variant, resolved once; renders the per-item texts."""
 
@@ -243,6 +283,11 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     for item in sim.items:
         row = sim.rows[item.choice.prompt]
         history = [_past(sim, c) for c in item.history] if variant in _WITH_HISTORY else []
+        if variant == "gen":
+            assert out.user_ref is not None
+            docs.append(_generation_doc(sim, item, history, render(
+                out.user_ref, question=row.prompt, history=history, responses=opts.icl_responses), opts))
+            continue
         chosen, rejected = row.responses[item.choice.chosen], row.responses[item.choice.rejected]
         if variant == "judge":
             context = out.context(history)
