@@ -303,12 +303,18 @@ def run(args: argparse.Namespace) -> int:
         for path in files:
             generations = read_generations(path)
             raw, fresh = score_all(generations, arguments, quiet=args.quiet)
-            summary = summarise(user_rewards(raw, generations), generations)
+            rewards = user_rewards(raw, generations)
+            summary = summarise(rewards, generations)
             mean = np.asarray([NORMALISATION[m][0] for m in REWARD_MODELS])
             sd = np.asarray([NORMALISATION[m][1] for m in REWARD_MODELS])
             summary["mean_normalised"] = dict(zip(REWARD_MODELS, ((raw - mean) / sd).mean(axis=0).tolist()))
             summary["scored_fresh"] = fresh
             summary["samples"] = str(path)
+            summary["per_response"] = [
+                {"user_id": g.user, "question": g.question, "reward": float(r), "best_response_reward": g.best,
+                 "reference_reward": g.reference, "raw_scores": dict(zip(REWARD_MODELS, row.tolist()))}
+                for g, r, row in zip(generations, rewards, raw)
+            ]
             report.append(summary)
             _print(summary)
     except PRBError as exc:
