@@ -53,14 +53,21 @@ def test_user_reward_is_weights_times_published_z_scores() -> None:
     assert user_rewards(raw, [_gen("u", 0, None, weights, flip=True)])[0] == pytest.approx(-0.25 + 3.0)
 
 
-def test_reward_model_arguments_and_their_mistakes() -> None:
+def test_reward_model_arguments_and_their_mistakes(tmp_path: Path) -> None:
     default = rm_arguments([], None, None)
     assert default["gemma_2b"] == {"pretrained": "weqweasdas/RM-Gemma-2B"} and len(default) == 10
-    mixed = rm_arguments(["gemma_2b=pretrained=/a,batch_size=4"], "pretrained=/b", "device=cpu")
-    assert mixed["gemma_2b"] == {"device": "cpu", "pretrained": "/a", "batch_size": 4}
-    assert mixed["beaver_7b"] == {"device": "cpu", "pretrained": "/b"}
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    mixed = rm_arguments([f"gemma_2b=pretrained={a},batch_size=4"], f"pretrained={b}", "device=cpu")
+    assert mixed["gemma_2b"] == {"device": "cpu", "pretrained": str(a), "batch_size": 4}
+    assert mixed["beaver_7b"] == {"device": "cpu", "pretrained": str(b)}
+    # Every reward model's arguments are checked before any model loads.
     for bad, words in ((["gema_2b=pretrained=/a"], "did you mean 'gemma_2b'"), (["gemma_2b"], "NAME=ARGS"),
-                       (["gemma_2b=pretrained=/a", "gemma_2b=pretrained=/b"], "twice")):
+                       (["gemma_2b=pretrained=/a", "gemma_2b=pretrained=/b"], "twice"),
+                       (["oasst_pythia_7b=pretrianed=org/x"], "reward model oasst_pythia_7b: prb-rm: unknown "
+                        "model_args key 'pretrianed' (did you mean 'pretrained'?)"),
+                       ([f"gemma_2b=pretrained={tmp_path / 'none'}"], "reward model gemma_2b: prb-rm: model_args "
+                        "pretrained=")):
         with pytest.raises(PRBError) as err:
             rm_arguments(bad, None, None)
         assert words in str(err.value) and "\n" not in str(err.value)
@@ -145,7 +152,7 @@ def test_generation_then_scoring_end_to_end(tmp_path: Path, copy_dir: Path, tiny
         100 * np.mean([r["reward"] > r["best_response_reward"] for r in detail]))
     assert first["win_rate_reference"] == pytest.approx(
         100 * np.mean([r["reward"] > r["reference_reward"] for r in detail]))
-    assert "win_rate_reference" in first["printed"] and "12 reward-model scores computed" in first["printed"]
+    assert "win_rate_reference" in first["printed"] and "12 scores computed, 0 from the score cache" in first["printed"]
 
     # A second run scores nothing: every score comes from the cache, and the numbers agree.
     again = _score([run_a], tiny_rms, cache, tmp_path / "a2.json", capsys)

@@ -172,7 +172,20 @@ def rm_arguments(rm: Sequence[str], others: str | None, common: str | None) -> d
     for name in REWARD_MODELS:
         own = given.get(name, fallback if fallback is not None else {"pretrained": HUB_IDS[name]})
         out[name] = {**shared, **own}
+    _check(out)
     return out
+
+
+def _check(arguments: dict[str, dict[str, Any]]) -> None:
+    """Validate every reward model's arguments before any model loads (a typo in the
+    tenth should not wait for nine downloads)."""
+    from prb_tasks.rm.options import parse_options
+
+    for name, args in arguments.items():
+        try:
+            parse_options(dict(args))
+        except PRBError as exc:
+            raise PRBError(f"prb personalllm score: reward model {name}: {exc}") from None
 
 
 def score_all(generations: Sequence[Generated], arguments: dict[str, dict[str, Any]],
@@ -197,13 +210,16 @@ def score_all(generations: Sequence[Generated], arguments: dict[str, dict[str, A
     raw = np.empty((len(items), len(REWARD_MODELS)))
     fresh: dict[str, int] = {}
     done: dict[str, tuple[list[float], int]] = {}
+    keys = {name: json.dumps(arguments[name], sort_keys=True, default=str) for name in REWARD_MODELS}
     for column, name in enumerate(REWARD_MODELS):
-        key = json.dumps(arguments[name], sort_keys=True, default=str)
+        key = keys[name]
         if key not in done:
+            if not quiet:
+                names = ", ".join(n for n in REWARD_MODELS if keys[n] == key)
+                shown = ",".join(f"{k}={v}" for k, v in arguments[name].items())
+                print(f"prb personalllm score: {names}: prb-rm {shown}", file=sys.stderr)
             model = RewardModelLM.create_from_arg_obj(dict(arguments[name]))
             before = len(model.cache) if model.cache is not None else 0
-            if not quiet:
-                print(f"prb personalllm score: {name}: {model.scorer.name}", file=sys.stderr)
             scores = model.rewards(items, disable_tqdm=quiet, documents=len(items))
             added = (len(model.cache) - before) if model.cache is not None else len(items)
             done[key] = (scores, added)
@@ -299,6 +315,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         arguments = rm_arguments(args.rm or [], args.other_rms, args.rm_args)
         files = sample_files(args.paths)
+        # A served model's checkpoint cannot be checked from here; a local one can.
+        stand_ins = [n for n in REWARD_MODELS if arguments[n].get("pretrained", HUB_IDS[n]) != HUB_IDS[n]]
+        if stand_ins:
+            print(f"prb personalllm score: {len(stand_ins)} of the 10 reward models are not the authors' checkpoints "
+                  f"({', '.join(stand_ins)}): the numbers are not comparable with the paper's", file=sys.stderr)
         report: list[dict[str, Any]] = []
         for path in files:
             generations = read_generations(path)
@@ -309,6 +330,9 @@ def run(args: argparse.Namespace) -> int:
             sd = np.asarray([NORMALISATION[m][1] for m in REWARD_MODELS])
             summary["mean_normalised"] = dict(zip(REWARD_MODELS, ((raw - mean) / sd).mean(axis=0).tolist()))
             summary["scored_fresh"] = fresh
+            distinct = len({json.dumps(a, sort_keys=True, default=str) for a in arguments.values()})
+            unique = len({(g.question, g.response) for g in generations})
+            summary["scored_from_cache"] = distinct * unique - sum(fresh.values())
             summary["samples"] = str(path)
             summary["per_response"] = [
                 {"user_id": g.user, "question": g.question, "reward": float(r), "best_response_reward": g.best,
@@ -332,7 +356,8 @@ def run(args: argparse.Namespace) -> int:
 def _print(summary: dict[str, Any]) -> None:
     fresh = sum(summary["scored_fresh"].values())
     print(f"{summary['samples']}: {summary['responses']} responses, {summary['users']} users; "
-          f"{fresh} reward-model scores computed, the rest from the score cache")
+          f"{fresh} scores computed, {summary['scored_from_cache']} from the score cache "
+          "(intervals: 95%, resampling users)")
     print(f"  mean_reward         {summary['mean_reward']:.4f}{_fmt_ci(summary['mean_reward_ci'])}")
     print(f"  win_rate_best       {summary['win_rate_best']:.1f}%{_fmt_ci(summary['win_rate_best_ci'], '%')}")
     if summary["win_rate_reference"] is None:
