@@ -140,6 +140,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb templates official ./official_prompts\n"
             "  prb compare runs/ --out report/\n"
             "  prb audit sample ; prb audit my_prefs.jsonl\n"
+            "  prb personalllm score runs/ --json scores.json\n"
             "  prb batch status ; prb batch cancel BATCH_ID\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
@@ -210,6 +211,26 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--retrieval", action="store_true",
                              help="clear the post-retrieval cache (rankings, selected posts) instead")
 
+    pllm = sub.add_parser("personalllm", help="PersonalLLM as its authors measure it: score generated responses")
+    pllm_sub = pllm.add_subparsers(dest="personalllm_command", metavar="ACTION", required=True)
+    score = pllm_sub.add_parser(
+        "score", help="score personalllm_gen generations with the ten reward models: mean reward, win rates",
+        description="Score the responses of personalllm_gen runs (lm-eval samples files) with the ten PersonalLLM "
+        "reward models through prb-rm (cached per reward model and response), weight them per user, and report "
+        "the mean reward and the win rates against the best dataset response and the reference model's response.")
+    score.add_argument("paths", nargs="+", type=Path,
+                       help="lm-eval output folders or samples_personalllm_gen_*.jsonl files")
+    score.add_argument("--rm", action="append", metavar="NAME=ARGS",
+                       help="prb-rm model arguments of one reward model, e.g. "
+                       "gemma_2b=pretrained=weqweasdas/RM-Gemma-2B or mistral_ray=endpoint=http://host:8000 "
+                       "(repeatable; default: pretrained=<the authors' hub id>)")
+    score.add_argument("--other-rms", metavar="ARGS",
+                       help="model arguments for every reward model no --rm names (e.g. a small stand-in)")
+    score.add_argument("--rm-args", metavar="ARGS", help="arguments added to every reward model's, "
+                       "e.g. device=cuda,dtype=bfloat16,batch_size=8")
+    score.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    score.add_argument("--quiet", action="store_true", help="no progress bars")
+
     batch = sub.add_parser("batch", help="provider batches submitted by prb-judge runs with batch=true")
     batch_sub = batch.add_subparsers(dest="batch_command", metavar="ACTION", required=True)
     status = batch_sub.add_parser("status", help="list recorded batches; refresh the running ones")
@@ -273,5 +294,9 @@ def _main(args_list: list[str]) -> int:
         from prb_tasks.audit.command import run_command as run_audit
 
         return run_audit(args)
+    if args.command == "personalllm":
+        from prb_tasks.scoring.personalllm_gen import run as score_generations
+
+        return score_generations(args)
     parser.print_help()
     return 0

@@ -22,15 +22,16 @@ def download(target: Path, subsets: list[str] | None = None, family: str = "pers
     Args:
         target: destination folder (created).
         subsets: HF config names to fetch; all three when None (Personalized RewardBench only).
-        family: ``personalized_rb`` or ``personalllm`` (its test split).
+        family: ``personalized_rb`` or ``personalllm`` (its test split, and the train split
+            the authors' public-script preset draws histories from).
     """
     if family == "personalllm":
-        from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO as PLLM_REPO, HF_SPLIT
+        from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO as PLLM_REPO, HF_SPLIT, TRAIN_SPLIT
 
         if subsets:
             print("prb: --subset applies to personalized_rb only; PersonalLLM has one test split")
             return 2
-        return _snapshot(PLLM_REPO, [f"{DATA_FOLDER}/{HF_SPLIT}-*", "README.md"], target) or validate(target, family)
+        return _snapshot(PLLM_REPO, [f"{DATA_FOLDER}/{HF_SPLIT}-*", f"{DATA_FOLDER}/{TRAIN_SPLIT}-*", "README.md"], target) or validate(target, family)
     if family != "personalized_rb":
         print(f"prb: nothing to download for --family {family}")
         return 2

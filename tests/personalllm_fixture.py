@@ -36,11 +36,11 @@ def fixture_rows(n_prompts: int = 24, seed: int = 0) -> list[dict[str, Any]]:
     return rows
 
 
-def write_personalllm(root: Path, rows: list[dict[str, Any]], fmt: str = "parquet") -> Path:
-    """Write ``rows`` as ``root/data/test-00000-of-00001.<fmt>``; returns ``root``."""
+def write_personalllm(root: Path, rows: list[dict[str, Any]], fmt: str = "parquet", split: str = "test") -> Path:
+    """Write ``rows`` as ``root/data/<split>-00000-of-00001.<fmt>``; returns ``root``."""
     folder = root / "data"
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"test-00000-of-00001.{fmt}"
+    target = folder / f"{split}-00000-of-00001.{fmt}"
     if fmt == "jsonl":
         target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     else:

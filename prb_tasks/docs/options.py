@@ -46,6 +46,9 @@ def parse_options(model: type[Options], raw: dict[str, Any]) -> Options:
         return model.model_validate(picked)
     except ValidationError as exc:
         first = exc.errors()[0]
-        name = ".".join(str(p) for p in first["loc"]) or "?"
+        if not first["loc"]:
+            # A rule across keys (a model validator): its message names the keys itself.
+            raise DataError(f"prb: --metadata: {first['msg'].removeprefix('Value error, ')}") from None
+        name = ".".join(str(p) for p in first["loc"])
         given = picked.get(str(first["loc"][0]), first.get("input")) if first["loc"] else first.get("input")
         raise DataError(f"prb: --metadata '{name}': {first['msg']} (got {given!r})") from None

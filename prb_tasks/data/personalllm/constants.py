@@ -10,6 +10,8 @@ from __future__ import annotations
 
 HF_REPO = "namkoong-lab/PersonalLLM"
 HF_SPLIT = "test"
+# Read only by the authors' public-script preset, whose histories come from it.
+TRAIN_SPLIT = "train"
 # The hub layout: <dir>/data/test-00000-of-00001.parquet
 DATA_FOLDER = "data"
 EXPECTED_TEST_ROWS = 1000
@@ -35,7 +37,24 @@ REWARD_MODELS: tuple[str, ...] = tuple(sorted(NORMALISATION))
 
 COST_MODEL = "beaver_7b"
 
-# Defaults of the authors' interaction-database scripts.
+# The checkpoint of each reward model (``model_name`` in the authors' constants).
+# mistral_raft's tokenizer is another repository there (mistralai/Mistral-7B-Instruct-v0.2),
+# and beaver_7b needs PKU's own model class: see the README's reproduction notes.
+HUB_IDS: dict[str, str] = {
+    "beaver_7b": "PKU-Alignment/beaver-7b-v1.0-cost",
+    "gemma_2b": "weqweasdas/RM-Gemma-2B",
+    "gemma_7b": "weqweasdas/RM-Gemma-7B",
+    "llama3_sfairx": "sfairXC/FsfairX-LLaMA3-RM-v0.1",
+    "mistral_raft": "hendrydong/Mistral-RM-for-RAFT-GSHF-v0",
+    "mistral_ray": "Ray2333/reward-model-Mistral-7B-instruct-Unified-Feedback",
+    "mistral_weqweasdas": "weqweasdas/RM-Mistral-7B",
+    "oasst_deberta_v3": "OpenAssistant/reward-model-deberta-v3-large-v2",
+    "oasst_pythia_1b": "OpenAssistant/oasst-rm-2.1-pythia-1.4b-epoch-2.5",
+    "oasst_pythia_7b": "OpenAssistant/oasst-rm-2-pythia-6.9b-epoch-1",
+}
+
+# prb's defaults; 0.01 is the public generation script's alpha (the paper uses 0.05,
+# see presets.py).
 DEFAULT_ALPHA = 0.01
 DEFAULT_USERS = 1000
 DEFAULT_SEED = 42

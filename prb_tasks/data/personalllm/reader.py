@@ -1,7 +1,8 @@
-"""Read PersonalLLM's test split from files in the HF layout and validate every row.
+"""Read a PersonalLLM split from files in the HF layout and validate every row.
 
 A local copy is ``<dir>/data/test-00000-of-00001.parquet`` (``.jsonl`` accepted too),
-as on the hub. The first bad row stops the run with one line naming the file, the
+as on the hub; the train split, which only the authors' presets read, sits next to it
+as ``<dir>/data/train-00000-of-00001.parquet``. The first bad row stops the run with one line naming the file, the
 row and the column.
 """
 
@@ -20,20 +21,21 @@ from prb_tasks.data.personalllm.schema import PromptRow, to_prompt_row, wide_mod
 from prb_tasks.data.rawfiles import describe_error, raw_rows, shard_files
 
 
-def split_files(data_dir: Path) -> list[Path]:
-    """The files of the test split under ``data_dir``, in shard order.
+def split_files(data_dir: Path, split: str = HF_SPLIT) -> list[Path]:
+    """The files of one split under ``data_dir``, in shard order.
 
     Args:
         data_dir: root of a local copy in the HF layout.
+        split: ``test`` (every task) or ``train`` (the authors' public-script preset).
     """
     folder = data_dir / DATA_FOLDER
-    layout = f"<dir>/{DATA_FOLDER}/{HF_SPLIT}-00000-of-00001.parquet"
+    layout = f"<dir>/{DATA_FOLDER}/{split}-00000-of-00001.parquet"
     if not folder.is_dir():
         raise DataError(
             f"prb: no folder '{folder}'; a PersonalLLM copy has the HF layout {layout} "
             "(run `prb data download DIR --family personalllm` on a machine with internet access)"
         )
-    return shard_files(folder, HF_SPLIT, f" (expected {layout})")
+    return shard_files(folder, split, f" (expected {layout})")
 
 
 def validate_rows(raw: Iterable[dict[str, Any]], origin: str, start: int = 0) -> list[PromptRow]:
@@ -61,10 +63,10 @@ def validate_rows(raw: Iterable[dict[str, Any]], origin: str, start: int = 0) ->
     return rows
 
 
-def read_split(data_dir: Path) -> list[PromptRow]:
-    """Read and validate the test split from a local folder in the HF layout."""
+def read_split(data_dir: Path, split: str = HF_SPLIT) -> list[PromptRow]:
+    """Read and validate one split (default ``test``) from a local folder in the HF layout."""
     rows: list[PromptRow] = []
-    for path in split_files(data_dir):
+    for path in split_files(data_dir, split):
         rows.extend(validate_rows(raw_rows(path), str(path), start=len(rows)))
     if not rows:
         raise DataError(f"prb: the PersonalLLM copy in {data_dir} holds no rows")

@@ -30,16 +30,17 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
     return local_folder(data_dir, ENV_VAR)
 
 
-def load_prompts(data_dir: str | os.PathLike[str] | None = None) -> list[PromptRow]:
+def load_prompts(data_dir: str | os.PathLike[str] | None = None, split: str = HF_SPLIT) -> list[PromptRow]:
     """Validated prompt rows with all their rewards, in dataset order.
 
     Args:
         data_dir: local copy (see :func:`resolve_data_dir`).
+        split: ``test`` (default) or ``train`` (read only by the authors' public-script preset).
     """
     folder = resolve_data_dir(data_dir)
     if folder is None:
-        return _from_hub()
-    return _from_folder(folder, _stamp(folder))
+        return _from_hub(split)
+    return _from_folder(folder, split, _stamp(folder))
 
 
 def source_tag(data_dir: str | os.PathLike[str] | None) -> str:
@@ -53,10 +54,11 @@ def _stamp(folder: Path) -> tuple[float, ...]:
 
 
 @lru_cache(maxsize=4)
-def _from_folder(folder: Path, _stamp: tuple[float, ...]) -> list[PromptRow]:
+def _from_folder(folder: Path, split: str, _stamp: tuple[float, ...]) -> list[PromptRow]:
     # Every PersonalLLM task of a run reads the same files; the stamp keeps the cache
     # honest if a file is rewritten in between.
-    return usable(read_split(folder), str(folder))
+    origin = str(folder) if split == HF_SPLIT else f"{folder}, {split} split"
+    return usable(read_split(folder, split), origin)
 
 
 _OFFLINE_ADVICE = (
@@ -65,17 +67,17 @@ _OFFLINE_ADVICE = (
 )
 
 
-@lru_cache(maxsize=1)
-def _from_hub() -> list[PromptRow]:
-    require_hub(f"{HF_REPO} ({HF_SPLIT})", _OFFLINE_ADVICE)
+@lru_cache(maxsize=2)
+def _from_hub(split: str = HF_SPLIT) -> list[PromptRow]:
+    require_hub(f"{HF_REPO} ({split})", _OFFLINE_ADVICE)
     try:
         import datasets
 
-        ds = datasets.load_dataset(HF_REPO, split=HF_SPLIT)
+        ds = datasets.load_dataset(HF_REPO, split=split)
     except Exception as exc:  # offline, auth, missing split: all end the same way
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise DataError(
-            f"prb: could not load {HF_REPO} ({HF_SPLIT}) from the HF hub: {type(exc).__name__}: {first}; "
+            f"prb: could not load {HF_REPO} ({split}) from the HF hub: {type(exc).__name__}: {first}; "
             f"{_OFFLINE_ADVICE}"
         ) from exc
-    return usable(validate_rows(ds, f"{HF_REPO}:{HF_SPLIT}"), HF_REPO)
+    return usable(validate_rows(ds, f"{HF_REPO}:{split}"), HF_REPO if split == HF_SPLIT else f"{HF_REPO}:{split}")

@@ -19,6 +19,7 @@ from prb_tasks.scoring.bestofn import (  # noqa: F401
     process_bon_judge,
     process_bon_scalar,
 )
+from prb_tasks.scoring.personalllm_gen import process_generation  # noqa: F401
 from prb_tasks.scoring.breakdowns import (  # noqa: F401
     mean_over_users,
     process_judge_both_users,
