@@ -143,7 +143,9 @@ def test_report_over_two_judges_and_an_rm(runs: Path, tmp_path: Path) -> None:
         kinds = sorted(p.name.rsplit("_", 1)[-1] for p in pngs)
         assert kinds == ["accuracy.png", "consistency.png", "cost.png", "length.png", "subsets.png"]
         assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000 for p in pngs)
-        assert html.count("data:image/png;base64,") == len(pngs)
+        # Every chart also as vector files; the page embeds the SVG (crisp at any width).
+        assert all(p.with_suffix(".svg").is_file() and p.with_suffix(".pdf").is_file() for p in pngs)
+        assert html.count("data:image/svg+xml;base64,") >= len(pngs) and "data:image/png;base64," not in html
     for path in out.iterdir():
         assert KEY.encode() not in path.read_bytes(), path
 

@@ -20,6 +20,7 @@ EXPECTED = {
     "personalized_rb_plan": "profile", "personalized_rb_planned": "plan", "personalized_rb_oracle": "oracle",
     "personalllm": "history", "personalllm_scalar": "question", "personalllm_scalar_history": "history",
     "personalllm_bon": "question", "personalllm_bon_history": "history", "personalllm_bon_judge": "history",
+    "personalllm_gen": "history",
     "personalized_custom": "demographics_history", "personalized_custom_scalar": "question",
     "personalized_custom_scalar_history": "demographics_history",
     "personalized_custom_example": "demographics_history", "personalized_custom_example_scalar": "question",

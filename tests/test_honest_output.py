@@ -84,7 +84,7 @@ def test_judge_legend_lists_only_its_metrics_and_pos_a_rate_has_no_arrow(tmp_pat
 
 
 def test_compact_summary_of_a_judge_run(tmp_path):
-    """A prb-judge run prints 16 lines where lm-eval's tables and legend took 76 (plus the usage block)."""
+    """A prb-judge run prints 17 lines where lm-eval's tables and legend took 76 (plus the usage block)."""
     with FakeLLMServer(policy=always("A")) as server:
         proc = run_cli(["eval", "--model", "prb-judge", "--model_args",
                         f"model=openai/fake,api_base={server.openai_base},api_key_env=K,cache_dir={tmp_path / 'c'}",
@@ -104,7 +104,7 @@ def test_compact_summary_of_a_judge_run(tmp_path):
     assert summary[6].startswith("Data: bundled SYNTHETIC sample")
     assert summary[-2].startswith("prb-judge usage summary: ") or summary[-1].startswith("prb-judge usage summary: ")
     table_and_legend = [line for line in summary if not line.startswith("prb-judge usage summary")]
-    assert len(table_and_legend) == 16, "\n".join(table_and_legend)
+    assert len(table_and_legend) == 17, "\n".join(table_and_legend)
     assert len(lines) <= 24, proc.stdout  # with the judge's 6-line usage block
 
 
