@@ -92,6 +92,8 @@ def test_tied_models_share_one_label_and_no_path_in_any_chart(charts: Path) -> N
     holding = [lines for lines in labels if any("qwen-local" in x or "llama3" in x for x in lines)]
     assert holding == [["openai/qwen-local", "ollama_chat/llama3"]], holding
     for svg in charts.glob("*.svg"):
+        # Nor in the file names, which travel with the figures.
+        assert "someone" not in svg.name and "private" not in svg.name and "prefs" not in svg.name, svg.name
         for text in _texts(svg):
             assert DATA not in text and "/home/" not in text, (svg.name, text)
         title = max(_texts(svg), key=len)

@@ -8,6 +8,7 @@ with each other only inside a section.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from prb_tasks.report.names import assign
 from prb_tasks.report.outcomes import Entry, build_entry
 from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_matrix, ranking, shared_keys
 from prb_tasks.report.runs import Family, Run, load_runs
-from prb_tasks.report.source import describe
+from prb_tasks.report.source import LOCAL_PREFIX, describe
 from prb_tasks.report.summary import Summary, summarize
 from prb_tasks.settings import DIAGNOSTIC
 from prb_tasks.settings import describe as describe_setting
@@ -103,6 +104,10 @@ def _matches(family: Family, tasks: list[str], keys: dict[str, tuple[str, str] |
 
 def _slug(setting: str, source: str, taken: set[str]) -> str:
     """A file- and URL-safe id, unique in the report."""
+    if source.startswith(LOCAL_PREFIX):
+        # Chart files get shared with figures: a local copy is named by a digest of its
+        # path, never by the path (a home folder, a private project name).
+        source = "local-" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:8]
     base = (re.sub(r"[^A-Za-z0-9_]+", "-", setting) + "--" + re.sub(r"[^A-Za-z0-9_]+", "-", source).strip("-"))[:90]
     slug, n = base, 1
     while slug in taken:

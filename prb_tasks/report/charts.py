@@ -122,10 +122,16 @@ def accuracy(section: Section, stem: Path) -> bool:
         # The value sits beside the interval (not above it, where the subsets are).
         high = 100 * (s.acc.high if known(s.acc.high) else s.acc.value)
         low = 100 * (s.acc.low if known(s.acc.low) else s.acc.value)
-        right = high < 88
-        ax.annotate(f"{100 * s.acc.value:.1f}", (high if right else low, y), textcoords="offset points",
-                    xytext=(6 if right else -6, 0), ha="left" if right else "right", va="center", fontsize=7,
-                    fontweight="bold")
+        label = dict(textcoords="offset points", fontsize=7, fontweight="bold")
+        if high < 88:
+            ax.annotate(f"{100 * s.acc.value:.1f}", (high, y), xytext=(6, 0), ha="left", va="center", **label)
+        elif low > 12:
+            ax.annotate(f"{100 * s.acc.value:.1f}", (low, y), xytext=(-6, 0), ha="right", va="center", **label)
+        else:
+            # An interval spanning the whole axis leaves no room beside it: the value goes
+            # under its marker rather than over the model names.
+            ax.annotate(f"{100 * s.acc.value:.1f}", (100 * s.acc.value, y), xytext=(0, -7), ha="center",
+                        va="top", **label)
         per = {g.value: g for g in s.subsets}
         for k, name in enumerate(subsets):
             g = per.get(name)
