@@ -1,4 +1,4 @@
-"""Read users' text files (data, templates, configs) as UTF-8, with a one-line error otherwise.
+"""Read users' text files (data, templates, configs, JSON Lines) as UTF-8, with a one-line error otherwise.
 
 A file saved in another encoding (Latin-1, UTF-16, a Windows code page) or a binary file
 given by mistake would raise :class:`UnicodeDecodeError` with a traceback; here it becomes
@@ -8,8 +8,10 @@ accepted and dropped.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from prb_tasks.errors import PRBError
 
@@ -52,7 +54,7 @@ def read_text(path: Path, what: str, error: type[PRBError] = PRBError) -> str:
         raise error(not_utf8(path, what, 1, data, exc)) from None
 
 
-def utf8_lines(lines: Iterable[bytes], path: Path, what: str, error: type[PRBError] = PRBError) -> Iterator[str]:
+def utf8_lines(lines: Iterable[bytes], path: Path, what: str, error: type[Exception] = PRBError) -> Iterator[str]:
     """Decode the lines of a file opened in binary mode, one at a time (large files stream).
 
     Args:
@@ -80,3 +82,36 @@ def too_deep(where: str) -> str:
     """
     return (f"{where} is nested too deeply to read (lists or mappings inside each other thousands "
             "of levels deep); fix or remove it")
+
+
+def json_lines(path: Path, what: str, advice: str, error: type[Exception] = PRBError,
+               prefix: str = "prb: ") -> Iterator[tuple[int, Any]]:
+    """Each non-blank line of a JSON Lines file, parsed, with its line number (streamed).
+
+    Every way such a file can be unreadable (missing, not UTF-8, a line that is not JSON or
+    is nested thousands of levels deep) is one line naming the file and the line.
+
+    Args:
+        path: the file.
+        what: what the file is for the user (``data file``, ``samples file``).
+        advice: what to do about a line that is not JSON (``fix or remove the line``).
+        error: the exception class raised (a :class:`PRBError` subclass, or a caller's own).
+        prefix: starts every message (the command, or ``skipped <run>: ``).
+    """
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise error(f"{prefix}cannot read {what} {path}: {exc.strerror or exc}") from None
+    with handle:
+        for number, line in enumerate(utf8_lines(handle, path, what, error), start=1):
+            if not line.strip():
+                continue
+            try:
+                # Without its line break, so a column in the message is a column of this line.
+                value = json.loads(line.rstrip("\r\n"))
+            except json.JSONDecodeError as exc:
+                raise error(f"{prefix}{path} line {number}, column {exc.colno}: not valid JSON ({exc.msg}); "
+                            f"{advice}") from None
+            except RecursionError:
+                raise error(f"{prefix}{too_deep(f'{path} line {number}')}") from None
+            yield number, value

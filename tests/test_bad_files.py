@@ -122,7 +122,12 @@ def test_compare_with_broken_samples_file(tmp_path):
     samples.write_text('{"doc": {}}\n{"doc": \n', encoding="utf-8")
     notes = []
     assert load_runs([tmp_path], notes) == []
-    assert len(notes) == 1 and "line 2 is not JSON" in notes[0], notes
+    assert len(notes) == 1 and "line 2, column 9: not valid JSON" in notes[0], notes
+    # Nested too deeply for Python's parser: one line too, not a RecursionError.
+    samples.write_text('{"doc": {}}\n' + "[" * 200_000 + "]" * 200_000 + "\n", encoding="utf-8")
+    notes = []
+    assert load_runs([tmp_path], notes) == []
+    assert len(notes) == 1 and "line 2 is nested too deeply to read" in notes[0], notes
     samples.write_text('{"doc": {}}\n[1]\n', encoding="utf-8")
     notes = []
     assert load_runs([tmp_path], notes) == []

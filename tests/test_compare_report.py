@@ -191,8 +191,8 @@ def test_runs_without_logs_and_broken_folders_get_one_line_each(runs: Path, tmp_
     notes = [line for line in proc.stderr.splitlines() if line.startswith("prb compare:")]
     assert len(notes) == 3, proc.stderr
     assert any("no sample logs" in n and "re-run it with --log_samples" in n and "scorer=length" in n for n in notes)
-    assert any("line" in n and "is not JSON (half-written? re-run that evaluation)" in n and "cut_samples" in n
-               for n in notes)
+    assert any("line" in n and "not valid JSON" in n and "half-written? re-run that evaluation" in n
+               and "cut_samples" in n for n in notes)
     assert any("not valid JSON" in n and "cut_results" in n for n in notes)
     # The run without logs still shows its results-file numbers, without an interval.
     (section,) = json.loads((tmp_path / "report" / "report.json").read_text())["sections"]

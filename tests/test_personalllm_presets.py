@@ -25,20 +25,9 @@ from prb_tasks.data.personalllm.items import SimulationConfig, simulate
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.docs import personalllm as docs_module
 from tests.personalllm_fixture import fixture_rows, write_personalllm
+# The published constants as typed out independently of the package (see there).
+from tests.test_personalllm import PUBLISHED
 
-# Typed out again on purpose (see test_personalllm.py): mean, sd per reward model.
-PUBLISHED = {
-    "llama3_sfairx": (1.0637639780044557, 2.953017385451928),
-    "mistral_weqweasdas": (7.071075622558594, 2.578636650248985),
-    "mistral_ray": (3.0136284782886507, 1.6902981149232585),
-    "gemma_7b": (1.6259730467796325, 2.6096741570264976),
-    "mistral_raft": (8.309211883544922, 3.0728436748484533),
-    "gemma_2b": (4.3304170169830325, 2.038611338958803),
-    "oasst_deberta_v3": (2.8976835689097644, 1.7207868789061331),
-    "oasst_pythia_1b": (4.293944010734558, 2.3018268820938133),
-    "oasst_pythia_7b": (4.706351243972779, 1.3659142113789966),
-    "beaver_7b": (6.233516894340515, 3.012641148973965),
-}
 
 
 def authors_database(ds: list[dict], n_persons: int, alpha: float, seed: int, lo: int, hi: int) -> list[list[tuple]]:

@@ -108,8 +108,9 @@ def test_one_command_gold_planner_equals_the_oracle_and_reruns_from_cache(
     assert any(p.name.startswith("usage_") for p in (out / "plan").rglob("*.json"))
     table = run_cli(["compare", str(out)], cwd=tmp_path, env=env(tmp_path))
     assert table.returncode == 0, table.stderr[-2000:]
-    assert "personalized_rb_planned on the bundled synthetic sample" in table.stdout
-    assert "personalized_rb_oracle on the bundled synthetic sample" in table.stdout
+    assert "personalized_rb, question + the aspects a planner inferred, on the bundled synthetic sample" in table.stdout
+    assert ("personalized_rb, question + the user's gold rubric aspects (diagnostic), on the bundled synthetic sample"
+            in table.stdout)
     assert "question only 50.0 -> planner aspects 100.0 -> oracle aspects (diagnostic) 100.0" in table.stdout
 
     # The same command again: every answer comes from the cache.

@@ -14,13 +14,13 @@ ambiguous and refused, naming both.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.textfiles import json_lines
 
 PLAN_TASK = "personalized_rb_plan"
 _SAMPLES = re.compile(rf"^samples_({PLAN_TASK}_[A-Za-z0-9]+)_(.+)\.jsonl$")
@@ -86,18 +86,7 @@ def _completion(sample: dict) -> str | None:
 
 
 def _read(path: Path, into: dict[str, PlanRecord]) -> None:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DataError(f"prb: cannot read plans file '{path}': {exc.strerror}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            sample = json.loads(line)
-        except ValueError:
-            raise DataError(f"prb: plans file '{path}' line {number} is not JSON; "
-                            "pass the samples file stage 1 wrote") from None
+    for number, sample in json_lines(path, "plans file", "pass the samples file stage 1 wrote", DataError):
         doc = sample.get("doc") if isinstance(sample, dict) else None
         completion = _completion(sample) if isinstance(sample, dict) else None
         if not isinstance(doc, dict) or doc.get("variant") != "plan" or completion is None:

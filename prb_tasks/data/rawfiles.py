@@ -7,7 +7,6 @@ reader validates what comes out of here.
 from __future__ import annotations
 
 import errno
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from prb_tasks.data.errors import DataError
-from prb_tasks.textfiles import too_deep, utf8_lines
+from prb_tasks.textfiles import json_lines
 
 
 def unreadable_file(path: Path, exc: OSError, what: str = "data file") -> DataError:
@@ -79,24 +78,10 @@ def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
             raise DataError(f"prb: cannot read parquet file {path}: {exc}") from exc
         yield from table.to_pylist()
         return
-    with path.open("rb") as handle:
-        for lineno, line in enumerate(utf8_lines(handle, path, "data file", DataError), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"prb: {path} line {lineno}, column {exc.colno}: not valid JSON ({exc.msg}); "
-                    "fix or remove the line"
-                ) from exc
-            except RecursionError:
-                raise DataError(f"prb: {too_deep(f'{path} line {lineno}')}") from None
-            if not isinstance(value, dict):
-                raise DataError(
-                    f"prb: {path} line {lineno}: expected a JSON object, got {type(value).__name__}"
-                )
-            yield value
+    for lineno, value in json_lines(path, "data file", "fix or remove the line", DataError):
+        if not isinstance(value, dict):
+            raise DataError(f"prb: {path} line {lineno}: expected a JSON object, got {type(value).__name__}")
+        yield value
 
 
 def describe_error(exc: ValidationError) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from prb_tasks.errors import PRBError
 from prb_tasks.report.source import data_source
-from prb_tasks.textfiles import utf8_lines
+from prb_tasks.textfiles import json_lines
 
 _SCALAR_TYPES = ("multiple_choice", "loglikelihood")
 
@@ -117,23 +117,11 @@ def _read_json(path: Path) -> Any:
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
     samples: list[dict[str, Any]] = []
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise SkipRun(f"skipped {path.parent}: cannot read {path.name} ({exc.strerror or exc})") from None
-    with handle:
-        for lineno, line in enumerate(utf8_lines(handle, path, "samples file", SkipRun), start=1):
-            if not line.strip():
-                continue
-            try:
-                sample = json.loads(line)
-            except ValueError:
-                raise SkipRun(
-                    f"skipped {path.parent}: {path.name} line {lineno} is not JSON (half-written? re-run that evaluation)"
-                ) from None
-            if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
-                raise SkipRun(f"skipped {path.parent}: {path.name} line {lineno} is not an lm-eval sample")
-            samples.append(sample)
+    for lineno, sample in json_lines(path, "samples file", "half-written? re-run that evaluation", SkipRun,
+                                     prefix=f"skipped {path.parent}: "):
+        if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
+            raise SkipRun(f"skipped {path.parent}: {path.name} line {lineno} is not an lm-eval sample")
+        samples.append(sample)
     return samples
 
 

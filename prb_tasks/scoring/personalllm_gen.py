@@ -36,6 +36,7 @@ import numpy as np
 from prb_tasks.data.personalllm.constants import COST_MODEL, HUB_IDS, NORMALISATION, REWARD_MODELS
 from prb_tasks.errors import PRBError
 from prb_tasks.suggest import did_you_mean
+from prb_tasks.textfiles import json_lines
 
 TASK = "personalllm_gen"
 _NEEDED = ("question", "user_id", "user_weights", "best_response_reward")
@@ -99,18 +100,8 @@ def read_generations(path: Path) -> list[Generated]:
         path: a ``samples_personalllm_gen_*.jsonl`` file written by lm-eval.
     """
     out: list[Generated] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PRBError(f"prb personalllm score: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            sample = json.loads(line)
-        except ValueError:
-            raise PRBError(f"prb personalllm score: {path} line {lineno} is not JSON (half-written? re-run "
-                           "that evaluation)") from None
+    for lineno, sample in json_lines(path, "samples file", "half-written? re-run that evaluation", PRBError,
+                                     prefix="prb personalllm score: "):
         doc = sample.get("doc") if isinstance(sample, dict) else None
         if not isinstance(doc, dict) or any(key not in doc for key in _NEEDED):
             raise PRBError(f"prb personalllm score: {path} line {lineno} is not a {TASK} sample (no "
