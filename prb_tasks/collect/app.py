@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flask import Flask, abort, redirect, render_template, request
+
 from prb_tasks.collect.export import build_export, write_atomic
 from prb_tasks.collect.journal import NO_PREFERENCE, ParticipantState, append_event
 from prb_tasks.collect.store import CollectStore, Participant
@@ -85,8 +87,6 @@ def create_app(collection: Collection) -> Any:
     Args:
         collection: the collection and its in-memory states.
     """
-    from flask import Flask, abort, redirect, render_template, request
-
     app = Flask(__name__, template_folder=str(WEB / "templates"), static_folder=str(WEB / "static"))
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     store = collection.store
@@ -136,6 +136,10 @@ def create_app(collection: Collection) -> Any:
         print(f"prb collect: could not save an answer: {exc}", file=sys.stderr, flush=True)
         return render_template("message.html", title="Not saved",
                                text="Your answer could not be saved. Please tell the person who sent you the link."), 500
+
+    @app.get("/favicon.ico")
+    def _icon():  # type: ignore[no-untyped-def]
+        return "", 204
 
     @app.get("/")
     def _root():  # type: ignore[no-untyped-def]
