@@ -249,3 +249,35 @@ def test_without_the_collect_extra_one_line_says_what_to_install(tmp_path: Path)
                    cwd=tmp_path, env={"PYTHONPATH": path})
     assert proc.returncode == 2
     assert proc.stderr.strip() == 'prb collect: the web app needs Flask and waitress: pip install "prb-tasks[collect]"'
+
+
+def test_generate_writes_both_answers_through_prb_judge_once(tmp_path: Path) -> None:
+    from prb_tasks.testing.fake_server import FakeLLMServer
+
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"id": f"q{i}", "prompt": f"Question {i}?"}) + "\n" for i in range(3)),
+                       encoding="utf-8")
+    out = tmp_path / "prefs.json"
+
+    def policy(messages, model):  # type: ignore[no-untyped-def]
+        return f"{model} answers: {messages[-1]['content']}"
+
+    with FakeLLMServer(policy) as llm:
+        args = ["--generate", "openai/alpha,openai/beta", "--model-args",
+                f"api_base={llm.openai_base},cache_dir={tmp_path / 'cache'}"]
+        server = serve(prompts, out, *args)
+        try:
+            person = Participant(server.links["p1"])
+            person.profile()
+            person.answer("left")
+        finally:
+            server.stop()
+        sent = llm.stats()["total_requests"]
+        server = serve(prompts, out, *args)  # resumes with the same pairs, asks nothing again
+        server.stop()
+        assert llm.stats()["total_requests"] == sent == 6
+    (pref,) = read_users(out)[0].preferences
+    assert pref.response_A == "alpha answers: Question 0?" and pref.response_B == "beta answers: Question 0?"
+    proc = run_cli(["collect", "serve", str(prompts), "--out", str(tmp_path / "x.json"), "--generate", "one-model"],
+                   cwd=tmp_path)
+    assert proc.returncode == 2 and "give two litellm models" in proc.stderr
