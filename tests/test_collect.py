@@ -114,7 +114,7 @@ def test_kill_9_between_two_answers_loses_nothing_and_a_restart_resumes(tmp_path
         second.stop()
     proc = run_cli(["collect", "export", str(out)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "1 users, 3 preferences" in proc.stdout and "ben (not started)" in proc.stdout
+    assert "1 users, 3 preferences;" in proc.stdout and "ben (not started)" in proc.stdout
     assert [p.reason for p in read_users(out)[0].preferences] == ["one", "two", "three"]
     status = run_cli(["collect", "status", str(out)], cwd=tmp_path)
     rows = {line.split()[0]: line.split() for line in status.stdout.splitlines()[2:]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import signal
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -117,6 +118,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"  {person.name}: {base}/p/{person.token}/{done}", flush=True)
     print("Send each person their own link (it is private: it lets its holder answer as that person). "
           "Ctrl-C stops; run the same command to resume.", flush=True)
+    signal.signal(signal.SIGTERM, _stop)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -125,6 +127,11 @@ def serve(args: argparse.Namespace) -> int:
         server.close()
     print(f"prb collect: stopped; every answer is saved in {out}", file=sys.stderr)
     return 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM (``kill``, a service manager) stops like Ctrl-C: answers are saved as they come anyway."""
+    raise KeyboardInterrupt
 
 
 def _loopback(host: str) -> bool:
@@ -144,8 +151,8 @@ def export(out: Path) -> int:
     store = CollectStore.open(out.expanduser())
     users, summary = build_export({p.name: store.state(p.name) for p in store.participants}, store.pairs)
     write_atomic(store.out, users)
-    print(f"{store.out}: {summary.users} users, {summary.preferences} preferences "
-          f"({summary.no_preference} 'no preference' answers recorded under no_preference, not evaluated)")
+    print(f"{store.out}: {summary.users} users, {summary.preferences} preferences; "
+          f"{summary.no_preference} answered 'no preference' (kept under no_preference, not evaluated)")
     if summary.skipped:
         print(f"  not in the file yet: {', '.join(summary.skipped)}")
     if not users:
