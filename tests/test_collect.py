@@ -219,7 +219,9 @@ def test_user_mistakes_are_one_line(tmp_path: Path) -> None:
         (["serve", str(pairs), "--out", str(tmp_path / "x.json"), "--participants", "ana,../ben"], "participant name"),
         (["serve", str(pairs), "--out", str(tmp_path / "x.json"), "--form", str(pairs)], "form file"),
         (["serve", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "x.json")], "nope.jsonl"),
+        (["serve", str(pairs), "--out", str(pairs)], "already exists and no collection started it"),
         (["status", str(tmp_path / "never.json")], "no collection for"),
+        (["status", str(tmp_path / "prefs.collect")], "give the .json or .jsonl file"),
         (["export", str(tmp_path / "never.json")], "no collection for"),
     ):
         proc = run_cli(["collect", *args], cwd=tmp_path)
@@ -281,3 +283,27 @@ def test_generate_writes_both_answers_through_prb_judge_once(tmp_path: Path) -> 
     proc = run_cli(["collect", "serve", str(prompts), "--out", str(tmp_path / "x.json"), "--generate", "one-model"],
                    cwd=tmp_path)
     assert proc.returncode == 2 and "give two litellm models" in proc.stderr
+
+
+def test_a_custom_form_sets_the_profile_fields_and_the_value_tags(tmp_path: Path) -> None:
+    form = tmp_path / "form.yaml"
+    form.write_text("profile:\n"
+                    "  - {name: team, label: Your team, type: choice, choices: [support, research], required: true}\n"
+                    "  - {name: years, label: Years in the job}\n"
+                    "value_tags: [tone, speed]\n", encoding="utf-8")
+    out = tmp_path / "prefs.jsonl"
+    server = serve(write_pairs(tmp_path, PAIRS[:1]), out, "--form", str(form))
+    try:
+        person = Participant(server.links["p1"])
+        page = person.profile(years="3")  # the required choice is missing: asked again, nothing saved
+        assert "Your team: please answer" in page and 'value="3"' in page
+        page = person.profile(team="marketing")  # not one of the choices
+        assert "Your team: pick one of the listed options" in page
+        page = person.profile(team="research", years="  3  ")
+        assert 'value="tone"' in page and 'value="accuracy"' not in page
+        person.answer("right", tags=("speed", "tone"))
+    finally:
+        server.stop()
+    (user,) = read_users(out)
+    assert user.demographics == {"team": "research", "years": "3"}
+    assert user.preferences[0].value_alignment == ["tone", "speed"]  # in the form's order

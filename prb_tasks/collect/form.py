@@ -83,15 +83,17 @@ class FormConfig(BaseModel):
             submitted: form values by field name (other keys are ignored).
         """
         kept: dict[str, str] = {}
+        problems: list[str] = []
         for spec in self.profile:
             value = " ".join(str(submitted.get(spec.name, "")).split())[:MAX_TEXT]
             if spec.type == "choice" and value and value not in spec.choices:
-                return kept, f"{spec.label}: pick one of the listed options"
-            if spec.required and not value:
-                return kept, f"{spec.label}: please answer"
-            if value:
+                problems.append(f"{spec.label}: pick one of the listed options")
+            elif spec.required and not value:
+                problems.append(f"{spec.label}: please answer")
+            elif value:
                 kept[spec.name] = value
-        return kept, None
+        # Every valid answer is kept, so the form shown again keeps what was typed.
+        return kept, (problems[0] if problems else None)
 
 
 def load_form(path: Path | None) -> FormConfig:

@@ -115,6 +115,8 @@ class CollectStore:
         Args:
             out: the export file given to ``serve --out``.
         """
+        if out.suffix not in (".json", ".jsonl"):
+            raise StoreError(f"prb collect: {out}: give the .json or .jsonl file that `prb collect serve --out` wrote")
         path = state_folder(out) / "session.json"
         if not path.is_file():
             raise StoreError(f"prb collect: no collection for {out} (expected {path}); "
@@ -153,6 +155,9 @@ class CollectStore:
                 store.session.participants.extend(added)
                 store.save()
             return store
+        if out.exists():  # never overwrite a file this collection did not write
+            raise StoreError(f"prb collect: {out} already exists and no collection started it (no {state_folder(out)}); "
+                             "choose another --out, or move the file away")
         session = Session(pairs_file=str(pairs_file), pairs_digest=digest,
                           pairs=[StoredPair(**asdict(p)) for p in pairs], form=form, seed=seed,
                           secret=secrets.token_hex(32),
