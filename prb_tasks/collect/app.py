@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask, abort, redirect, render_template, request
 
@@ -105,8 +106,10 @@ def create_app(collection: Collection) -> Any:
         return person
 
     def check_post(person: Participant) -> None:
+        # A browser names the page a post comes from; it must be this server (host and
+        # port: the scheme may differ behind an HTTPS proxy).
         origin = request.headers.get("Origin")
-        if origin is not None and origin != request.host_url.rstrip("/"):
+        if origin is not None and urlsplit(origin).netloc != request.host:
             abort(403)
         sent = request.form.get("csrf", "")
         if not hmac.compare_digest(sent.encode(), collection.form_token(person).encode()):
