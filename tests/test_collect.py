@@ -253,7 +253,8 @@ def test_without_the_collect_extra_one_line_says_what_to_install(tmp_path: Path)
     assert proc.stderr.strip() == 'prb collect: the web app needs Flask and waitress: pip install "prb-tasks[collect]"'
 
 
-def test_generate_writes_both_answers_through_prb_judge_once(tmp_path: Path) -> None:
+@pytest.mark.slow  # imports litellm in the server process (~20 s here)
+def test_generate_writes_both_answers_through_litellm_once_and_keeps_them(tmp_path: Path) -> None:
     from prb_tasks.testing.fake_server import FakeLLMServer
 
     prompts = tmp_path / "prompts.jsonl"
@@ -266,7 +267,7 @@ def test_generate_writes_both_answers_through_prb_judge_once(tmp_path: Path) -> 
 
     with FakeLLMServer(policy) as llm:
         args = ["--generate", "openai/alpha,openai/beta", "--model-args",
-                f"api_base={llm.openai_base},cache_dir={tmp_path / 'cache'}"]
+                f"api_base={llm.openai_base},transport=litellm,cache_dir={tmp_path / 'cache'}"]
         server = serve(prompts, out, *args)
         try:
             person = Participant(server.links["p1"])

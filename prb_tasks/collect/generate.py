@@ -50,6 +50,7 @@ def _answers(model: str, prompts: list[str], model_args: dict[str, Any]) -> list
     from prb_tasks.judge.model import JudgeLM
 
     lm = JudgeLM(**{**model_args, "model": model})
+    lm.expects_verdicts = False  # these replies are answers to compare, not verdicts
     print(f"prb collect: writing {len(prompts)} answers with {model}", file=sys.stderr, flush=True)
     return lm.generate_until([_Request((p, dict(GENERATION)), {ASK_ONCE: True}) for p in prompts])
 
@@ -84,6 +85,9 @@ def generate_pairs(pairs_file: Path, spec: str, model_args_text: str, out: Path)
             if not text.strip():
                 raise PRBError(f"prb collect: {model} gave no answer for prompt {prompt.pair_id!r} (see the usage "
                                "lines above); run again: answers already received are cached")
+        if a.strip() == b.strip():
+            raise PRBError(f"prb collect: {model_a} and {model_b} wrote the same answer to prompt {prompt.pair_id!r}; "
+                           "use two different models, or sampling (temperature) that varies their answers")
         rows.append({"id": prompt.pair_id, "prompt": prompt.prompt, "response_A": a.strip(), "response_B": b.strip()})
     generated = state_folder(out).with_suffix(".pairs.jsonl")
     generated.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
