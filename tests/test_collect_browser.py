@@ -131,4 +131,4 @@ def test_a_participant_answers_by_keyboard_reloads_changes_an_answer_and_finishe
     results = read_results(runs)
     assert metric(results, "personalized_custom", "acc") == 0.5  # always "A": right in exactly one order per pair
     assert metric(results, "personalized_custom", "consistency") == 0.0
-    assert f"Data: local file {out.name}" in proc.stdout or str(out) in proc.stdout
+    assert f"Data: local file {out}: preferences 3 rows" in proc.stdout
