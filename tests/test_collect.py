@@ -100,8 +100,9 @@ def test_kill_9_between_two_answers_loses_nothing_and_a_restart_resumes(tmp_path
     assert len(replay(CollectStore.open(out).journal_path("ana")).answers) == 2
     assert [len(u.preferences) for u in read_users(out)] == [2]  # the export was current before the kill
 
-    second = serve(pairs, out, "--participants", "ana,ben")
+    second = serve(pairs, out, "--participants", "ana,ben", "--seed", "7")
     try:
+        assert any("it keeps the seed it started with (--seed ignored" in line for line in second.banner)
         # The same private links still work (the port may differ) and resume at the third pair.
         assert {n: link.split("/p/")[1] for n, link in second.links.items()} == \
             {n: link.split("/p/")[1] for n, link in first.links.items()}

@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
     serve.add_argument("--form", type=Path, metavar="YAML",
                        help="profile fields and value tags (default: age group, region, interests)")
-    serve.add_argument("--seed", type=int, default=0, help="seeds each participant's left/right order (default 0)")
+    serve.add_argument("--seed", type=int, help="seeds each participant's left/right order (default 0)")
     serve.add_argument("--generate", metavar="MODEL_A,MODEL_B",
                        help="PAIRS holds prompts only: write response_A with MODEL_A and response_B with MODEL_B "
                        "through prb-judge (cached)")
@@ -94,7 +94,15 @@ def serve(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise PRBError(f"prb collect: --out {out}: folder {out.parent} does not exist; create it first")
     pairs = _load_pairs(args)
-    store = CollectStore.open_or_create(out, args.pairs, pairs, form, names, args.seed)
+    store = CollectStore.open_or_create(out, args.pairs, pairs, form, names, args.seed or 0)
+    # A resumed collection keeps what its first answers were given under; say so rather
+    # than silently ignoring a changed option.
+    kept = [name for name, changed in (("--form", args.form is not None and store.session.form != form),
+                                       ("--seed", args.seed is not None and store.session.seed != args.seed))
+            if changed]
+    if kept:
+        print(f"prb collect: resuming {store.folder}: it keeps the {' and '.join(o[2:] for o in kept)} it started with "
+              f"({', '.join(kept)} ignored; use a new --out to change them)", flush=True)
     store.lock()
     collection = Collection(store)
     collection.export()  # the file exists (possibly empty) from the start, and is current after a crash
