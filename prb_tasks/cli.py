@@ -142,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb audit sample ; prb audit my_prefs.jsonl\n"
             "  prb personalllm score runs/ --json scores.json\n"
             "  prb batch status ; prb batch cancel BATCH_ID\n"
+            "  prb collect serve pairs.jsonl --out prefs.json --participants ana,ben ; prb collect status prefs.json\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -239,6 +240,10 @@ def _parser() -> argparse.ArgumentParser:
     cancel.add_argument("batch_id", metavar="ID", help="batch id as `prb batch status` shows it")
     for cmd in (status, cancel):
         cmd.add_argument("--cache-dir", help="judge cache folder (default: $PRB_CACHE_DIR/judge or the user cache dir)")
+
+    from prb_tasks.collect.command import add_parser as add_collect
+
+    add_collect(sub)
     return parser
 
 
@@ -298,5 +303,9 @@ def _main(args_list: list[str]) -> int:
         from prb_tasks.scoring.personalllm_gen import run as score_generations
 
         return score_generations(args)
+    if args.command == "collect":
+        from prb_tasks.collect.command import run as run_collect
+
+        return run_collect(args)
     parser.print_help()
     return 0

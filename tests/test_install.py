@@ -36,6 +36,9 @@ def test_wheel_carries_tasks_templates_configs_and_sample(wheel):
         "prb_tasks/templates/judge/user_profile.jinja",
         "prb_tasks/data/personalized_rb/sample/Art_and_Entertainment/test-00000-of-00001.jsonl",
         "prb_tasks/data/personalized_rb/sample/Society_and_Culture/test-00000-of-00001.jsonl",
+        "prb_tasks/collect/default_form.yaml",  # prb collect's web app: form, pages, script
+        "prb_tasks/collect/web/templates/pair.html",
+        "prb_tasks/collect/web/static/collect.js",
     ):
         assert required in names, required
     assert any(n.startswith("prb_tasks/configs/") and n.endswith(".yaml") for n in names)

@@ -51,6 +51,10 @@ class JudgeLM(LM):
             ``config=<name or path>`` to start from a judge config.
     """
 
+    #: Whether replies should carry a verdict (False where the engine writes answers,
+    #: e.g. ``prb collect serve --generate``: no "no verdict" warning then).
+    expects_verdicts = True
+
     def __init__(self, **model_args: Any) -> None:
         super().__init__()
         self.settings: JudgeSettings = resolve_settings(model_args)
@@ -173,7 +177,7 @@ class JudgeLM(LM):
             summary["cache_mode"] = s.cache
             remember_summary(summary)
         print(usage.render(), flush=True)
-        warning = usage.no_verdict_warning(s.reask)
+        warning = usage.no_verdict_warning(s.reask) if self.expects_verdicts else None
         if warning:
             print(warning, file=sys.stderr, flush=True)
         return results
