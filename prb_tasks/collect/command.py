@@ -114,7 +114,8 @@ def serve(args: argparse.Namespace) -> int:
                        "choose another --port") from None
     host = args.host if ":" not in args.host else f"[{args.host}]"
     base = f"http://{host}:{server.effective_port}"
-    print(f"prb collect: {len(store.pairs)} pairs, {len(store.participants)} participants; "
+    n_pairs, n_people = len(store.pairs), len(store.participants)
+    print(f"prb collect: {n_pairs} pair{'s' * (n_pairs != 1)}, {n_people} participant{'s' * (n_people != 1)}; "
           f"answers go to {out} (journals in {store.folder})", flush=True)
     if not _loopback(args.host):
         print(f"prb collect: WARNING: listening on {args.host}: anyone who can reach this machine and has a "

@@ -98,6 +98,9 @@ def read_pairs(path: Path) -> list[Pair]:
 def _rows(path: Path):
     if path.suffix != ".jsonl":
         raise DataError(f"prb: {path}: expected a .jsonl file with one pair per line")
+    if not path.exists():
+        raise DataError(f"prb collect: no pairs file {path}; give a .jsonl file with one prompt and two answers "
+                        "per line")
     return raw_rows(path)
 
 
