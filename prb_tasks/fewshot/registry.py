@@ -1,0 +1,85 @@
+"""Find a method by name: the shipped baselines, then the ``prb_tasks.methods`` entry points.
+
+A third-party package registers its method class in its own ``pyproject.toml``::
+
+    [project.entry-points."prb_tasks.methods"]
+    my_method = "my_package.module:MyMethod"
+
+and is then run with ``--model prb-method --model_args method=my_method``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from importlib.metadata import entry_points
+from typing import Any
+
+from prb_tasks.errors import PRBError
+from prb_tasks.fewshot.method import Method
+
+ENTRY_POINT_GROUP = "prb_tasks.methods"
+
+
+class MethodError(PRBError):
+    """A method that cannot be found or built; the message is one line for the user."""
+
+
+def builtin_methods() -> dict[str, type[Method]]:
+    """The baselines shipped with prb, by name."""
+    from prb_tasks.fewshot.baselines import BASELINES
+
+    return dict(BASELINES)
+
+
+def _entry_point_methods() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available() -> list[str]:
+    """Every method name that resolves here (shipped first, then installed packages')."""
+    shipped = builtin_methods()
+    return list(shipped) + sorted(n for n in _entry_point_methods() if n not in shipped)
+
+
+def resolve(name: str) -> type[Method]:
+    """The method class registered as ``name``.
+
+    Args:
+        name: a shipped baseline or an entry-point name in :data:`ENTRY_POINT_GROUP`.
+    """
+    shipped = builtin_methods()
+    if name in shipped:
+        return shipped[name]
+    found = _entry_point_methods().get(name)
+    if found is None:
+        raise MethodError(f"prb-method: unknown method '{name}'; available: {', '.join(available())} "
+                          f"(a package adds one with an entry point in the '{ENTRY_POINT_GROUP}' group)")
+    try:
+        cls = found.load()
+    except Exception as exc:  # a broken third-party package: say which one
+        raise MethodError(f"prb-method: the entry point '{name}' ({found.value}) could not be loaded: "
+                          f"{type(exc).__name__}: {exc}") from None
+    if not (inspect.isclass(cls) and issubclass(cls, Method)):
+        raise MethodError(f"prb-method: the entry point '{name}' ({found.value}) is not a subclass of "
+                          "prb_tasks.fewshot.method.Method")
+    return cls
+
+
+def build(name: str, options: dict[str, Any]) -> Method:
+    """An instance of method ``name`` with ``options`` (its keyword arguments).
+
+    Args:
+        name: see :func:`resolve`.
+        options: the remaining ``--model_args`` keys.
+    """
+    cls = resolve(name)
+    params = inspect.signature(cls).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    unknown = sorted(set(options) - set(params)) if not takes_any else []
+    if unknown:
+        known = ", ".join(p for p in params if p != "self") or "none"
+        raise MethodError(f"prb-method: method '{name}' has no option {', '.join(unknown)}; its options: {known}")
+    try:
+        return cls(**options)
+    except (TypeError, ValueError) as exc:
+        raise MethodError(f"prb-method: method '{name}': {exc}") from None
