@@ -67,7 +67,13 @@ METADATA = MetadataSpec.from_options("fewshot", FewshotOptions, fixed=frozenset(
 Source = Literal["personalllm", "custom"]
 
 
-def _personalllm(opts: FewshotOptions) -> tuple[FewshotData, provenance.DataSource, str]:
+def personalllm_data(opts: FewshotOptions) -> tuple[FewshotData, provenance.DataSource, str]:
+    """Simulated PersonalLLM users' pairs, split; with where they came from and a tag
+    naming the simulation (for the split's key).
+
+    Args:
+        opts: the options (simulation and protocol).
+    """
     config = SimulationConfig(
         n_users=opts.n_users, alpha=opts.alpha if opts.alpha is not None else DEFAULT_ALPHA, seed=opts.user_seed,
         k=opts.pairs_per_user - 1, items_per_user=1,
@@ -83,7 +89,13 @@ def _personalllm(opts: FewshotOptions) -> tuple[FewshotData, provenance.DataSour
     return FewshotData(split, users, pairs, "personalllm"), origin, f"{source_tag(opts.data_dir)}|{config}"
 
 
-def _custom(opts: FewshotOptions, data_dir: Any) -> tuple[FewshotData, provenance.DataSource, str]:
+def custom_data(opts: FewshotOptions, data_dir: Any) -> tuple[FewshotData, provenance.DataSource, str]:
+    """A custom file's users' pairs, split; with where they came from and a tag naming the file.
+
+    Args:
+        opts: the options (``data_path`` and the protocol).
+        data_dir: ``--metadata`` ``data_dir``, where a relative ``data_path`` may be found.
+    """
     path, records = load_users(opts.data_path, data_dir)
     by_user, users = custom_pairs(records)
     rows = sum(len(r.preferences) for r in records)
@@ -134,7 +146,7 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
     """
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(FewshotOptions, kwargs)
-    data, origin, tag = _personalllm(opts) if source == "personalllm" else _custom(opts, kwargs.get("data_dir"))
+    data, origin, tag = personalllm_data(opts) if source == "personalllm" else custom_data(opts, kwargs.get("data_dir"))
     provenance.record(kwargs, origin, task_name(kwargs) or f"{source}_fewshot")
     split = data.split
     key = "fewshot::" + hashlib.sha256(
