@@ -5,11 +5,14 @@ A third-party package registers its method class in its own ``pyproject.toml``::
     [project.entry-points."prb_tasks.methods"]
     my_method = "my_package.module:MyMethod"
 
-and is then run with ``--model prb-method --model_args method=my_method``.
+and is then run with ``--model prb-method --model_args method=my_method``. A class that
+is not packaged yet can be named by its import path, ``method=my_module:MyMethod``
+(``my_module`` importable, e.g. with ``PYTHONPATH=.``).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from importlib.metadata import entry_points
 from typing import Any
@@ -50,6 +53,8 @@ def resolve(name: str) -> type[Method]:
     shipped = builtin_methods()
     if name in shipped:
         return shipped[name]
+    if ":" in name:
+        return _checked(f"method '{name}'", _import_path(name))
     found = _entry_point_methods().get(name)
     if found is None:
         raise MethodError(f"prb-method: unknown method '{name}'; available: {', '.join(available())} "
@@ -59,9 +64,26 @@ def resolve(name: str) -> type[Method]:
     except Exception as exc:  # a broken third-party package: say which one
         raise MethodError(f"prb-method: the entry point '{name}' ({found.value}) could not be loaded: "
                           f"{type(exc).__name__}: {exc}") from None
+    return _checked(f"the entry point '{name}' ({found.value})", cls)
+
+
+def _import_path(path: str) -> object:
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise MethodError(f"prb-method: cannot import '{module_name}' for method '{path}': {exc} "
+                          "(is its folder on PYTHONPATH?)") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise MethodError(f"prb-method: module '{module_name}' has no '{attr}' (method '{path}')") from None
+
+
+def _checked(label: str, cls: object) -> type[Method]:
+    """``cls`` if it is a :class:`Method` subclass; else one line naming ``label``."""
     if not (inspect.isclass(cls) and issubclass(cls, Method)):
-        raise MethodError(f"prb-method: the entry point '{name}' ({found.value}) is not a subclass of "
-                          "prb_tasks.fewshot.method.Method")
+        raise MethodError(f"prb-method: {label} is not a subclass of prb_tasks.fewshot.method.Method")
     return cls
 
 
