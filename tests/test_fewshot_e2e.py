@@ -36,6 +36,7 @@ def _data(copy_dir: Path):
     return lookup(docs[0]["split_key"])
 
 
+@pytest.mark.slow
 def test_a_shipped_method_through_prb_eval_matches_the_protocol(tmp_path: Path, copy_dir: Path) -> None:
     out = tmp_path / "runs"
     proc = run_cli(["eval", "--model", "prb-method", "--model_args", "method=lowrank,rank=2", "--tasks",
@@ -55,6 +56,38 @@ def test_a_shipped_method_through_prb_eval_matches_the_protocol(tmp_path: Path, 
     assert metric(results, "personalllm_fewshot", "aukc") == pytest.approx(area_under_curve(curve))
     assert "personalllm_fewshot k-curve, acc % (95% CI over users): k=0 " in proc.stdout
     assert "6 seen users, 6 unseen" in proc.stderr
+    _check_k_curve_chart(out, tmp_path / "report")
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _check_k_curve_chart(runs: Path, folder: Path) -> None:
+    """prb compare draws the run's k-curve: vector and raster files, the k grid on the x axis,
+    percentages within 0-100, a legend naming the method and its aukc; listed for report.html."""
+    pytest.importorskip("matplotlib")
+    import xml.etree.ElementTree as ET
+
+    from prb_tasks.report.build import build_report
+    from prb_tasks.report.charts import draw_charts
+
+    report = build_report([runs])
+    assert draw_charts(report, folder) == []
+    (section,) = report.sections
+    assert report.charts[section.slug][0] == (
+        "Few-shot k-curves: accuracy per support size k, 95% intervals over users", f"{section.slug}_kcurve.png")
+    for ext in ("svg", "pdf", "png"):
+        assert (folder / f"{section.slug}_kcurve.{ext}").stat().st_size > 0
+    tree = ET.parse(folder / f"{section.slug}_kcurve.svg")
+    ticks: dict[str, list[str]] = {}
+    for group in tree.iter(f"{SVG}g"):
+        gid = group.get("id", "")
+        if re.fullmatch(r"[xy]tick_\d+", gid):
+            ticks.setdefault(gid[0], []).extend("".join(t.itertext()).strip() for t in group.iter(f"{SVG}text"))
+    assert [t for t in ticks["x"] if t] == ["0", "1", "2", "4", "8", "16"]
+    assert all(0 <= float(t) <= 100 for t in ticks["y"] if t)
+    texts = " ".join("".join(t.itertext()) for t in tree.iter(f"{SVG}text"))
+    assert "lowrank" in texts and "aukc" in texts and "resampling users" in texts
 
 
 def test_user_mistakes_are_one_line(tmp_path: Path, copy_dir: Path) -> None:
@@ -129,6 +162,7 @@ def test_a_third_party_method_registered_by_entry_point(tmp_path: Path, copy_dir
 _SHOWN = re.compile(r"=== Earlier comparison \d+ ===\nRequest: (.*)\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("selection", ["recent", "similar"])
 def test_in_context_judge_through_the_fake_server(tmp_path: Path, copy_dir: Path, selection: str) -> None:
     task = "personalllm_fewshot_judge" + ("_similar" if selection == "similar" else "")
