@@ -1,6 +1,6 @@
 """Documents of the few-shot tasks: each evaluated user's query pairs at every k.
 
-One loader serves the ``fewshot`` task folder; the YAML names the data (``source``:
+One loader serves the ``fewshot`` task folder; the YAML names the data (``data_family``:
 ``personalllm`` or ``custom``), the variant (``method``: a personalization method run by
 ``prb-method``; ``judge``: a generative judge shown the support pairs in its prompt) and,
 for judges, which support pairs it is shown (``selection``: the ``k`` most recent, or the
@@ -63,7 +63,7 @@ class FewshotOptions(TemplateOptions):
     queries: int = Field(DEFAULT_QUERIES, ge=1, description="fixed query pairs per evaluated user (its latest)")
 
 
-METADATA = MetadataSpec.from_options("fewshot", FewshotOptions, fixed=frozenset({"source", "variant", "selection"}))
+METADATA = MetadataSpec.from_options("fewshot", FewshotOptions, fixed=frozenset({"data_family", "variant", "selection"}))
 Source = Literal["personalllm", "custom"]
 
 
@@ -192,7 +192,7 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the few-shot task YAMLs."""
-    source = kwargs.pop("source")
+    source = kwargs.pop("data_family")
     variant = kwargs.pop("variant")
     selection = kwargs.pop("selection", "recent")
     return to_dataset(build_docs(source, variant, selection, **kwargs))
