@@ -136,3 +136,15 @@ def test_unknown_method_and_option_are_one_line():
         registry.build("lowrank", {"rnk": 2})
     with pytest.raises(registry.MethodError, match="rank must be at least 1"):
         registry.build("lowrank", {"rank": 0})
+
+
+def test_newton_step_is_the_same_solved_either_way():
+    from prb_tasks.fewshot.linear import _newton_step
+
+    rng = np.random.default_rng(0)
+    z, curvature, grad = rng.normal(size=(5, 40)), rng.uniform(0.01, 0.25, size=5), rng.normal(size=40)
+    direct = np.linalg.solve((z * curvature[:, None]).T @ z + 0.7 * np.eye(40), grad)
+    assert np.allclose(_newton_step(z, curvature, 0.7, grad), direct)
+    tall, weights = rng.normal(size=(50, 6)), rng.uniform(0.01, 0.25, size=50)
+    direct = np.linalg.solve((tall * weights[:, None]).T @ tall + np.eye(6), grad[:6])
+    assert np.allclose(_newton_step(tall, weights, 1.0, grad[:6]), direct)

@@ -61,6 +61,9 @@ class FewshotOptions(TemplateOptions):
                                 "the others are seen: all their labels are the method's to learn from")
     split_seed: int = Field(DEFAULT_SPLIT_SEED, ge=0, description="seed of the seen/unseen user split")
     queries: int = Field(DEFAULT_QUERIES, ge=1, description="fixed query pairs per evaluated user (its latest)")
+    features: Literal["auto", "embedding"] = Field(
+        "auto", description="response features of the feature-based methods: auto (PersonalLLM's ten reward-model "
+        "scores; none in your own file) or embedding (each response's all-MiniLM-L6-v2 embedding; the embed extra)")
 
 
 METADATA = MetadataSpec.from_options("fewshot", FewshotOptions, fixed=frozenset({"data_family", "variant", "selection"}))
@@ -81,6 +84,7 @@ def personalllm_data(opts: FewshotOptions) -> tuple[FewshotData, provenance.Data
     prompts = load_prompts(opts.data_dir)
     sim = simulation_for(prompts, config)
     by_user, users = personalllm_pairs(sim)
+    by_user = _featured(opts, by_user)
     folder = resolve_data_dir(opts.data_dir)
     origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
               else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
@@ -98,11 +102,21 @@ def custom_data(opts: FewshotOptions, data_dir: Any) -> tuple[FewshotData, prove
     """
     path, records = load_users(opts.data_path, data_dir)
     by_user, users = custom_pairs(records)
+    by_user = _featured(opts, by_user)
     rows = sum(len(r.preferences) for r in records)
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
     split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries)
     pairs = {p.key: p for ps in by_user.values() for p in ps}
     return FewshotData(split, users, pairs, "custom"), origin, f"{path}|{path.stat().st_mtime}"
+
+
+def _featured(opts: FewshotOptions, by_user: dict[str, list[Pair]]) -> dict[str, list[Pair]]:
+    """The pairs with the features ``opts.features`` asks for."""
+    if opts.features != "embedding":
+        return by_user
+    from prb_tasks.fewshot.features import with_embeddings
+
+    return with_embeddings(by_user)
 
 
 def chosen_shown_first(pair: Pair) -> bool:
@@ -150,7 +164,7 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
     provenance.record(kwargs, origin, task_name(kwargs) or f"{source}_fewshot")
     split = data.split
     key = "fewshot::" + hashlib.sha256(
-        f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}".encode()).hexdigest()[:12]
+        f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}|{opts.features}".encode()).hexdigest()[:12]
     remember(key, data)
     print(f"prb: few-shot split ({source}): {len(split.seen)} seen users, {len(split.unseen)} unseen "
           f"(split_seed {split.seed}), {split.queries} query pairs per unseen user, k = "

@@ -61,12 +61,24 @@ def fit_offset(x: np.ndarray, basis: np.ndarray, offset: np.ndarray, l2: float) 
         margin = base + z @ a
         p = 1.0 / (1.0 + np.exp(np.clip(margin, -50, 50)))   # chance of the *wrong* order
         grad = -(z * p[:, None]).sum(axis=0) + l2 * a
-        hess = (z * (p * (1 - p))[:, None]).T @ z + l2 * np.eye(r)
-        step = np.linalg.solve(hess, grad)
+        step = _newton_step(z, np.maximum(p * (1 - p), 1e-12), l2, grad)
         a -= step
         if np.abs(step).max() < 1e-8:
             break
     return a
+
+
+def _newton_step(z: np.ndarray, curvature: np.ndarray, l2: float, grad: np.ndarray) -> np.ndarray:
+    """``(z^T diag(curvature) z + l2 I)^-1 grad``, solved in the smaller of the two sizes.
+
+    With more dimensions than pairs (text embeddings: 384 numbers, 24 pairs) the
+    Woodbury identity turns the ``d x d`` system into an ``n x n`` one.
+    """
+    n, r = z.shape
+    if r <= n:
+        return np.linalg.solve((z * curvature[:, None]).T @ z + l2 * np.eye(r), grad)
+    inner = np.diag(l2 / curvature) + z @ z.T
+    return (grad - z.T @ np.linalg.solve(inner, z @ grad)) / l2
 
 
 def fit_weights(pairs: Sequence[Pair], l2: float, prior: np.ndarray | None = None) -> np.ndarray:
