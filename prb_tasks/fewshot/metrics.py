@@ -117,18 +117,19 @@ def _macro(outcomes: list[tuple[str, float]]) -> float:
     return float(np.mean([sums[u] / counts[u] for u in sums])) if sums else _NAN
 
 
-def macro_low(items: Iterable[tuple[str, float]]) -> float:
+def mean_present(items: Iterable[float | None]) -> float:
+    """lm-eval aggregation: the mean of the values that are there (documents of other k give None)."""
+    values = [float(v) for v in items if v is not None]
+    return float(np.mean(values)) if values else _NAN
+
+
+def macro_low(items: Iterable[tuple[str, float] | None]) -> float:
     """lm-eval aggregation: lower end of the user-resampled 95% interval of the macro accuracy."""
-    interval = user_macro(list(items))
+    interval = user_macro([i for i in items if i is not None])
     return _NAN if interval is None else interval.low
 
 
-def macro_high(items: Iterable[tuple[str, float]]) -> float:
+def macro_high(items: Iterable[tuple[str, float] | None]) -> float:
     """lm-eval aggregation: upper end of the user-resampled 95% interval of the macro accuracy."""
-    interval = user_macro(list(items))
+    interval = user_macro([i for i in items if i is not None])
     return _NAN if interval is None else interval.high
-
-
-def macro(items: Iterable[tuple[str, float]]) -> float:
-    """lm-eval aggregation: per-user macro accuracy."""
-    return _macro([(str(u), float(c)) for u, c in items])

@@ -4,7 +4,7 @@ Each document is one query at one ``k``; besides ``acc`` (pooled over every k, w
 is rarely what you want) it emits ``acc_k<k>`` (the accuracy at its k), the same value
 with its user for the user-resampled interval ``acc_k<k>_low`` / ``acc_k<k>_high``, and
 ``(k, user, correct)`` for the area under the k-curve ``aukc``
-(:mod:`prb_tasks.fewshot.metrics`).
+(:mod:`prb_tasks.fewshot.metrics`). Metrics of the other k are None (skipped when aggregated).
 """
 
 from __future__ import annotations
@@ -13,16 +13,20 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from prb_tasks.fewshot.metrics import aukc, macro_high, macro_low  # noqa: F401  (the YAMLs' aggregations)
+from prb_tasks.fewshot.split import KS
 from prb_tasks.scoring.breakdowns import process_judge_both_users, process_scalar_users
 
 
 def _per_k(out: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
     out.pop("acc_macro", None)  # a group mean of subsets; the k-curve says more here
     k, user, correct = int(doc["k"]), str(doc["user_id"]), out["acc"]
-    out[f"acc_k{k}"] = correct
-    out[f"acc_k{k}_low"] = (user, correct)
-    out[f"acc_k{k}_high"] = (user, correct)
+    # Every document reports every k's metrics (None for another k), so lm-eval counts
+    # the same documents for each metric; the aggregations skip the Nones.
+    for other in KS:
+        mine = other == k
+        out[f"acc_k{other}"] = correct if mine else None
+        out[f"acc_k{other}_low"] = (user, correct) if mine else None
+        out[f"acc_k{other}_high"] = (user, correct) if mine else None
     out["aukc"] = (k, user, correct)
     return out
 
