@@ -31,7 +31,7 @@ from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, parse_options
 from prb_tasks.docs.pairs import CHOSEN_FIRST, DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.docs.personalllm import PersonalLLMOptions, simulation_for
-from prb_tasks.fewshot.method import Pair
+from prb_tasks.fewshot.method import Pair, User
 from prb_tasks.fewshot.sources import FewshotData, custom_pairs, personalllm_pairs, remember
 from prb_tasks.fewshot.split import DEFAULT_QUERIES, DEFAULT_SPLIT_SEED, DEFAULT_UNSEEN_SHARE, KS, UnseenUser, make_split
 from prb_tasks.prompts.history import PastChoice
@@ -70,12 +70,13 @@ METADATA = MetadataSpec.from_options("fewshot", FewshotOptions, fixed=frozenset(
 Source = Literal["personalllm", "custom"]
 
 
-def personalllm_data(opts: FewshotOptions) -> tuple[FewshotData, provenance.DataSource, str]:
+def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[FewshotData, provenance.DataSource, str]:
     """Simulated PersonalLLM users' pairs, split; with where they came from and a tag
     naming the simulation (for the split's key).
 
     Args:
         opts: the options (simulation and protocol).
+        featured: compute the features ``opts.features`` asks for (judges need none).
     """
     config = SimulationConfig(
         n_users=opts.n_users, alpha=opts.alpha if opts.alpha is not None else DEFAULT_ALPHA, seed=opts.user_seed,
@@ -84,39 +85,37 @@ def personalllm_data(opts: FewshotOptions) -> tuple[FewshotData, provenance.Data
     prompts = load_prompts(opts.data_dir)
     sim = simulation_for(prompts, config)
     by_user, users = personalllm_pairs(sim)
-    by_user = _featured(opts, by_user)
     folder = resolve_data_dir(opts.data_dir)
     origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
               else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
-    split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries)
-    pairs = {p.key: p for ps in by_user.values() for p in ps}
-    return FewshotData(split, users, pairs, "personalllm"), origin, f"{source_tag(opts.data_dir)}|{config}"
+    return _split(opts, by_user, users, "personalllm", featured), origin, f"{source_tag(opts.data_dir)}|{config}"
 
 
-def custom_data(opts: FewshotOptions, data_dir: Any) -> tuple[FewshotData, provenance.DataSource, str]:
+def custom_data(opts: FewshotOptions, data_dir: Any,
+                featured: bool = True) -> tuple[FewshotData, provenance.DataSource, str]:
     """A custom file's users' pairs, split; with where they came from and a tag naming the file.
 
     Args:
         opts: the options (``data_path`` and the protocol).
         data_dir: ``--metadata`` ``data_dir``, where a relative ``data_path`` may be found.
+        featured: compute the features ``opts.features`` asks for (judges need none).
     """
     path, records = load_users(opts.data_path, data_dir)
     by_user, users = custom_pairs(records)
-    by_user = _featured(opts, by_user)
     rows = sum(len(r.preferences) for r in records)
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
+    return _split(opts, by_user, users, "custom", featured), origin, f"{path}|{path.stat().st_mtime}"
+
+
+def _split(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,
+           featured: bool) -> FewshotData:
+    """Every user's pairs (with the features asked for) split by the protocol."""
+    if featured and opts.features == "embedding":
+        from prb_tasks.fewshot.features import with_embeddings
+
+        by_user = with_embeddings(by_user)
     split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries)
-    pairs = {p.key: p for ps in by_user.values() for p in ps}
-    return FewshotData(split, users, pairs, "custom"), origin, f"{path}|{path.stat().st_mtime}"
-
-
-def _featured(opts: FewshotOptions, by_user: dict[str, list[Pair]]) -> dict[str, list[Pair]]:
-    """The pairs with the features ``opts.features`` asks for."""
-    if opts.features != "embedding":
-        return by_user
-    from prb_tasks.fewshot.features import with_embeddings
-
-    return with_embeddings(by_user)
+    return FewshotData(split, users, {p.key: p for ps in by_user.values() for p in ps}, family)
 
 
 def chosen_shown_first(pair: Pair) -> bool:
@@ -160,11 +159,13 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
     """
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(FewshotOptions, kwargs)
-    data, origin, tag = personalllm_data(opts) if source == "personalllm" else custom_data(opts, kwargs.get("data_dir"))
+    featured = variant == "method"
+    data, origin, tag = (personalllm_data(opts, featured) if source == "personalllm"
+                         else custom_data(opts, kwargs.get("data_dir"), featured))
     provenance.record(kwargs, origin, task_name(kwargs) or f"{source}_fewshot")
     split = data.split
     key = "fewshot::" + hashlib.sha256(
-        f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}|{opts.features}".encode()).hexdigest()[:12]
+        f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}|{featured and opts.features}".encode()).hexdigest()[:12]
     remember(key, data)
     print(f"prb: few-shot split ({source}): {len(split.seen)} seen users, {len(split.unseen)} unseen "
           f"(split_seed {split.seed}), {split.queries} query pairs per unseen user, k = "
