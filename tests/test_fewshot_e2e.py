@@ -15,9 +15,9 @@ from prb_tasks.fewshot import registry
 from prb_tasks.fewshot.evaluate import run
 from prb_tasks.fewshot.metrics import area_under_curve
 from prb_tasks.fewshot.sources import lookup
-from prb_tasks.testing.fake_server import FakeLLMServer, Message
+from prb_tasks.testing.fake_server import Message
 from tests.personalllm_fixture import fixture_rows, write_personalllm
-from tests.runner import metric, read_results, run_cli, sent_prompt
+from tests.runner import metric, read_results, read_samples, run_cli, run_fake_judge, sent_prompt
 
 OPTIONS = {"n_users": 12, "queries": 2}
 
@@ -177,13 +177,7 @@ def test_in_context_judge_through_the_fake_server(tmp_path: Path, copy_dir: Path
     def policy(messages: list[Message], model: str) -> str:
         return answers.get(messages[-1]["content"].strip(), "no idea")
 
-    out = tmp_path / "runs"
-    with FakeLLMServer(policy, record_requests=False) as server:
-        proc = run_cli(["eval", "--model", "prb-judge", "--model_args",
-                        f"model=openai/fake,api_base={server.openai_base},cache_dir={tmp_path / 'cache'}",
-                        "--tasks", task, "--metadata", _metadata(copy_dir), "--output_path", str(out),
-                        "--log_samples"], cwd=tmp_path, env={"OPENAI_API_KEY": "sk-fake"})
-        sent = server.stats()["total_requests"]
+    proc, out, sent = run_fake_judge(policy, task, _metadata(copy_dir), tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sent == len(docs)
     results = read_results(out)
@@ -194,8 +188,6 @@ def test_in_context_judge_through_the_fake_server(tmp_path: Path, copy_dir: Path
     assert metric(results, task, "aukc") == pytest.approx(0.5)
     # Each prompt shows exactly its k support pairs: the most recent, or the most similar of the pool.
     unseen = {u.user_id: u for u in data.split.unseen}
-    from tests.runner import read_samples
-
     for sample in read_samples(out, task):
         doc = sample["doc"]
         user, query = unseen[doc["user_id"]], data.pairs[doc["query_key"]]
