@@ -148,3 +148,12 @@ def test_newton_step_is_the_same_solved_either_way():
     tall, weights = rng.normal(size=(50, 6)), rng.uniform(0.01, 0.25, size=50)
     direct = np.linalg.solve((tall * weights[:, None]).T @ tall + np.eye(6), grad[:6])
     assert np.allclose(_newton_step(tall, weights, 1.0, grad[:6]), direct)
+
+
+def test_option_values_are_converted_to_the_annotated_types():
+    method = registry.build("lowrank", {"rank": "3", "l2": "0.5"})
+    assert (method.rank, method.l2) == (3, 0.5)
+    with pytest.raises(registry.MethodError, match=r"method 'lowrank' option rank=abc: expected a whole number"):
+        registry.build("lowrank", {"rank": "abc"})
+    with pytest.raises(registry.MethodError, match=r"option rank=2.5: expected a whole number"):
+        registry.build("lowrank", {"rank": 2.5})

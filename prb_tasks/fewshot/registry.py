@@ -102,6 +102,45 @@ def build(name: str, options: dict[str, Any]) -> Method:
         known = ", ".join(p for p in params if p != "self") or "none"
         raise MethodError(f"prb-method: method '{name}' has no option {', '.join(unknown)}; its options: {known}")
     try:
-        return cls(**options)
+        return cls(**_typed(name, cls, options))
     except (TypeError, ValueError) as exc:
         raise MethodError(f"prb-method: method '{name}': {exc}") from None
+
+
+_KINDS = {int: "a whole number", float: "a number", bool: "true or false"}
+
+
+def _convert(value: Any, kind: type) -> Any:
+    """``value`` (from the command line: often a string) as ``kind``; ValueError if it is not one."""
+    if kind is bool:
+        text = str(value).strip().lower()
+        if text not in ("true", "false", "1", "0"):
+            raise ValueError(value)
+        return text in ("true", "1")
+    number = float(value)
+    if kind is int:
+        if not number.is_integer():
+            raise ValueError(value)
+        return int(number)
+    return number
+
+
+def _typed(name: str, cls: type[Method], options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` converted to the types the method's ``__init__`` annotates (int, float,
+    bool); a value that does not convert is one line naming the option."""
+    import typing
+
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # a third-party annotation that does not resolve: pass values as given
+        return dict(options)
+    out = dict(options)
+    for key, value in options.items():
+        kind = hints.get(key)
+        if kind not in _KINDS:
+            continue
+        try:
+            out[key] = _convert(value, kind)
+        except (TypeError, ValueError):
+            raise MethodError(f"prb-method: method '{name}' option {key}={value}: expected {_KINDS[kind]}") from None
+    return out
