@@ -53,6 +53,8 @@ def help_text() -> str:
         "  prb-rm     scalar reward models and baselines. Key model_args: pretrained=HUB_ID|DIR |",
         "             endpoint=URL,served_model=NAME | scorer=bm25|length|embedding, batch_size=16,",
         "             device=auto, cache=on|off",
+        "  prb-method a personalization method on the *_fewshot tasks: method=lowrank|similar_users|",
+        "             nonpersonalized|oracle|ENTRY_POINT|module:Class, then the method's own options",
         "prb's tasks (--tasks): `prb tasks` lists them with a description and their backends",
         "  (personalized_rb, personalized_rb_scalar, personalized_rb_sample_scalar, ...).",
     ]

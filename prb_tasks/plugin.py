@@ -18,6 +18,7 @@ from prb_tasks.resources import tasks_dir
 MODELS = {
     "prb-judge": "prb_tasks.judge.model:JudgeLM",
     "prb-rm": "prb_tasks.rm.model:RewardModelLM",
+    "prb-method": "prb_tasks.fewshot.model:MethodLM",
 }
 
 _NAME_LINE = re.compile(r"^(?:task|group):\s*([A-Za-z0-9_\-]+)\s*$", re.MULTILINE)

@@ -21,6 +21,7 @@ SETTINGS = {
     "demographics_history": "question + the user's demographics and earlier preferences with reasons",
     "plan": "question + the aspects a planner inferred",
     "oracle": "question + the user's gold rubric aspects (diagnostic)",
+    "fewshot": "question + k of the user's labelled pairs (few-shot adaptation, k = 0-16)",
 }
 #: Settings that show the scoring standard itself: an upper bound, never a leaderboard.
 DIAGNOSTIC = frozenset({"oracle"})

@@ -125,8 +125,11 @@ def _entry(name: str, description: str, members: tuple[str, ...], tasks: dict[st
     sources = {str((tasks.get(m, {}).get("dataset_kwargs") or {}).get("source") or "") for m in members}
     data = {"sample": "bundled sample", "example": "bundled example"}.get(sources.pop(), "hub / data_dir") \
         if len(sources) == 1 else "hub / data_dir"
+    # A task may name its backend itself (the few-shot tasks: prb-method), else the output type says.
+    declared = {str((tasks.get(m, {}).get("metadata") or {}).get("backends") or "") for m in members} - {""}
+    backends = "; ".join(sorted(declared)) if declared else "; ".join(_BACKENDS.get(k, k) for k in kinds) or "-"
     return GroupEntry(name=name, description=description, subtasks=members,
-                      backends="; ".join(_BACKENDS.get(k, k) for k in kinds) or "-", data=data, family=family)
+                      backends=backends, data=data, family=family)
 
 
 def groups() -> list[GroupEntry]:
@@ -161,7 +164,7 @@ def table() -> str:
                      + ", ".join(grouped.subtasks) + ".")
     lines.append("personalized_rb_planner (prb-judge only) runs personalized_rb_plan and then personalized_rb_planned "
                  "in one command; see the README's planner section.")
-    lines.append("Run one: prb eval --model prb-judge|prb-rm --model_args ... --tasks NAME "
+    lines.append("Run one: prb eval --model prb-judge|prb-rm|prb-method --model_args ... --tasks NAME "
                  "(or lm_eval --include_path \"$(prb tasks-dir)\" ...).")
     lines.append("Tasks that are not '_sample' read the HF hub, or a local copy given with "
                  "--metadata '{\"data_dir\": \"DIR\"}' or PRB_DATA_DIR; `prb eval --help` lists the --metadata keys.")

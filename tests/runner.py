@@ -57,3 +57,25 @@ def sent_prompt(sample: dict[str, Any]) -> str:
 def metric(results: dict[str, Any], task: str, name: str) -> float:
     """One metric value (filter ``none``) of a task or group."""
     return results["results"][task][f"{name},none"]
+
+
+def run_fake_judge(policy: Any, tasks: str, metadata: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, Path, int]:
+    """`prb eval --model prb-judge` on ``tasks`` against the fake server answering with ``policy``,
+    samples logged; returns the process, the output folder and how many requests were sent.
+
+    Args:
+        policy: the fake server's answer function ``(messages, model) -> reply``.
+        tasks: the ``--tasks`` value.
+        metadata: the ``--metadata`` JSON.
+        tmp_path: working folder (the outputs and the judge cache go under it).
+    """
+    from prb_tasks.testing.fake_server import FakeLLMServer
+
+    out = tmp_path / "runs"
+    with FakeLLMServer(policy, record_requests=False) as server:
+        proc = run_cli(["eval", "--model", "prb-judge", "--model_args",
+                        f"model=openai/fake,api_base={server.openai_base},cache_dir={tmp_path / 'cache'}",
+                        "--tasks", tasks, "--metadata", metadata, "--output_path", str(out),
+                        "--log_samples"], cwd=tmp_path, env={"OPENAI_API_KEY": "sk-fake"})
+        sent = server.stats()["total_requests"]
+    return proc, out, sent

@@ -25,6 +25,8 @@ EXPECTED = {
     "personalized_custom_scalar_history": "demographics_history",
     "personalized_custom_example": "demographics_history", "personalized_custom_example_scalar": "question",
     "personalized_custom_example_scalar_history": "demographics_history",
+    **{f"{family}_fewshot{kind}": "fewshot" for family in ("personalllm", "personalized_custom")
+       for kind in ("", "_judge", "_judge_similar")},
 }
 
 

@@ -15,9 +15,9 @@ from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.scorers.lexical import BM25ProfileScorer
 from prb_tasks.scoring.bestofn import METRICS, process_bon_scalar
 from prb_tasks.scoring.breakdowns import group_means, mean_over_users, tag_items
-from prb_tasks.testing.fake_server import FakeLLMServer, Message
+from prb_tasks.testing.fake_server import Message
 from tests.personalllm_fixture import fixture_rows, write_personalllm
-from tests.runner import metric, read_results, run_cli, sent_prompt
+from tests.runner import metric, read_results, run_cli, run_fake_judge, sent_prompt
 
 OPTIONS = {"n_users": 6, "items_per_user": 2, "k": 2}
 RIGHT_USERS = {"kenji", "sam"}  # the fake judge gets only these example users right
@@ -65,14 +65,8 @@ def test_judges_through_prb_judge_and_the_fake_server(tmp_path: Path, copy_dir: 
             return "no idea"
         return answers[text]
 
-    out = tmp_path / "runs"
     tasks = "personalllm,personalized_custom_example,personalllm_bon_judge"
-    with FakeLLMServer(policy, record_requests=False) as server:
-        proc = run_cli(["eval", "--model", "prb-judge", "--model_args",
-                        f"model=openai/fake,api_base={server.openai_base},cache_dir={tmp_path / 'cache'}",
-                        "--tasks", tasks, "--metadata", metadata(copy_dir), "--output_path", str(out),
-                        "--log_samples"], cwd=tmp_path, env={"OPENAI_API_KEY": "sk-fake"})
-        sent = server.stats()["total_requests"]
+    proc, out, sent = run_fake_judge(policy, tasks, metadata(copy_dir), tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert not unknown, unknown[:3]
     assert sent == 6 * 2 * 2 + 20 * 2 + 6 * 2 * 8

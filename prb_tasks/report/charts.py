@@ -304,7 +304,15 @@ def length_bias(section: Section, stem: Path) -> bool:
     return True
 
 
+def k_curves(section: Section, stem: Path) -> bool:
+    """Few-shot sections: accuracy per support size k (:mod:`prb_tasks.report.charts_kcurve`)."""
+    from prb_tasks.report.charts_kcurve import k_curves as draw
+
+    return draw(section, stem)
+
+
 CHARTS = (
+    ("kcurve", "Few-shot k-curves: accuracy per support size k, 95% intervals over users", k_curves),
     ("accuracy", "Accuracy with 95% intervals, overall and per subset", accuracy),
     ("cost", "Accuracy vs cost per 1,000 pairs", cost_frontier),
     ("subsets", "Accuracy per subset", subset_heatmap),

@@ -34,6 +34,8 @@ _JUDGE = {
     "parse_fail_official": "replies the original script's reading cannot parse (it counts them as A)",
     "acc_user": "accuracy of each user, averaged over users (every user counts the same)",
     "acc_tag": "accuracy within each value_alignment tag, averaged over tags (items without tags left out)",
+    "aukc": "few-shot: area under the k-curve (accuracy over k = 0, 1, 2, 4, 8, 16 equally spaced, ends "
+            "counting half); the k-curve's intervals resample users",
     "plan_recall": "share of the user's rubric aspects the plan recovered (embedding match; failed plans count 0)",
     "plan_precision": "share of the plan's aspects that match a rubric aspect (non-empty plans)",
     "plan_empty": "share of planner replies with no aspects",
@@ -49,6 +51,7 @@ _SCALAR = {
     "tie_rate": "share of pairs where both answers got the same score",
     "acc_user": _JUDGE["acc_user"],
     "acc_tag": _JUDGE["acc_tag"],
+    "aukc": _JUDGE["aukc"],
     **{name: meaning for name, meaning in _JUDGE.items() if name.startswith("bon_")},
 }
 _STDERR = "+/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"

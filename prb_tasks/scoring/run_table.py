@@ -149,6 +149,11 @@ def compact_lines(results: dict[str, Any], ours: set[str],
 
     shown_metrics = ["acc", *columns]
     lines = [line(head), *[line(r) for r in body]]
+    from prb_tasks.scoring.fewshot import k_curve_line
+
+    curves = [c for c in (k_curve_line(shown.strip(), table[name]) for shown, name, _ in rows) if c]
+    lines += curves
+    shown_metrics += ["aukc"] if curves else []
     return lines, shown_metrics + (["_starred"] if starred else [])
 
 

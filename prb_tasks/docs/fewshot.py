@@ -1,0 +1,213 @@
+"""Documents of the few-shot tasks: each evaluated user's query pairs at every k.
+
+One loader serves the ``fewshot`` task folder; the YAML names the data (``data_family``:
+``personalllm`` or ``custom``), the variant (``method``: a personalization method run by
+``prb-method``; ``judge``: a generative judge shown the support pairs in its prompt) and,
+for judges, which support pairs it is shown (``selection``: the ``k`` most recent, or the
+``k`` most similar to the query by BM25 over the prompts, taken from the support pool).
+The protocol itself is :mod:`prb_tasks.fewshot.split`.
+
+A document is one query pair at one k: ``pair_key`` is ``<query>@k<k>`` and its subset
+``NN-shot``, so every report table splits by k. lm-eval passes every ``--model_args``
+key here too, hence ``**kwargs``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from typing import Any, Literal, Optional
+
+from pydantic import Field
+
+from prb_tasks.data import provenance
+from prb_tasks.data.custom.sources import example_path, load_users
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalllm.constants import DEFAULT_ALPHA, HF_REPO, HF_SPLIT
+from prb_tasks.data.personalllm.items import DEFAULT_MARGIN, SimulationConfig
+from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
+from prb_tasks.docs.custom import CustomOptions
+from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.docs.options import TemplateOptions, parse_options
+from prb_tasks.docs.pairs import CHOSEN_FIRST, DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
+from prb_tasks.docs.personalllm import PersonalLLMOptions, simulation_for
+from prb_tasks.fewshot.method import Pair, User
+from prb_tasks.fewshot.sources import FewshotData, custom_pairs, personalllm_pairs, remember
+from prb_tasks.fewshot.split import DEFAULT_QUERIES, DEFAULT_SPLIT_SEED, DEFAULT_UNSEEN_SHARE, KS, UnseenUser, make_split
+from prb_tasks.prompts.history import PastChoice
+from prb_tasks.prompts.templates import render, resolve
+from prb_tasks.text.bm25 import BM25Index
+
+DEFAULT_PAIRS_PER_USER = KS[-1] + DEFAULT_QUERIES
+_PLL = PersonalLLMOptions.model_fields
+
+
+class FewshotOptions(TemplateOptions):
+    """``--metadata`` options of the few-shot tasks (each field's description says what it does)."""
+
+    # PersonalLLM's simulation (the same keys and meanings as the personalllm tasks).
+    data_dir: Optional[str] = _PLL["data_dir"]
+    n_users: int = _PLL["n_users"]
+    alpha: Optional[float] = _PLL["alpha"]
+    user_seed: int = _PLL["user_seed"]
+    margin: Optional[float] = _PLL["margin"]
+    flip_beaver: bool = _PLL["flip_beaver"]
+    pairs_per_user: int = Field(DEFAULT_PAIRS_PER_USER, ge=1, description="PersonalLLM: clear choices simulated "
+                                "per user (default 24: a pool of 16 support pairs and 8 queries)")
+    # Your own file.
+    data_path: Optional[str] = CustomOptions.model_fields["data_path"]
+    # The protocol.
+    unseen_share: float = Field(DEFAULT_UNSEEN_SHARE, gt=0, lt=1, description="share of users evaluated (unseen); "
+                                "the others are seen: all their labels are the method's to learn from")
+    split_seed: int = Field(DEFAULT_SPLIT_SEED, ge=0, description="seed of the seen/unseen user split")
+    queries: int = Field(DEFAULT_QUERIES, ge=1, description="fixed query pairs per evaluated user (its latest)")
+    features: Literal["auto", "embedding"] = Field(
+        "auto", description="response features of the feature-based methods: auto (PersonalLLM's ten reward-model "
+        "scores; none in your own file) or embedding (each response's all-MiniLM-L6-v2 embedding; the embed extra)")
+
+
+METADATA = MetadataSpec.from_options("fewshot", FewshotOptions, fixed=frozenset({"data_family", "variant", "selection"}))
+Source = Literal["personalllm", "custom"]
+
+
+def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[FewshotData, provenance.DataSource, str]:
+    """Simulated PersonalLLM users' pairs, split; with where they came from and a tag
+    naming the simulation (for the split's key).
+
+    Args:
+        opts: the options (simulation and protocol).
+        featured: compute the features ``opts.features`` asks for (judges need none).
+    """
+    config = SimulationConfig(
+        n_users=opts.n_users, alpha=opts.alpha if opts.alpha is not None else DEFAULT_ALPHA, seed=opts.user_seed,
+        k=opts.pairs_per_user - 1, items_per_user=1,
+        margin=opts.margin if opts.margin is not None else DEFAULT_MARGIN, flip_cost=opts.flip_beaver)
+    prompts = load_prompts(opts.data_dir)
+    sim = simulation_for(prompts, config)
+    by_user, users = personalllm_pairs(sim)
+    folder = resolve_data_dir(opts.data_dir)
+    origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
+              else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
+    return _split(opts, by_user, users, "personalllm", featured), origin, f"{source_tag(opts.data_dir)}|{config}"
+
+
+def custom_data(opts: FewshotOptions, data_dir: Any,
+                featured: bool = True) -> tuple[FewshotData, provenance.DataSource, str]:
+    """A custom file's users' pairs, split; with where they came from and a tag naming the file.
+
+    Args:
+        opts: the options (``data_path`` and the protocol).
+        data_dir: ``--metadata`` ``data_dir``, where a relative ``data_path`` may be found.
+        featured: compute the features ``opts.features`` asks for (judges need none).
+    """
+    path, records = load_users(opts.data_path, data_dir)
+    by_user, users = custom_pairs(records)
+    rows = sum(len(r.preferences) for r in records)
+    origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
+    return _split(opts, by_user, users, "custom", featured), origin, f"{path}|{path.stat().st_mtime}"
+
+
+def _split(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,
+           featured: bool) -> FewshotData:
+    """Every user's pairs (with the features asked for) split by the protocol."""
+    if featured and opts.features == "embedding":
+        from prb_tasks.fewshot.features import with_embeddings
+
+        by_user = with_embeddings(by_user)
+    split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries)
+    return FewshotData(split, users, {p.key: p for ps in by_user.values() for p in ps}, family)
+
+
+def chosen_shown_first(pair: Pair) -> bool:
+    """Where a support pair's chosen response is shown to a judge: fixed per pair by a
+    hash of its key, so about half are shown first and every run shows the same."""
+    return hashlib.sha256(pair.key.encode()).digest()[0] % 2 == 0
+
+
+def _past(pair: Pair) -> PastChoice:
+    first = chosen_shown_first(pair)
+    a, b = (pair.chosen, pair.rejected) if first else (pair.rejected, pair.chosen)
+    return PastChoice(pair.prompt, a.text, b.text, "A" if first else "B")
+
+
+def support_for(user: UnseenUser[Pair], query: Pair, k: int, selection: str) -> tuple[Pair, ...]:
+    """The support pairs a judge is shown, oldest first.
+
+    Args:
+        user: the evaluated user.
+        query: the query pair.
+        k: how many.
+        selection: ``recent`` (the protocol's support set) or ``similar`` (the ``k`` pairs
+            of the pool whose prompts are closest to the query's by BM25; ties keep pool order).
+    """
+    if selection == "recent" or k == 0:
+        return user.support(k)
+    if k > len(user.pool):
+        raise ValueError(f"user {user.user_id} has fewer than k={k} support pairs")
+    best = BM25Index([p.prompt for p in user.pool]).top_k(query.prompt, k)
+    return tuple(user.pool[i] for i in sorted(best))
+
+
+def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs: Any) -> list[dict[str, Any]]:
+    """Documents of one few-shot task.
+
+    Args:
+        source: ``personalllm`` or ``custom``.
+        variant: ``method`` (scalar documents for ``prb-method``) or ``judge`` (both orders).
+        selection: judges only: ``recent`` or ``similar`` (see :func:`support_for`).
+        **kwargs: ``--metadata`` / ``--model_args`` keys; see :class:`FewshotOptions`.
+    """
+    check_options(METADATA, kwargs, task_name(kwargs))
+    opts = parse_options(FewshotOptions, kwargs)
+    featured = variant == "method"
+    data, origin, tag = (personalllm_data(opts, featured) if source == "personalllm"
+                         else custom_data(opts, kwargs.get("data_dir"), featured))
+    provenance.record(kwargs, origin, task_name(kwargs) or f"{source}_fewshot")
+    split = data.split
+    key = "fewshot::" + hashlib.sha256(
+        f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}|{featured and opts.features}".encode()).hexdigest()[:12]
+    remember(key, data)
+    print(f"prb: few-shot split ({source}): {len(split.seen)} seen users, {len(split.unseen)} unseen "
+          f"(split_seed {split.seed}), {split.queries} query pairs per unseen user, k = "
+          f"{', '.join(map(str, split.ks))}", file=sys.stderr)
+    for line in split.shortfall_lines():
+        print(f"prb: few-shot split ({source}): {line}", file=sys.stderr)
+    if variant == "judge":
+        system_prompt = judge_system_prompt(opts.templates, opts.system_template)
+        user_ref = resolve("judge/user_history.jinja", opts.templates, opts.user_template)
+        history_ref = resolve("judge/history.jinja", opts.templates)
+    docs: list[dict[str, Any]] = []
+    for k in split.ks:
+        for user in split.evaluated(k):
+            for query in user.queries:
+                identity = {
+                    "pair_key": f"{query.key}@k{k}", "id": f"{query.key}@k{k}", "subset": f"{k:02d}-shot",
+                    "user_id": user.user_id, "k": k, "query_key": query.key, "split_key": key,
+                    "variant": variant if variant == "method" else f"judge_{selection}",
+                }
+                if variant == "method":
+                    doc = scalar_pair_doc(identity, query.prompt, query.prompt, query.chosen.text,
+                                          query.rejected.text, "", chosen_first=True)
+                    doc.pop(CHOSEN_FIRST)  # the protocol keeps no display order
+                    docs.append(doc)
+                    continue
+                history = [_past(p) for p in support_for(user, query, k, selection)]
+                context = render(history_ref, history=history, demographics=[])
+                docs.extend(judge_pair_docs(
+                    identity, query.chosen.text, query.rejected.text, system_prompt,
+                    lambda a, b, q=query, c=context, h=history: render(
+                        user_ref, context=c, question=q.prompt, response_a=a, response_b=b, history=h,
+                        demographics=[]),
+                ))
+    if not docs:
+        raise DataError(f"prb: few-shot ({source}): no user has {split.queries} query pairs; lower 'queries' "
+                        "or give users more pairs")
+    return docs
+
+
+def load_dataset(**kwargs: Any) -> dict[str, DocList]:
+    """``custom_dataset`` entry point for the few-shot task YAMLs."""
+    source = kwargs.pop("data_family")
+    variant = kwargs.pop("variant")
+    selection = kwargs.pop("selection", "recent")
+    return to_dataset(build_docs(source, variant, selection, **kwargs))

@@ -1,0 +1,97 @@
+"""``prb-method``: run a personalization method as an lm-eval model.
+
+The few-shot ``*_fewshot`` tasks are ``multiple_choice`` over ``[chosen, rejected]``;
+lm-eval asks for a "log-likelihood" of each choice and we answer with the method's
+reward for the document's user after adapting to its k support pairs. The method is
+named by ``--model_args method=NAME``; every other model argument is the method's own
+option (``rank=2``). Which pairs are support and which are queries comes from the
+document's ``split_key`` (:mod:`prb_tasks.fewshot.sources`), never from the text.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import defaultdict
+from typing import Any
+
+from lm_eval.api.model import LM
+from tqdm import tqdm
+
+from prb_tasks.fewshot import registry
+from prb_tasks.fewshot.evaluate import Session
+from prb_tasks.fewshot.linear import MissingFeatures
+from prb_tasks.fewshot.sources import lookup
+
+# lm-eval hands these to every backend; a method takes none of them.
+_HARNESS_KEYS = ("batch_size", "max_batch_size", "device")
+
+
+class MethodLM(LM):
+    """Scores each query response with a personalization method.
+
+    Args:
+        method: the method's name (a shipped baseline or an entry point).
+        **options: the method's own options.
+    """
+
+    def __init__(self, method: str | None = None, **options: Any) -> None:
+        super().__init__()
+        if not method:
+            raise registry.MethodError(f"prb-method: give --model_args method=NAME; available: "
+                                       f"{', '.join(registry.available())}")
+        self.method_name = str(method)
+        self.options = options
+        registry.build(self.method_name, options)  # fail before any data loads
+        self.sessions: dict[str, Session] = {}
+
+    @classmethod
+    def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None) -> MethodLM:
+        from lm_eval.utils import simple_parse_args_string
+
+        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict | None = None) -> MethodLM:
+        return cls(**{k: v for k, v in arg_dict.items() if k not in _HARNESS_KEYS})
+
+    def _session(self, key: str) -> Session:
+        if key not in self.sessions:
+            self.sessions[key] = Session(registry.build(self.method_name, self.options), lookup(key))
+        return self.sessions[key]
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        started = time.perf_counter()
+        # (split, user, k) -> request positions, so each user is adapted to once per k.
+        groups: dict[tuple[str, str, int], list[int]] = defaultdict(list)
+        for n, request in enumerate(requests):
+            doc = getattr(request, "doc", None)
+            if not isinstance(doc, dict) or "split_key" not in doc:
+                raise registry.MethodError("prb-method runs the few-shot tasks only (personalllm_fewshot, "
+                                           "personalized_custom_fewshot); use prb-rm or prb-judge for the others")
+            groups[(doc["split_key"], str(doc["user_id"]), int(doc["k"]))].append(n)
+        results: list[tuple[float, bool]] = [(0.0, False)] * len(requests)
+        bar = tqdm(total=len(requests), desc=f"prb-method ({self.method_name})", unit="resp",
+                   disable=disable_tqdm, file=sys.stderr)
+        try:
+            for (key, user, k), positions in sorted(groups.items(), key=lambda g: (g[0][0], g[0][2], g[0][1])):
+                keys = [requests[n].doc["query_key"] for n in positions]
+                for n, (chosen, rejected) in zip(positions, self._session(key).scores(user, k, keys)):
+                    results[n] = (chosen if getattr(requests[n], "idx", 0) == 0 else rejected, False)
+                bar.update(len(positions))
+        except (MissingFeatures, ValueError) as exc:
+            raise registry.MethodError(f"prb-method ({self.method_name}): {exc}") from None
+        finally:
+            bar.close()
+        if not disable_tqdm:
+            print(f"prb-method ({self.method_name}): {len(requests)} responses, {len(groups)} (user, k) "
+                  f"adaptations in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+        return results
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        raise registry.MethodError("prb-method scores responses for a user; run it on the *_fewshot tasks")
+
+    def generate_until(self, requests, disable_tqdm: bool = False):
+        raise registry.MethodError("prb-method scores responses and cannot generate text: run it on "
+                                   "personalllm_fewshot or personalized_custom_fewshot, or use --model prb-judge "
+                                   "on the *_fewshot_judge tasks")
