@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from prb_tasks.judge.cache import JudgeCache
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.history import output_history
+from prb_tasks.judge.price_table import model_info
 from prb_tasks.judge.pricing import Price
 from prb_tasks.judge.request import (
     ChatRequest,
@@ -197,12 +198,8 @@ def _cost(so_far: float | None, price: Price | None, input_tokens: int, output_t
 
 
 def _model_max_output(model: str) -> int | None:
-    from prb_tasks.judge.client import import_litellm
-
-    try:
-        value = import_litellm().get_model_info(model).get("max_output_tokens")
-    except Exception:  # noqa: BLE001 - not in litellm's table
-        return None
+    info = model_info(model) or {}
+    value = info.get("max_output_tokens")
     return int(value) if isinstance(value, int) and value > 0 else None
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from prb_tasks.judge.client import CallResult
 from prb_tasks.judge.options import JudgeSettings
+from prb_tasks.judge.price_table import model_info
 
 
 @dataclass(frozen=True)
@@ -45,18 +46,14 @@ BATCH_DISCOUNT = 0.5
 
 @lru_cache(maxsize=64)
 def litellm_price(model: str, suffix: str = "") -> Price | None:
-    """litellm's listed price for a model id, if it has one.
+    """litellm's listed price for a model id, if it has one (litellm itself is not imported).
 
     Args:
         model: litellm model id.
         suffix: ``""`` for the standard price, ``"_batches"`` for the batch price.
     """
-    from prb_tasks.judge.client import import_litellm
-
-    litellm = import_litellm()
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:  # noqa: BLE001 - litellm raises several types for "not mapped"
+    info = model_info(model)
+    if info is None:
         return None
     pin, pout = info.get(f"input_cost_per_token{suffix}"), info.get(f"output_cost_per_token{suffix}")
     if not isinstance(pin, (int, float)) or not isinstance(pout, (int, float)):
