@@ -107,3 +107,36 @@ def with_breakpoint(messages: Sequence[Message], shared_chars: int, min_tokens: 
         blocks.append({"type": "text", "text": content[shared_chars:]})
     last["content"] = blocks
     return out
+
+
+def request_text(messages: Sequence[Message]) -> str:
+    """The messages as one string, in the order a provider reads them (for prefix matching)."""
+    return "\x00".join(f"{m['role']}:{m['content']}" for m in messages)
+
+
+def cacheable_tokens(texts: Sequence[str], tokens: Sequence[int], min_tokens: int) -> tuple[int, int]:
+    """Estimate prompt-cache reads and writes of requests sent in this order.
+
+    A request reads from the cache the longest prefix it shares with an earlier request
+    when that prefix reaches ``min_tokens``; the first request of a shared prefix writes
+    it. Tokens of a prefix are the request's tokens in proportion to its characters.
+
+    Args:
+        texts: :func:`request_text` of each request, in sending order.
+        tokens: each request's prompt tokens.
+        min_tokens: the provider's shortest cacheable prefix.
+
+    Returns:
+        (tokens read from the cache, tokens written to it).
+    """
+    later = shared_prefix_lengths(texts)
+    index = PrefixIndex()
+    read = written = 0
+    for text, count, shared_any in zip(texts, tokens, later):
+        earlier = index.add(text)
+        scale = count / len(text) if text else 0.0
+        if earlier * scale >= min_tokens:
+            read += round(earlier * scale)
+        elif shared_any * scale >= min_tokens:
+            written += round(shared_any * scale)
+    return read, written

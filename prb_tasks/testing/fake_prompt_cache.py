@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from prb_tasks.judge.prompt_cache import PrefixIndex
+from prb_tasks.judge.prompt_cache import PrefixIndex, request_text
 
 _SEPARATOR = "\x00"
 
@@ -52,7 +52,7 @@ class FakePromptCache:
 
     def openai(self, messages: list[dict[str, str]]) -> int:
         """Cached tokens of an OpenAI-style request (its normalized messages)."""
-        text = _SEPARATOR.join(f"{m['role']}:{m['content']}" for m in messages)
+        text = request_text(messages)
         with self._lock:
             common = self._seen.add(text)
         tokens = _words(text[:common].replace(_SEPARATOR, " "))
