@@ -68,7 +68,8 @@ class ChatRequest:
     def followup(self, answer: str, prompt: str) -> ChatRequest:
         """The same request continued by our answer and one more user turn."""
         extra = ({"role": "assistant", "content": answer}, {"role": "user", "content": prompt})
-        return replace(self, messages=self.messages + extra)
+        # The shared prefix was measured on the last message, which is no longer last.
+        return replace(self, messages=self.messages + extra, shared_prefix=0)
 
     def estimated_tokens(self) -> int:
         """Rough prompt + completion tokens, for tokens-per-minute pacing (4 chars/token)."""
