@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from prb_tasks.judge.price_table import model_info
 from prb_tasks.judge.pricing import litellm_price
 from prb_tasks.testing.fake_server import FakeLLMServer
@@ -20,6 +22,7 @@ PROBE = ("import sys, atexit\n"
          "sys.exit(main(sys.argv[1:]))\n")
 
 
+@pytest.mark.slow
 def test_direct_run_imports_no_litellm(tmp_path: Path) -> None:
     with FakeLLMServer(record_requests=False) as server:
         # No prices given: the listed price is looked up (and found missing) in litellm's table.

@@ -93,6 +93,7 @@ def test_anthropic_breakpoint_through_litellm() -> None:
         assert reply.provider_cost == pytest.approx(ours)
 
 
+@pytest.mark.slow
 def test_direct_run_reports_and_prices_cached_tokens(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(prompt_cache_min=100, record_requests=False) as server:
