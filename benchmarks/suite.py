@@ -490,6 +490,13 @@ class Suite:
                                          Spread([t["rss_mb"] for t in trials]).text(0)])
         self.finish(section)
 
+    def _script_json(self, name: str, script: str, *args: str) -> dict[str, Any]:
+        """Run one benchmark script with ``--json``; keep and return what it wrote."""
+        out = self.work / f"{name}.json"
+        run(python(str(BENCH / script), *args, "--json", str(out))).check()
+        self.raw[name] = json.loads(out.read_text())
+        return self.raw[name]
+
     def lean_first_run(self) -> None:
         plan = self.plan
         rows = 8 if plan.smoke else 132
@@ -500,11 +507,8 @@ class Suite:
             "and no prices given, interleaved with lm-eval's `local-chat-completions`; each run a fresh process "
             "(CPU and peak memory from `wait4`).",
             ["backend", "judgments", "CPU s", "wall s", "peak RSS MB"]))
-        out = self.work / "lean.json"
-        run(python(str(BENCH / "bench_lean.py"), "--rows", str(rows), "--latency", str(plan.latency), "--trials",
-                   str(plan.trials), "--work", str(self.fresh("lean")), "--json", str(out))).check()
-        result = json.loads(out.read_text())
-        self.raw["lean"] = result
+        result = self._script_json("lean", "bench_lean.py", "--rows", str(rows), "--latency", str(plan.latency),
+                                   "--trials", str(plan.trials), "--work", str(self.fresh("lean")))
         for backend, values in result["backends"].items():
             section.rows.append([f"`{backend}`", str(result["judgments"]), Spread(values["cpu"]).text(2),
                                  Spread(values["wall"]).text(2), Spread(values["rss"]).text(0)])
@@ -526,10 +530,7 @@ class Suite:
             "a pair sent at the same time can both miss.",
             ["provider", "min tokens", "input tokens", "cacheable before", "cacheable after", "written",
              "$ input, plain", "$ input, after"]))
-        out = self.work / "prompt-cache.json"
-        run(python(str(BENCH / "bench_prompt_cache.py"), "--data", str(self.data(scale)), "--json", str(out))).check()
-        result = json.loads(out.read_text())
-        self.raw["prompt_cache"] = result
+        result = self._script_json("prompt_cache", "bench_prompt_cache.py", "--data", str(self.data(scale)))
         for label, v in result["providers"].items():
             total = v["input_tokens"] or 1
             section.rows.append([label, f"{v['min_tokens']:,}", f"{v['input_tokens']:,}",
