@@ -13,9 +13,12 @@ Measured, each on an empty cache:
   ``--dense-rows 2830`` to time everything: hours on a 2-core CPU);
 - the same dense rows again from the on-disk ranking cache in a fresh process state
   (what every later run pays), per row and extrapolated;
-- for scale: loading and validating the 2,830 rows, which every profile-aware run pays.
+- for scale: loading and validating the 2,830 rows, which every profile-aware run pays;
+- with ``--compare-dtype bfloat16``: the same dense rows again in that precision, its CPU
+  time per text against float32's, and on how many rows the top-5 *set* of posts is the
+  same as float32's (rows drawn evenly from all three subsets).
 
-Run: ``python benchmarks/bench_retrieval.py [--dense-rows 60] [--keep DIR]``.
+Run: ``python benchmarks/bench_retrieval.py [--dense-rows 60] [--keep DIR] [--compare-dtype bfloat16]``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16", "auto"),
                         help="dense precision")
+    parser.add_argument("--compare-dtype", choices=("bfloat16", "float16"),
+                        help="also rank the dense rows in this precision and compare with float32")
     args = parser.parse_args()
 
     data = args.keep or Path(tempfile.mkdtemp(prefix="prb-fullsize-"))
@@ -83,7 +88,9 @@ def main() -> None:
         rank_profiles(queries, "bm25")
         print(f"bm25, all {len(rows)} rows, from the disk cache: {time.perf_counter() - started:.1f}s")
 
-        subset = queries[: args.dense_rows]
+        # Every k-th row, so all three subsets (and their post lengths) are represented.
+        step = max(1, len(queries) // max(args.dense_rows, 1))
+        subset = queries[::step][: args.dense_rows]
         texts = sum(len(p) + 1 for _, p in subset)
         from prb_tasks.text.encoder import shared_encoder
 
@@ -107,10 +114,29 @@ def main() -> None:
               f"({1000 * warm_s / len(subset):.2f} ms per row; all {len(rows)} rows: "
               f"{warm_s / len(subset) * len(rows):.1f}s)")
         print(f"encoder work: {encoder.stats.calls} calls, {encoder.stats.texts:,} texts")
+        if args.compare_dtype:
+            _compare_precision(subset, args.device, args.dtype, args.compare_dtype, dense_cpu / texts)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
         if args.keep is None:
             shutil.rmtree(data, ignore_errors=True)
+
+
+def _compare_precision(subset: list, device: str, base: str, other: str, base_cpu_per_text: float) -> None:
+    """Rank ``subset`` again in ``other`` precision; print its speed-up and top-5 agreement."""
+    from prb_tasks.prompts.retrieval import rank_profiles
+
+    texts = sum(len(p) + 1 for _, p in subset)
+    reference = rank_profiles(subset, "embedding", device, progress=False, dtype=base)  # from the cache
+    started, cpu_started = time.perf_counter(), time.process_time()
+    ranked = rank_profiles(subset, "embedding", device, progress=False, dtype=other)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    same5 = sum(set(a[:5]) == set(b[:5]) for a, b in zip(reference, ranked))
+    same10 = sum(set(a[:10]) == set(b[:10]) for a, b in zip(reference, ranked))
+    print(f"embedding ({other}), same {len(subset)} rows: {wall:.1f}s wall ({texts / wall:.1f} texts/s), "
+          f"{1000 * cpu / texts:.0f} CPU-ms per text = {base_cpu_per_text * texts / cpu:.2f}x {base}'s throughput "
+          f"per CPU-second; top-5 post sets equal to {base}'s on {same5}/{len(subset)} rows "
+          f"({same5 / len(subset):.0%}), top-10 on {same10}/{len(subset)}")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ class Run:
         started: epoch seconds when it was started (comparable with the server's times).
         wall: seconds from start to exit.
         peak_rss_mb: its largest resident memory, in MB.
+        cpu: CPU seconds it used (user + system, its own children included).
         returncode: its exit status.
         stdout, stderr: its output.
     """
@@ -47,6 +48,7 @@ class Run:
     returncode: int
     stdout: str
     stderr: str
+    cpu: float = 0.0
 
     def check(self) -> "Run":
         """Stop the suite with the child's last lines if it failed."""
@@ -93,7 +95,7 @@ def run(command: Sequence[str], env: dict[str, str] | None = None, cwd: Path | N
     wall = time.perf_counter() - clock
     proc.returncode = os.waitstatus_to_exitcode(status)
     return Run(list(command), started, wall, usage.ru_maxrss / 1024, proc.returncode, output.get("out", ""),
-               output.get("err", ""))
+               output.get("err", ""), usage.ru_utime + usage.ru_stime)
 
 
 def python(*args: str) -> list[str]:

@@ -17,7 +17,11 @@ fake judge server in its own process, and measures, each repeated ``--trials`` t
   ``lm_eval --include_path``;
 - scalar RMs: a tiny HF model batched by length vs one at a time (``bench_rm.py``),
   and the ``length``, ``bm25`` and ``embedding`` baselines on the full-size data;
-- scaling: the fast-judge runs at 1x, 2x and 4x the data.
+- scaling: the fast-judge runs at 1x, 2x and 4x the data;
+- a small first run, ``prb-judge`` beside ``local-chat-completions``: CPU, wall, peak
+  memory, and whether litellm was imported (``bench_lean.py``);
+- input tokens a provider prompt cache can serve on ``personalized_rb_profile``, before
+  and after cache breakpoints (``bench_prompt_cache.py``).
 
 ``--baseline DIR`` also runs the full-run section with another checkout's code (e.g.
 an export of an older commit), for before/after numbers. ``--smoke`` runs everything
@@ -486,6 +490,55 @@ class Suite:
                                          Spread([t["rss_mb"] for t in trials]).text(0)])
         self.finish(section)
 
+    def _script_json(self, name: str, script: str, *args: str) -> dict[str, Any]:
+        """Run one benchmark script with ``--json``; keep and return what it wrote."""
+        out = self.work / f"{name}.json"
+        run(python(str(BENCH / script), *args, "--json", str(out))).check()
+        self.raw[name] = json.loads(out.read_text())
+        return self.raw[name]
+
+    def lean_first_run(self) -> None:
+        plan = self.plan
+        rows = 8 if plan.smoke else 132
+        section = self.section(Section(
+            "A small first run: CPU, wall and memory",
+            f"`bench_lean.py`: `prb eval --tasks personalized_rb` on {rows} synthetic pairs (both orders), "
+            f"concurrency 32, the fake server answering after {plan.latency:g} s, `prb-judge` with `cache=off` "
+            "and no prices given, interleaved with lm-eval's `local-chat-completions`; each run a fresh process "
+            "(CPU and peak memory from `wait4`).",
+            ["backend", "judgments", "CPU s", "wall s", "peak RSS MB"]))
+        result = self._script_json("lean", "bench_lean.py", "--rows", str(rows), "--latency", str(plan.latency),
+                                   "--trials", str(plan.trials), "--work", str(self.fresh("lean")))
+        for backend, values in result["backends"].items():
+            section.rows.append([f"`{backend}`", str(result["judgments"]), Spread(values["cpu"]).text(2),
+                                 Spread(values["wall"]).text(2), Spread(values["rss"]).text(0)])
+        ratios = result["ratios"]
+        section.rows.append(["ratio", "", f"{ratios['cpu']:.2f}x", f"{ratios['wall']:.2f}x", f"{ratios['rss']:.2f}x"])
+        section.notes.append(f"litellm imported by `prb-judge`: {'yes' if result['litellm_imported'] else 'no'}; "
+                             "slowest imports (s): " + ", ".join(f"{n} {s:.2f}" for n, s in result["slowest_imports"]))
+        section.commands.append(f"python benchmarks/bench_lean.py --rows {rows} --trials {plan.trials}")
+        self.finish(section)
+
+    def prompt_cache(self) -> None:
+        plan = self.plan
+        scale = 0.01 if plan.smoke else 0.1
+        section = self.section(Section(
+            "Provider prompt caching on `personalized_rb_profile`",
+            f"`bench_prompt_cache.py`: the task's requests on synthetic data ({scale:g}x), input tokens that "
+            "repeat a long enough prefix of an earlier request (4 characters per token), before (no cache "
+            "breakpoints) and after; $ of input tokens at litellm's listed prices. Upper bounds: the two orders of "
+            "a pair sent at the same time can both miss.",
+            ["provider", "min tokens", "input tokens", "cacheable before", "cacheable after", "written",
+             "$ input, plain", "$ input, after"]))
+        result = self._script_json("prompt_cache", "bench_prompt_cache.py", "--data", str(self.data(scale)))
+        for label, v in result["providers"].items():
+            total = v["input_tokens"] or 1
+            section.rows.append([label, f"{v['min_tokens']:,}", f"{v['input_tokens']:,}",
+                                 f"{v['before']:,} ({v['before'] / total:.0%})", f"{v['after']:,} ({v['after'] / total:.0%})",
+                                 f"{v['written']:,}", f"{v['usd_plain']:.3f}", f"{v['usd_after']:.3f}"])
+        section.commands.append(f"python benchmarks/bench_prompt_cache.py --scale {scale:g}")
+        self.finish(section)
+
     # ---------------------------------------------------------------- report
 
     def markdown(self, argv: list[str], started: float) -> str:
@@ -548,7 +601,7 @@ def _samples_breakdown(out: Path) -> dict[str, int]:
     return parts
 
 
-SECTIONS = ("server", "judge", "full", "cached", "startup", "rm", "scaling")
+SECTIONS = ("server", "judge", "full", "cached", "startup", "rm", "scaling", "lean", "promptcache")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -588,7 +641,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     steps = {"server": suite.server_ceiling, "judge": suite.judge_throughput, "full": suite.full_runs,
              "cached": suite.cached_rerun, "startup": suite.startup, "rm": suite.reward_models,
-             "scaling": suite.scaling}
+             "scaling": suite.scaling, "lean": suite.lean_first_run, "promptcache": suite.prompt_cache}
     try:
         for name in SECTIONS:
             if name in wanted:

@@ -88,7 +88,10 @@ def _run_cache(args: argparse.Namespace, folder: Path, scores: Path) -> int:
             print(f"  stored between {oldest} and {newest}")
         for model, slot in sorted(info.by_model.items()):
             cost = f"${slot['cost']:.4f}" + (f" (+{slot['unpriced']} unpriced)" if slot["unpriced"] else "")
-            print(f"  {model}: {slot['entries']} answers, originally cost {cost}")
+            cached = slot.get("cached_input_tokens", 0)
+            prompt_cache = (f"; {cached:,} of {slot['input_tokens']:,} input tokens were read from the provider's "
+                            "prompt cache" if cached else "")
+            print(f"  {model}: {slot['entries']} answers, originally cost {cost}{prompt_cache}")
         if info.unreadable:
             print(f"  {info.unreadable} entries are not JSON answers and are ignored "
                   "(`prb cache clear` removes them)")

@@ -42,7 +42,7 @@ _MULTI = set(_TASKS + _MODEL_ARGS + _METADATA)
 # Settings that name *which* model answers; a planner with its own model or config
 # does not inherit the judge's.
 _MODEL_IDENTITY = ("model", "config", "api_base", "api_key_env", "transport",
-                   "input_cost_per_mtok", "output_cost_per_mtok")
+                   "input_cost_per_mtok", "output_cost_per_mtok", "cached_input_cost_per_mtok")
 # Verdict-only settings: a plan has no verdict, so re-asking for one would be wrong.
 _JUDGE_ONLY = ("reask", "reask_prompt")
 # Per-variant template files are ambiguous when two variants run.

@@ -18,6 +18,7 @@ from typing import Any
 OPERATIONAL = frozenset({
     "api_base", "api_key_env", "api_path", "transport", "num_concurrent", "rpm", "tpm", "max_retries", "timeout",
     "backoff_base", "backoff_max", "max_wait", "cache", "cache_dir", "input_cost_per_mtok", "output_cost_per_mtok",
+    "cached_input_cost_per_mtok",
     "max_cost", "dry_run", "batch", "batch_wait", "batch_poll", "batch_max_requests", "batch_retries",
     "batch_size", "max_batch_size", "device", "trust_remote_code", "parallelize", "max_length_warning",
     "base_url", "tokenized_requests", "max_gen_toks_warning", "verify_certificate", "description",

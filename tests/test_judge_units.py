@@ -227,7 +227,8 @@ def test_cache_info_and_clear_older_than(tmp_path: Path) -> None:
     cache.close()
     info = cache_info(tmp_path)
     assert info.entries == 4 and info.unreadable == 0
-    assert info.by_model["openai/a"] == {"entries": 3, "cost": 1.5, "unpriced": 0}
+    assert info.by_model["openai/a"] == {"entries": 3, "cost": 1.5, "unpriced": 0, "input_tokens": 30,
+                                         "cached_input_tokens": 0}
     assert info.by_model["openai/b"]["unpriced"] == 1
     assert clear_cache(tmp_path, older_than=3600) == 0
     time.sleep(0.05)

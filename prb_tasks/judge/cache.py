@@ -42,6 +42,8 @@ class CachedAnswer:
         created: Unix time it was stored.
         profile: :func:`~prb_tasks.judge.request.answer_profile` of the request (None:
             stored before profiles existed).
+        cached_input_tokens: of ``input_tokens``, those the provider read from its
+            prompt cache (None: not reported, or stored before this was kept).
     """
 
     text: str
@@ -53,6 +55,7 @@ class CachedAnswer:
     latency: float = 0.0
     created: float = 0.0
     profile: str | None = None
+    cached_input_tokens: int | None = None
 
     def to_json(self) -> str:
         return json.dumps({"v": _ANSWER_VERSION, **asdict(self)}, ensure_ascii=False)
@@ -87,6 +90,7 @@ class CachedAnswer:
             latency=opt_num("latency") or 0.0,
             created=opt_num("created") or 0.0,
             profile=data["profile"] if isinstance(data.get("profile"), str) else None,
+            cached_input_tokens=opt_int("cached_input_tokens"),
         )
 
 
@@ -249,8 +253,11 @@ def cache_info(directory: Path) -> CacheInfo:
             unreadable += 1
             continue
         times.append(float(store_time))
-        slot = by_model.setdefault(answer.model, {"entries": 0, "cost": 0.0, "unpriced": 0})
+        slot = by_model.setdefault(answer.model, {"entries": 0, "cost": 0.0, "unpriced": 0, "input_tokens": 0,
+                                                  "cached_input_tokens": 0})
         slot["entries"] += 1
+        slot["input_tokens"] += answer.input_tokens or 0
+        slot["cached_input_tokens"] += answer.cached_input_tokens or 0
         if answer.cost is None:
             slot["unpriced"] += 1
         else:

@@ -54,6 +54,10 @@ class CallResult:
         reasoning_tokens: reasoning tokens (None: not reported).
         provider_cost: dollars as litellm priced it (None: unknown).
         latency: seconds from send to reply.
+        cached_input_tokens: prompt tokens the provider read from its prompt cache
+            (part of ``input_tokens``; None: not reported).
+        cache_write_tokens: prompt tokens written to the provider's prompt cache
+            (Anthropic bills them above the input price; part of ``input_tokens``).
     """
 
     text: str
@@ -64,6 +68,8 @@ class CallResult:
     reasoning_tokens: int | None = None
     provider_cost: float | None = None
     latency: float = 0.0
+    cached_input_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 class CallError(Exception):
@@ -124,6 +130,33 @@ def assemble_text(content: Any, reasoning: Any) -> str:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _field(holder: Any, name: str) -> Any:
+    return holder.get(name) if isinstance(holder, dict) else getattr(holder, name, None)
+
+
+def prompt_cache_tokens(usage: Any) -> dict[str, int | None]:
+    """Prompt-cache reads and writes in a reply's usage, whichever provider's names it uses.
+
+    OpenAI (and litellm's normalised usage, which maps Gemini's
+    ``cached_content_token_count`` there): ``prompt_tokens_details.cached_tokens``;
+    Anthropic: ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
+
+    Args:
+        usage: the reply's ``usage`` (a dict, or litellm's usage object).
+
+    Returns:
+        ``cached_input_tokens`` and ``cache_write_tokens`` for :class:`CallResult`.
+    """
+    details = _field(usage, "prompt_tokens_details")
+    read = _int(_field(details, "cached_tokens")) if details is not None else None
+    anthropic_read = _int(_field(usage, "cache_read_input_tokens"))
+    if anthropic_read is not None and not read:
+        read = anthropic_read
+    if read is None:
+        read = _int(_field(usage, "cached_content_token_count"))
+    return {"cached_input_tokens": read, "cache_write_tokens": _int(_field(usage, "cache_creation_input_tokens"))}
 
 
 def import_litellm() -> Any:
@@ -243,11 +276,22 @@ class LiteLLMClient:
         self._api_key = api_key
         self.timeout = timeout
         self._secrets = register_secret(api_key)
+        from prb_tasks.judge.prompt_cache import anthropic_min_tokens
+
+        self._cache_min_tokens = anthropic_min_tokens(model)
+
+    def _messages(self, request: ChatRequest) -> list[dict[str, Any]]:
+        """The messages to send: with a prompt-cache breakpoint where the provider needs one."""
+        if self._cache_min_tokens is not None and request.shared_prefix:
+            from prb_tasks.judge.prompt_cache import with_breakpoint
+
+            return with_breakpoint(request.messages, request.shared_prefix, self._cache_min_tokens)
+        return [dict(m) for m in request.messages]
 
     async def call(self, request: ChatRequest) -> CallResult:
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": [dict(m) for m in request.messages],
+            "messages": self._messages(request),
             "timeout": self.timeout,
             # We own retries: litellm's multiply requests (2N+1 for OpenAI) and hide failures.
             "max_retries": 0,
@@ -289,6 +333,7 @@ class LiteLLMClient:
             reasoning_tokens=_int(getattr(details, "reasoning_tokens", None)),
             provider_cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
             latency=latency,
+            **prompt_cache_tokens(usage),
         )
 
     async def settle(self, timeout: float = 3.0) -> None:

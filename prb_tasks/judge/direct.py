@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any
 
-from prb_tasks.judge.client import CallError, CallResult, _int, assemble_text, sanitize
+from prb_tasks.judge.client import CallError, CallResult, _int, assemble_text, prompt_cache_tokens, sanitize
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES
 from prb_tasks.judge.request import ChatRequest
 from prb_tasks.redact import register_secret
@@ -85,6 +85,7 @@ def chat_completion_result(data: Any, latency: float = 0.0) -> CallResult:
         reasoning_tokens=_int(details.get("reasoning_tokens")) if isinstance(details, dict) else None,
         provider_cost=None,
         latency=latency,
+        **prompt_cache_tokens(usage),
     )
 
 

@@ -12,6 +12,11 @@ cache key), so "cached" means the real run would not send it either. For the res
   (:meth:`prb_tasks.judge.pricing.Pricer.batch`).
 
 Re-asks (``reask=true``) are not included: they depend on the answers.
+
+A note estimates the provider's prompt cache: input tokens that repeat a long enough
+prefix of an earlier request (:func:`prb_tasks.judge.prompt_cache.cacheable_tokens`)
+and what they would save at the cached-input rate. The table's dollars stay at the
+plain input price (an upper bound: how much is cached depends on timing).
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from typing import TYPE_CHECKING
 from prb_tasks.judge.cache import JudgeCache
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.history import output_history
+from prb_tasks.judge.price_table import model_info
 from prb_tasks.judge.pricing import Price
+from prb_tasks.judge.prompt_cache import AUTOMATIC_MIN_TOKENS, anthropic_min_tokens, cacheable_tokens, request_text
 from prb_tasks.judge.request import (
     ChatRequest,
     answer_profile,
@@ -129,6 +136,9 @@ def estimate(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence
         cache = JudgeCache(lm.cache_dir, "read")
     rows: dict[str, TaskEstimate] = {}
     sending: list[tuple[TaskEstimate, str]] = []
+    # For the prompt-cache estimate: each request to send as one string, and its tokens.
+    prompt_texts: list[str] = []
+    prompt_tokens: list[int] = []
     profile_max: dict[str, int | None] = {}
     try:
         for index, request in enumerate(chats):
@@ -141,7 +151,10 @@ def estimate(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence
             if cache is not None and cache.get(key) is not None:
                 row.cached += 1
                 continue
-            row.input_tokens += counter.count(request.messages)
+            tokens = counter.count(request.messages)
+            row.input_tokens += tokens
+            prompt_texts.append(request_text(request.messages))
+            prompt_tokens.append(tokens)
             sending.append((row, profile))
     finally:
         if cache is not None:
@@ -182,6 +195,7 @@ def estimate(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence
                      f"batch {_per_million(batch)} ({batch.source}).")
     else:
         notes.append(f"Prices: none known for {model}; set input_cost_per_mtok and output_cost_per_mtok.")
+    notes.append(_prompt_cache_note(model, standard, prompt_texts, prompt_tokens))
     if s.reask:
         notes.append("Re-asks (reask=true) are not included: at most one more request per reply without a verdict.")
     total = TaskEstimate("total")
@@ -196,13 +210,28 @@ def _cost(so_far: float | None, price: Price | None, input_tokens: int, output_t
     return so_far + input_tokens * price.input_per_token + output_tokens * price.output_per_token
 
 
-def _model_max_output(model: str) -> int | None:
-    from prb_tasks.judge.client import import_litellm
+def _prompt_cache_note(model: str, price: Price | None, texts: list[str], tokens: list[int]) -> str:
+    """One line: input tokens a provider prompt cache could serve, and the saving."""
+    anthropic = anthropic_min_tokens(model)
+    minimum = anthropic if anthropic is not None else AUTOMATIC_MIN_TOKENS
+    read, written = cacheable_tokens(texts, tokens, minimum)
+    total = sum(tokens)
+    line = (f"Provider prompt cache (estimate): {read:,} of {total:,} input tokens repeat a prefix of an earlier "
+            f"request of at least {minimum:,} tokens")
+    if anthropic is not None:
+        line += f" (cache breakpoints are placed on them; {written:,} tokens would be written to the cache first)"
+    if price is None or price.cached_input_per_token is None:
+        return line + "; no cached-input price is known, so no saving is estimated."
+    saving = price.cache_saving(read)
+    if anthropic is not None and price.cache_write_per_token is not None:
+        saving -= written * (price.cache_write_per_token - price.input_per_token)
+    return (line + f"; at the cached rate that would save about {_dollars(saving)} of the standard price "
+            "(requests of a pair sent at the same time may both miss the cache).")
 
-    try:
-        value = import_litellm().get_model_info(model).get("max_output_tokens")
-    except Exception:  # noqa: BLE001 - not in litellm's table
-        return None
+
+def _model_max_output(model: str) -> int | None:
+    info = model_info(model) or {}
+    value = info.get("max_output_tokens")
     return int(value) if isinstance(value, int) and value > 0 else None
 
 

@@ -14,6 +14,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, overload
 
@@ -26,6 +27,7 @@ from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.keys import resolve_key
 from prb_tasks.judge.options import JudgeSettings, resolve_settings
 from prb_tasks.judge.pricing import Pricer
+from prb_tasks.judge.prompt_cache import anthropic_min_tokens
 from prb_tasks.judge.request import ChatRequest, Message
 from prb_tasks.retry import RetryPolicy
 from prb_tasks.judge.runner import JudgeRunner, close_at_exit
@@ -142,6 +144,8 @@ class JudgeLM(LM):
         # once; repeats are numbered here from the raw arguments (same args, same request).
         chats = _LazyRequests(self, [(*req.args[:2], _asks_once(req)) for req in requests])
         s = self.settings
+        if not self.direct and anthropic_min_tokens(s.model_id) is not None:
+            chats.mark_shared_prefixes()
         if s.dry_run:
             from prb_tasks.judge.dryrun import run_dry_run
 
@@ -279,6 +283,18 @@ class _LazyRequests(Sequence[ChatRequest]):
         if built is None:
             built = self._built[index] = self._lm.to_request(*self._args[index])
         return built
+
+    def mark_shared_prefixes(self) -> None:
+        """Build every request now and note how much of its last message another one shares.
+
+        For providers whose prompt cache needs breakpoints (Anthropic): the whole run is
+        needed to know what is shared, which costs milliseconds beside their latency.
+        """
+        from prb_tasks.judge.prompt_cache import shared_prefix_lengths
+
+        built = [self[i] for i in range(len(self))]
+        shared = shared_prefix_lengths([r.messages[-1]["content"] if r.messages else "" for r in built])
+        self._built = [replace(r, shared_prefix=n) for r, n in zip(built, shared)]
 
     def sample_indices(self) -> list[int]:
         """For each request, how many identical ones come before it."""

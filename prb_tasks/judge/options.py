@@ -82,6 +82,8 @@ class JudgeSettings(BaseModel):
         reasoning_effort: reasoning budget for models that support it.
         input_cost_per_mtok: dollars per million prompt tokens (for local/unknown models).
         output_cost_per_mtok: dollars per million completion tokens (incl. reasoning).
+        cached_input_cost_per_mtok: dollars per million prompt tokens read from the
+            provider's prompt cache (default: the input price).
         max_cost: dollars of new spending after which remaining judgments are skipped.
         reask: ask once more, for the verdict only, when a completion has none.
         reask_prompt: the follow-up user message used by ``reask``.
@@ -127,6 +129,7 @@ class JudgeSettings(BaseModel):
     reasoning_effort: ReasoningEffort | None = None
     input_cost_per_mtok: float | None = Field(None, ge=0)
     output_cost_per_mtok: float | None = Field(None, ge=0)
+    cached_input_cost_per_mtok: float | None = Field(None, ge=0)
     max_cost: float | None = Field(None, gt=0)
     reask: bool = False
     reask_prompt: str = DEFAULT_REASK_PROMPT
@@ -162,6 +165,8 @@ class JudgeSettings(BaseModel):
                 "set both input_cost_per_mtok and output_cost_per_mtok (a missing price "
                 "would be counted as unknown)"
             )
+        if self.cached_input_cost_per_mtok is not None and self.input_cost_per_mtok is None:
+            raise ValueError("cached_input_cost_per_mtok needs input_cost_per_mtok and output_cost_per_mtok too")
         return self
 
     @model_validator(mode="after")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 Message = dict[str, str]
@@ -30,6 +30,9 @@ class ChatRequest:
             and no verdict re-ask follows. The official protocol sends each request once
             and scores whatever came back; our own protocols ask again (set by the
             documents, see :data:`prb_tasks.docs.pairs.ASK_ONCE`).
+        shared_prefix: characters at the start of the last message that another request
+            of the run shares (where a provider prompt-cache breakpoint can go); a
+            transport hint only: not part of the request's identity.
     """
 
     messages: tuple[Message, ...]
@@ -41,6 +44,7 @@ class ChatRequest:
     response_format: dict[str, Any] | None = None
     reasoning_effort: str | None = None
     ask_once: bool = False
+    shared_prefix: int = field(default=0, compare=False)
 
     def params(self) -> dict[str, Any]:
         """Sampling parameters to send, without the ones left unset."""
@@ -64,7 +68,8 @@ class ChatRequest:
     def followup(self, answer: str, prompt: str) -> ChatRequest:
         """The same request continued by our answer and one more user turn."""
         extra = ({"role": "assistant", "content": answer}, {"role": "user", "content": prompt})
-        return replace(self, messages=self.messages + extra)
+        # The shared prefix was measured on the last message, which is no longer last.
+        return replace(self, messages=self.messages + extra, shared_prefix=0)
 
     def estimated_tokens(self) -> int:
         """Rough prompt + completion tokens, for tokens-per-minute pacing (4 chars/token)."""

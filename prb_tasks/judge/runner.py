@@ -504,6 +504,7 @@ class JudgeRunner:
                     latency=round(result.latency, 4),
                     created=time.time(),
                     profile=answer_profile(request, self.settings.model_id, self.settings.api_base),
+                    cached_input_tokens=result.cached_input_tokens,
                 ))
             return Outcome(result.text, "ok")
 
@@ -552,7 +553,8 @@ class JudgeRunner:
         self.watch.success()
         self._failed_streak = 0
         cost = self.pricer.cost(result)
-        self.usage.call(cost, result.latency, result.input_tokens, result.output_tokens, result.reasoning_tokens)
+        self.usage.call(cost, result.latency, result.input_tokens, result.output_tokens, result.reasoning_tokens,
+                        result.cached_input_tokens, result.cache_write_tokens, self.pricer.saving(result))
         return cost
 
     # -- run-wide conditions

@@ -92,6 +92,10 @@ class UsageTracker:
     output_tokens: int = 0
     reasoning_tokens: int = 0
     tokens_unreported: int = 0
+    # Prompt-cache reads and writes the providers reported (parts of input_tokens).
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_saving: float = 0.0
     spent: Money = field(default_factory=Money)
     cached_value: Money = field(default_factory=Money)
     latencies: list[float] = field(default_factory=list)
@@ -132,8 +136,20 @@ class UsageTracker:
         input_tokens: int | None,
         output_tokens: int | None,
         reasoning_tokens: int | None,
+        cached_tokens: int | None = None,
+        written_tokens: int | None = None,
+        saving: float = 0.0,
     ) -> None:
-        """A successful HTTP call."""
+        """A successful HTTP call.
+
+        Args:
+            cost: its dollars (None: unknown).
+            latency: seconds it took.
+            input_tokens, output_tokens, reasoning_tokens: as the provider reported them.
+            cached_tokens: prompt tokens read from the provider's prompt cache.
+            written_tokens: prompt tokens written to the provider's prompt cache.
+            saving: dollars the cache reads saved against the plain input price.
+        """
         self.calls += 1
         self.calls_ok += 1
         self.spent.add(cost)
@@ -143,6 +159,9 @@ class UsageTracker:
         self.input_tokens += input_tokens or 0
         self.output_tokens += output_tokens or 0
         self.reasoning_tokens += reasoning_tokens or 0
+        self.cached_input_tokens += cached_tokens or 0
+        self.cache_write_tokens += written_tokens or 0
+        self.cache_saving += saving
 
     def failed_attempt(self, kind: str) -> None:
         """An HTTP call that failed (it may be retried)."""
@@ -222,7 +241,10 @@ class UsageTracker:
                 "output": self.output_tokens,
                 "reasoning": self.reasoning_tokens,
                 "calls_without_usage": self.tokens_unreported,
+                "cached_input": self.cached_input_tokens,
+                "cache_write": self.cache_write_tokens,
             },
+            "prompt_cache_saving_usd": round(self.cache_saving, 6),
             "cost": self.spent.as_dict(),
             "cost_of_cache_hits_when_made": self.cached_value.as_dict(),
             "latency_s": {
@@ -260,8 +282,10 @@ class UsageTracker:
             ),
             f"  tokens in {tok['input']:,} / out {tok['output']:,} / reasoning {tok['reasoning']:,}"
             + (f" ({tok['calls_without_usage']} calls reported none)" if tok["calls_without_usage"] else ""),
+            _prompt_cache_line(tok, s["prompt_cache_saving_usd"]),
             f"  cost {self.spent.label()}; cache hits originally cost {self.cached_value.label()}",
         ]
+        lines = [line for line in lines if line]
         if lat["p50"] is not None:
             lines.append(f"  latency p50 {lat['p50']:.2f}s  p90 {lat['p90']:.2f}s  p99 {lat['p99']:.2f}s")
         if s["errors_by_kind"] or s["failed_attempts_by_kind"]:
@@ -291,6 +315,18 @@ class UsageTracker:
         from prb_tasks.redact import redact
 
         return redact("\n".join(lines))
+
+
+def _prompt_cache_line(tokens: dict[str, Any], saving: float) -> str:
+    """How much of the input the provider's prompt cache served (and what that saved)."""
+    cached, written, total = tokens["cached_input"], tokens["cache_write"], tokens["input"]
+    if not cached and not written:
+        return ""
+    share = f" ({cached / total:.0%} of input)" if total else ""
+    line = f"  provider prompt cache: {cached:,} input tokens read{share}"
+    if written:
+        line += f", {written:,} written"
+    return line + (f"; saved ${saving:.4f} against the plain input price" if saving else "")
 
 
 def _round(value: float | None) -> float | None:

@@ -42,6 +42,8 @@ class Cost:
     latency_p50: float | None = None
     latency_p90: float | None = None
     shared_run: bool = False
+    # Share of input tokens the provider read from its prompt cache (None: usage file predates it).
+    prompt_cached_share: float | None = None
 
 
 @dataclass
@@ -198,6 +200,8 @@ def _cost(entry: Entry, pairs: int | None, judgments: int | None) -> Cost:
         latency_p50=latency.get("p50"),
         latency_p90=latency.get("p90"),
         shared_run=share < 1.0,
+        prompt_cached_share=(tokens["cached_input"] / tokens["input"]
+                             if isinstance(tokens.get("cached_input"), int) and tokens.get("input") else None),
     )
 
 

@@ -144,14 +144,15 @@ def length_table(summaries: list[Summary]) -> Table | None:
 
 def cost_table(summaries: list[Summary]) -> Table | None:
     rows = [[_t(s.label), (money(s.cost.usd_per_1k_pairs, s.cost.partial), s.cost.usd_per_1k_pairs),
-             _n(s.cost.input_tokens_per_call, 0), _n(s.cost.output_tokens_per_call, 0),
+             _n(s.cost.input_tokens_per_call, 0), _p(s.cost.prompt_cached_share), _n(s.cost.output_tokens_per_call, 0),
              _n(s.cost.latency_p50), _n(s.cost.latency_p90)]
             for s in summaries if s.kind == "judge" and s.logged]
     if not any(r[1][1] is not None or r[2][1] is not None for r in rows):
         return None
     return Table("Cost and speed (prb-judge usage files; $ include cached answers at their original price, "
                  "+ = some calls had no price)",
-                 ["model", "$ per 1,000 pairs", "tokens in / call", "tokens out / call", "latency p50 s",
+                 ["model", "$ per 1,000 pairs", "tokens in / call", "in from prompt cache %", "tokens out / call",
+                  "latency p50 s",
                   "latency p90 s"], rows)
 
 

@@ -747,12 +747,22 @@ class _Handler(BaseHTTPRequestHandler):
 
         prompt_tokens = owner._prompt_tokens(messages, model)
         serial = owner._serial()
+        cache = owner.prompt_cache
         if api == "openai":
-            self._send_json(200, _openai_reply(model, text, prompt_tokens, fault == "refusal", serial),
-                            headers={"x-request-id": f"req_fake{serial:08d}"})
+            reply = _openai_reply(model, text, prompt_tokens, fault == "refusal", serial)
+            if cache is not None:
+                reply["usage"]["prompt_tokens_details"] = {"cached_tokens": min(prompt_tokens, cache.openai(messages))}
+            self._send_json(200, reply, headers={"x-request-id": f"req_fake{serial:08d}"})
         elif api == "anthropic":
-            self._send_json(200, _anthropic_reply(model, text, prompt_tokens, serial),
-                            headers={"request-id": f"req_fake{serial:08d}"})
+            reply = _anthropic_reply(model, text, prompt_tokens, serial)
+            if cache is not None:
+                read, written = cache.anthropic(body)
+                usage = reply["usage"]
+                # Anthropic's input_tokens leave out what was read from or written to the cache.
+                usage["input_tokens"] = max(0, prompt_tokens - read - written)
+                usage["cache_read_input_tokens"] = read
+                usage["cache_creation_input_tokens"] = written
+            self._send_json(200, reply, headers={"request-id": f"req_fake{serial:08d}"})
         elif stream:
             self._send(200, _ollama_stream(model, text, prompt_tokens), content_type="application/x-ndjson")
         else:
@@ -799,6 +809,7 @@ class FakeLLMServer:
         max_parallel: int | None = None,
         token_counter: Callable[[list[Message], str], int] | None = None,
         freeze_after: int | None = None,
+        prompt_cache_min: int | None = None,
     ) -> None:
         """Bind the socket and start serving.
 
@@ -835,6 +846,10 @@ class FakeLLMServer:
             freeze_after: After this many chat requests were let through, the server
                 freezes: it still accepts connections and reads requests but answers none
                 until :meth:`thaw` (a hung server); 0 freezes it from the start; None: never.
+            prompt_cache_min: Report prompt-cache reads and writes in ``usage`` the way
+                OpenAI (automatic prefix) and Anthropic (``cache_control`` breakpoints) do,
+                for prefixes of at least this many tokens
+                (:mod:`prb_tasks.testing.fake_prompt_cache`); None: report none.
         """
         self.policy: Policy = policy if policy is not None else always("A")
         self.latency = float(latency)
@@ -856,6 +871,9 @@ class FakeLLMServer:
         if freeze_after != 0:
             self._answering.set()
         self.token_counter = token_counter
+        from prb_tasks.testing.fake_prompt_cache import FakePromptCache
+
+        self.prompt_cache = FakePromptCache(prompt_cache_min) if prompt_cache_min is not None else None
 
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
