@@ -83,7 +83,7 @@ def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[Fewsh
         k=opts.pairs_per_user - 1, items_per_user=1,
         margin=opts.margin if opts.margin is not None else DEFAULT_MARGIN, flip_cost=opts.flip_beaver)
     prompts = load_prompts(opts.data_dir)
-    sim = simulation_for(prompts, config)
+    sim = simulation_for(prompts, config, walk_only=True)
     by_user, users = personalllm_pairs(sim)
     folder = resolve_data_dir(opts.data_dir)
     origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None

@@ -122,13 +122,15 @@ _SIMULATIONS: dict[tuple[int, int, SimulationConfig], tuple[list[PromptRow], Sim
 
 
 def simulation_for(rows: list[PromptRow], config: SimulationConfig,
-                   history_rows: list[PromptRow] | None = None) -> Simulation:
+                   history_rows: list[PromptRow] | None = None, walk_only: bool = False) -> Simulation:
     """The simulation of ``config`` over ``rows``, built once per process.
 
     Args:
         rows: prompts with all rewards (the loader's cached list).
         config: simulation settings.
         history_rows: prompts of a preset's history split when it is not ``rows``.
+        walk_only: the caller uses each user's whole walk of ``k + 1`` clear choices (the
+            few-shot tasks), not items with ``k`` earlier choices: the notice says so.
     """
     key = (id(rows), id(history_rows), config)
     hit = _SIMULATIONS.get(key)
@@ -138,7 +140,10 @@ def simulation_for(rows: list[PromptRow], config: SimulationConfig,
             _SIMULATIONS.pop(next(iter(_SIMULATIONS)))
         _SIMULATIONS[key] = hit = (rows, sim)
         users = f"prb: PersonalLLM: {config.n_users} simulated users (alpha {config.alpha:g}, user_seed {config.seed})"
-        if config.preset is None:
+        if walk_only:
+            print(f"{users}, {config.k + config.items_per_user} clear choices per user over {len(rows)} prompts, "
+                  f"{sim.near_ties} near-ties dropped (margin {config.margin:g})", file=sys.stderr)
+        elif config.preset is None:
             print(f"{users}, {len(sim.items)} items over {len(rows)} prompts, k={config.k} earlier choices, "
                   f"{sim.near_ties} near-ties dropped (margin {config.margin:g})", file=sys.stderr)
         else:
