@@ -17,7 +17,7 @@ from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from prb_tasks.prompts.sandbox import MAX_OUTPUT, MAX_VALUE
-from prb_tasks.prompts.templates import render, resolve
+from prb_tasks.prompts.templates import VERBATIM_MARK, render, resolve
 from prb_tasks.resources import templates_dir
 
 HOSTILE = {
@@ -112,12 +112,15 @@ def test_bundled_templates_render_exactly_as_in_a_plain_sandbox():
     aspects = [{"aspect": "brevity", "evidence": "short posts", "reason": "busy"}] * 2
     history = [{"prompt": "Where?", "response_a": "Here.", "response_b": "There.", "chosen": "A",
                 "chosen_text": "Here.", "rejected_text": "There.", "reason": "closer"}]
-    # Every variable any bundled template reads (PRB, history families, pointwise, planner).
+    # Every variable any bundled template reads (PRB, history families, pointwise, planner,
+    # PersonalLLM generation).
     variables = dict(question="How?", category="Food", response_a="First.", response_b="Second.",
                      response="Only.", posts=posts, posts_text="Post 1 (Category: Food):\npost 1", aspects=aspects, history=history, context="Earlier: A.",
-                     demographics=[{"name": "age", "value": "30"}])
+                     demographics=[{"name": "age", "value": "30"}], responses="winning_only")
     names = sorted(p.relative_to(templates_dir()).as_posix() for p in templates_dir().rglob("*.jinja"))
     assert len(names) >= 5
     for name in names:
         ref = resolve(name)
-        assert render(ref, **variables) == plain.from_string(ref.source).render(**variables).strip(), name
+        expected = plain.from_string(ref.source).render(**variables)
+        # A verbatim template (the authors' prompts) keeps its whitespace; ours are stripped.
+        assert render(ref, **variables) == (expected if ref.source.startswith(VERBATIM_MARK) else expected.strip()), name
