@@ -113,6 +113,30 @@ def nanmean(values: Iterable[Any]) -> float:
     return sum(kept) / len(kept) if kept else _NAN
 
 
+def keep_all(resps: Iterable[Any], docs: Any) -> Iterable[Any]:
+    """lm-eval filter that keeps every repeat of a request (the default keeps the first):
+    the N replies of a question are its candidates."""
+    return resps
+
+
+def process_candidates(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, float]:
+    """What lm-eval can report about one question's N candidates: mean length, and the
+    share that are empty or failed (failed generations leave the question out later).
+
+    Args:
+        doc: a ``personalized_rb_bon_sample`` document.
+        results: one entry holding the N replies (or the N replies themselves).
+    """
+    texts = list(results[0]) if results and isinstance(results[0], (list, tuple)) else list(results)
+    failed = [not isinstance(t, str) or t.startswith((ERROR_MARK, SKIPPED_MARK)) for t in texts]
+    good = [t for t, bad in zip(texts, failed) if not bad]
+    return {
+        "candidate_words": nanmean(len(t.split()) for t in good),
+        "empty_candidate": sum(not t.strip() for t in good) / len(texts) if texts else _NAN,
+        "failed_candidate": sum(failed) / len(texts) if texts else _NAN,
+    }
+
+
 # ----------------------------------------------------------------------------- best-of-k
 
 
