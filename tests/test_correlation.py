@@ -40,6 +40,14 @@ def test_ndcg_hand_example() -> None:
     assert ndcg([3, 2, 1], [10, 20, 30]) == pytest.approx((10 / math.log2(3) + 20 / 2) / (20 + 10 / math.log2(3)))
 
 
+def test_ndcg_ties_share_their_places() -> None:
+    # x ties the first two: their relevances 2 and 0 share the discounts of places 1 and 2.
+    shared = (1 + 1 / math.log2(3)) / 2
+    expected = (2 * shared + 0 * shared + 1 / math.log2(4)) / (2 + 1 / math.log2(3))
+    assert ndcg([5, 5, 1], [3, 1, 2]) == pytest.approx(expected)
+    assert ndcg([5, 5, 1], [1, 3, 2]) == pytest.approx(expected)
+
+
 def test_rbo_hand_example() -> None:
     # Orders 0,1,2 and 1,0,2: agreement 0, 1, 1 at depths 1..3. With p = 0.5:
     # (1-p)/p * (0*0.5 + 1*0.25 + 1*0.125) + 1 * 0.5**3 = 0.375 + 0.125.

@@ -7,7 +7,8 @@ top-weighted measures the Personalized RewardBench paper reports:
 
 - NDCG: models ordered by benchmark accuracy, gains are the downstream values
   shifted so the lowest is 0; 1.0 means the benchmark's order puts the best
-  downstream models first (log2 position discount, as usual).
+  downstream models first (log2 position discount, as usual; models tied on
+  accuracy share the mean discount of their places).
 - RBO (rank-biased overlap, Webber et al. 2010), the extrapolated form for two
   complete rankings of the same items: 1.0 for identical orders; ``p`` sets how much
   the top counts (0.9: the first ten places carry about 86% of the weight).
@@ -83,7 +84,19 @@ def ndcg(x: Sequence[float], y: Sequence[float]) -> float | None:
     relevance = b - b.min()
     discount = 1.0 / np.log2(np.arange(2, len(a) + 2))
     ideal = float(np.sort(relevance)[::-1] @ discount)
-    return float(relevance[_order(a)] @ discount) / ideal
+    # Models tied on x share their places: each gets the mean discount of the group's
+    # places (the expectation over the tied orders), so input order never matters.
+    order = _order(a)
+    shared = discount.copy()
+    sorted_x = a[order]
+    start = 0
+    while start < len(a):
+        end = start
+        while end + 1 < len(a) and sorted_x[end + 1] == sorted_x[start]:
+            end += 1
+        shared[start:end + 1] = discount[start:end + 1].mean()
+        start = end + 1
+    return float(relevance[order] @ shared) / ideal
 
 
 def rbo(x: Sequence[float], y: Sequence[float], p: float = RBO_P) -> float | None:
