@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import sys
+import textwrap
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def render_html(report: Validity) -> str:
 
 def draw_scatter(report: Validity, stem: Path) -> None:
     """Accuracy (x, %) against downstream gain (y), one labelled point per model, as SVG, PDF and PNG."""
-    from prb_tasks.report.charts import _plt, _save
+    from prb_tasks.report.charts import _label_points, _plt, _save
     from prb_tasks.report.formatting import short_label
 
     plt = _plt()
@@ -125,15 +126,15 @@ def draw_scatter(report: Validity, stem: Path) -> None:
     xs = [100 * m.benchmark.mean for m in report.models]  # type: ignore[union-attr]
     ys = [m.downstream.mean for m in report.models]  # type: ignore[union-attr]
     ax.scatter(xs, ys, color="#1f6fb4", marker="o", label="one model")
-    places: dict[tuple[float, float], list[str]] = {}
-    for x, y, m in zip(xs, ys, report.models):
-        places.setdefault((round(x, 1), round(y, 3)), []).append(short_label(m.label, 36))
-    for (x, y), names in places.items():
-        ax.annotate("\n".join(names), (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7)
+    # The compare charts' labeller: tied models share one label, close labels are moved apart.
+    _label_points(ax, [(x, y, short_label(m.label, 36)) for x, y, m in zip(xs, ys, report.models)])
     rho = report.measures["spearman"].value
-    ax.set_xlabel(f"benchmark accuracy, % ({report.benchmark})")
-    ax.set_ylabel(f"downstream gain, best-of-N over best-of-1 ({report.downstream})")
-    ax.set_title(f"Does accuracy predict downstream quality? Spearman {_num(rho, 2)}, {len(xs)} models", fontsize=9)
+    ax.set_xlabel("benchmark accuracy (%)")
+    ax.set_ylabel("downstream gain (best-of-N minus best-of-1)")
+    ax.set_xlim(-5, 105)
+    title = (f"Does accuracy predict downstream quality? Spearman {_num(rho, 2)} over {len(xs)} models. "
+             f"Benchmark: {report.benchmark}; downstream: {report.downstream}")
+    ax.set_title(textwrap.fill(title, 80), fontsize=8)
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=7)
     _save(fig, stem)
