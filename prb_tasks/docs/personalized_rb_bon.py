@@ -33,9 +33,11 @@ from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, parse_options
 from prb_tasks.docs.pairs import DocList, judge_system_prompt, to_dataset
 from prb_tasks.docs.personalized_rb import DocOptions, _data_source, _posts_for
-from prb_tasks.prompts.retrieval import DEFAULT_K, DEFAULT_MAX_POST_CHARS, RETRIEVERS, format_posts
+from prb_tasks.prompts.retrieval import DEFAULT_MAX_POST_CHARS, RETRIEVERS, format_posts
 from prb_tasks.prompts.templates import render, resolve
 
+#: Posts shown in the Best-of-N tasks: the authors' Best-of-N pipeline shows the top 10.
+BON_K = 10
 Variant = Literal["bon_sample", "bon_grade", "bon", "bon_judge"]
 VARIANTS: tuple[str, ...] = ("bon_sample", "bon_grade", "bon", "bon_judge")
 
@@ -45,7 +47,8 @@ class BonOptions(TemplateOptions):
 
     data_dir: Optional[str] = Field(None, description="local copy in the HF layout; 'sample' = the bundled sample "
                                     "(default $PRB_DATA_DIR, else the hub)")
-    k: int = Field(DEFAULT_K, ge=1, description=f"profile posts shown to the policy and contestants (default {DEFAULT_K})")
+    k: int = Field(BON_K, ge=1, description=f"profile posts shown to the policy and contestants (default {BON_K}, "
+                   "as the authors' Best-of-N pipeline)")
     max_post_chars: int = Field(DEFAULT_MAX_POST_CHARS, ge=0, description="longest post text shown; 0 = whole posts")
     retriever: Literal[RETRIEVERS] = Field("bm25", description="how posts are ranked: bm25 (default) or embedding")  # type: ignore[valid-type]
     candidates: Optional[str] = Field(None, description="personalized_rb_bon_sample's --output_path folder or "
