@@ -277,7 +277,7 @@ def _matrix(sides: Sequence[Side]) -> tuple[list[str], np.ndarray, np.ndarray]:
 def _interval(draws: list[float], point: float | None) -> Interval | None:
     kept = [d for d in draws if d is not None and math.isfinite(d)]
     # An interval from a handful of defined draws would mislead: ask for most of them.
-    if point is None or len(kept) < 0.5 * len(draws):
+    if point is None or not kept or len(kept) < 0.5 * len(draws):
         return None
     tail = (1.0 - LEVEL) / 2.0
     low, high = np.quantile(kept, [tail, 1.0 - tail])

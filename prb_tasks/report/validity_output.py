@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import sys
 import textwrap
 from dataclasses import asdict
@@ -166,6 +167,8 @@ def write(report: Validity, out: Path, charts: bool = True) -> list[Path]:
 def run_command(args: Any) -> int:
     """``prb validity`` from parsed arguments: print, write, return the exit code."""
     try:
+        if args.iters < 100:
+            raise PRBError(f"prb validity: --iters must be at least 100 (got {args.iters}); 2000 is the default")
         report = validity(args.paths, args.benchmark, args.downstream, iters=args.iters)
         written = write(report, args.out, charts=not args.no_charts) if args.out else []
         for note in report.notes:
@@ -176,4 +179,11 @@ def run_command(args: Any) -> int:
     except PRBError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("prb validity: interrupted; the files in --out may be incomplete, run it again", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `prb validity ... | head` closed the pipe: stop quietly (and keep Python's final flush quiet).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
