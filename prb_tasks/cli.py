@@ -193,9 +193,11 @@ def _parser() -> argparse.ArgumentParser:
                           "models, with intervals over questions and over models")
     val_.add_argument("paths", nargs="+", type=Path, help="lm-eval output folders or results_*.json files of the "
                       "benchmark runs and the Best-of-N runs")
-    val_.add_argument("--benchmark", metavar="TASK", help="the pairwise task (default: the one most models ran)")
-    val_.add_argument("--downstream", metavar="TASK",
-                      help="the Best-of-N task (default: the one most models ran)")
+    val_.add_argument("--benchmark", metavar="TASK", action="append",
+                      help="the pairwise task (default: the one most models ran); repeat to pool tasks, e.g. "
+                      "judges' personalllm with RMs' personalllm_scalar_history")
+    val_.add_argument("--downstream", metavar="TASK", action="append",
+                      help="the Best-of-N task (default: the one most models ran); repeatable")
     val_.add_argument("--out", type=Path, metavar="DIR",
                       help="write validity.html, validity.md, validity.json and the scatter chart into DIR")
     val_.add_argument("--format", choices=("table", "json"), default="table", help="what to print")

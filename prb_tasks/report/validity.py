@@ -97,6 +97,7 @@ class Validity:
         models: the models that ran both tasks, in label order.
         benchmark, downstream: the task names compared.
         units: (benchmark units, downstream units) resampled, e.g. ``"36 pairs"``.
+        iters: bootstrap draws per interval.
         measures: name -> estimate.
         warnings: lines the user must read (too few models, base reward models...).
         notes: files skipped, models with one side only.
@@ -106,6 +107,7 @@ class Validity:
     benchmark: str
     downstream: str
     units: tuple[str, str]
+    iters: int
     measures: dict[str, Estimate]
     warnings: list[str]
     notes: list[str]
@@ -200,15 +202,20 @@ def _read_benchmark(path: Path, notes: list[str]) -> dict[str, Side]:
     return out
 
 
-def _pick(groups: dict[str, dict[str, Side]], wanted: str | None, what: str, option: str) -> str:
-    """The group to use: the one holding task ``wanted``, else the one most models ran."""
+def _pick(groups: dict[str, dict[str, Side]], wanted: list[str] | None, what: str, option: str) -> dict[str, Side]:
+    """Model label -> side: the group(s) holding the ``wanted`` tasks (a model found in
+    several takes the first named), else the group most models ran."""
     names = {group: sorted({side.task for side in models.values()}) for group, models in groups.items()}
-    if wanted is not None:
-        found = [group for group, tasks in names.items() if wanted in tasks]
-        if not found:
-            known = ", ".join(sorted(t for tasks in names.values() for t in tasks)) or "none"
-            raise PRBError(f"prb validity: no {what} task '{wanted}' in these runs (found: {known})")
-        return found[0]
+    if wanted:
+        merged: dict[str, Side] = {}
+        for task in wanted:
+            found = [group for group, tasks in names.items() if task in tasks]
+            if not found:
+                known = ", ".join(sorted(t for tasks in names.values() for t in tasks)) or "none"
+                raise PRBError(f"prb validity: no {what} task '{task}' in these runs (found: {known})")
+            for label, side in groups[found[0]].items():
+                merged.setdefault(label, side)
+        return merged
     if not groups:
         hint = ("a pairwise task such as personalized_rb_sample_scalar or personalllm_scalar" if what == "benchmark"
                 else "personalized_rb_bon, personalized_rb_bon_judge or personalllm_bon")
@@ -217,8 +224,8 @@ def _pick(groups: dict[str, dict[str, Side]], wanted: str | None, what: str, opt
     ranked = sorted(groups, key=lambda g: (-len(groups[g]), g))
     if len(ranked) > 1 and len(groups[ranked[0]]) == len(groups[ranked[1]]):
         listed = "; ".join(", ".join(names[g]) for g in ranked)
-        raise PRBError(f"prb validity: several {what} tasks ({listed}); choose one with {option} TASK")
-    return ranked[0]
+        raise PRBError(f"prb validity: several {what} tasks ({listed}); choose with {option} TASK")
+    return groups[ranked[0]]
 
 
 def group_name(models: dict[str, Side]) -> str:
@@ -226,13 +233,14 @@ def group_name(models: dict[str, Side]) -> str:
     return " + ".join(sorted({side.task for side in models.values()}))
 
 
-def load_models(paths: list[Path], benchmark: str | None, downstream: str | None,
+def load_models(paths: list[Path], benchmark: list[str] | None, downstream: list[str] | None,
                 notes: list[str]) -> tuple[list[Model], str, str]:
     """Models with both sides, from every results file under ``paths``.
 
     Args:
         paths: lm-eval output folders or results files.
-        benchmark, downstream: the task to use on each side (None: the one most models ran).
+        benchmark, downstream: the tasks to use on each side (None: the one most models ran);
+            several tasks are pooled (e.g. judges' ``personalllm`` with RMs' ``personalllm_scalar_history``).
         notes: receives lines about files skipped and models with one side only.
     """
     bench: dict[str, dict[str, Side]] = defaultdict(dict)
@@ -246,13 +254,16 @@ def load_models(paths: list[Path], benchmark: str | None, downstream: str | None
             down[task][label] = side
     b_group = _pick(bench, benchmark, "benchmark", "--benchmark")
     d_group = _pick(down, downstream, "downstream", "--downstream")
-    b_name, d_name = group_name(bench[b_group]), group_name(down[d_group])
+    b_name, d_name = group_name(b_group), group_name(d_group)
     models = []
-    for label in sorted(set(bench[b_group]) | set(down[d_group])):
-        b, d = bench[b_group].get(label), down[d_group].get(label)
+    for label in sorted(set(b_group) | set(d_group)):
+        b, d = b_group.get(label), d_group.get(label)
         if b is None or d is None:
-            notes.append(f"{label}: ran {'only ' + d_name if b is None else 'only ' + b_name}; left out "
-                         "(models are matched by model and arguments)")
+            ran = sorted({side.task for group in (bench if b is None else down).values()
+                          for who, side in group.items() if who == label})
+            missing, option = (b_name, "--benchmark") if b is None else (d_name, "--downstream")
+            notes.append(f"{label}: no run of {missing}" + (f" (it ran {', '.join(ran)}; choose with {option})"
+                                                           if ran else "") + "; left out")
             continue
         models.append(Model(label, b, d))
     return models, b_name, d_name
@@ -334,13 +345,13 @@ def _base_rm_warnings(models: list[Model]) -> list[str]:
     return out
 
 
-def validity(paths: list[Path], benchmark: str | None = None, downstream: str | None = None,
+def validity(paths: list[Path], benchmark: list[str] | None = None, downstream: list[str] | None = None,
              iters: int = ITERS, seed: int = SEED) -> Validity:
     """The correlation report for the runs under ``paths``.
 
     Args:
         paths: lm-eval output folders or results files (benchmark and downstream runs).
-        benchmark, downstream: which task on each side (None: the one most models ran).
+        benchmark, downstream: which tasks on each side (None: the one most models ran).
         iters: bootstrap draws per interval.
         seed: generator seed (the report is reproducible).
     """
@@ -360,6 +371,6 @@ def validity(paths: list[Path], benchmark: str | None = None, downstream: str | 
         kind = "users" if units and all(u.startswith("user:") for u in units) else "questions"
         return f"{len(units)} {kind}"
 
-    return Validity(models, b_task, d_task, (unit_label(b_units), unit_label(d_units)),
+    return Validity(models, b_task, d_task, (unit_label(b_units), unit_label(d_units)), iters,
                     _estimates(models, iters, seed), warnings, notes)
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.errors import PRBError
-from prb_tasks.report.stats import ITERS
 from prb_tasks.report.validity import Estimate, Validity, validity
 
 MEANINGS = {
@@ -52,9 +51,9 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def _intro(report: Validity) -> list[str]:
     return [
         f"benchmark: {report.benchmark} (accuracy; resampled: {report.units[0]})",
-        f"downstream: {report.downstream} (gain of best-of-N over best-of-1 in gold score; resampled: "
-        f"{report.units[1]})",
-        f"models: {len(report.models)}; 95% intervals from {ITERS} bootstrap draws over questions (users where "
+        f"downstream: {report.downstream} (gain: gold score of the best-of-N pick minus best-of-1's; gold = "
+        f"rubric grade, or the simulated user's reward; resampled: {report.units[1]})",
+        f"models: {len(report.models)}; 95% intervals from {report.iters} bootstrap draws over questions (users where "
         "the data names them) and over models",
     ]
 
