@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import sys
 import textwrap
 from dataclasses import asdict
@@ -175,14 +174,8 @@ def run_command(args: Any) -> int:
         print(render_json(report) if args.format == "json" else render_text(report), flush=True)
         if written:
             print(f"wrote {', '.join(p.name for p in written)} in {args.out}", file=sys.stderr)
-    except PRBError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("prb validity: interrupted; the files in --out may be incomplete, run it again", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # `prb validity ... | head` closed the pipe: stop quietly (and keep Python's final flush quiet).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    except (PRBError, KeyboardInterrupt, BrokenPipeError) as exc:
+        from prb_tasks.report.compare import stopped
+
+        return stopped("prb validity", exc)
     return 0
