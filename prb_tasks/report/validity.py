@@ -245,7 +245,11 @@ def load_models(paths: list[Path], benchmark: list[str] | None, downstream: list
     """
     bench: dict[str, dict[str, Side]] = defaultdict(dict)
     down: dict[str, dict[str, Side]] = defaultdict(dict)
-    for path in find_results(paths):
+    try:
+        found = find_results(paths)
+    except PRBError as exc:  # its messages name prb compare, whose reader it is
+        raise PRBError(str(exc).replace("prb compare:", "prb validity:", 1)) from None
+    for path in found:
         config = (_read_json(path) or {}).get("config") or {}
         label = model_label(config)
         for task, side in _read_benchmark(path, notes).items():
