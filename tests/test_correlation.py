@@ -74,3 +74,21 @@ def test_against_scipy_on_random_inputs() -> None:
     assert spearman(x, y) == pytest.approx(spearmanr(x, y).statistic)
     assert kendall(x, y) == pytest.approx(kendalltau(x, y).statistic)
     assert pearson(x, y) == pytest.approx(pearsonr(x, y).statistic)
+
+
+def test_batch_matches_the_one_row_functions() -> None:
+    from prb_tasks.scoring.correlation import batch
+
+    rng = np.random.default_rng(5)
+    xs = rng.integers(0, 4, size=(60, 6)).astype(float)  # many ties
+    ys = rng.normal(size=(60, 6))
+    ys[3] = 1.0  # no spread: undefined
+    xs[7, 2] = np.nan  # a missing value: undefined
+    for name, measure in MEASURES.items():
+        got = batch(name, xs, ys)
+        for row in range(len(xs)):
+            want = None if row == 7 else measure(xs[row], ys[row])
+            if want is None:
+                assert np.isnan(got[row]), (name, row)
+            else:
+                assert got[row] == pytest.approx(want), (name, row)

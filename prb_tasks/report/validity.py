@@ -38,7 +38,7 @@ from prb_tasks.report.runs import SkipRun, _read_json, _read_samples, _sample_fi
 from prb_tasks.report.stats import ITERS, LEVEL, SEED, Interval
 from prb_tasks.scoring.bestofk import group_metrics
 from prb_tasks.scoring.bestofn import bon_outcome
-from prb_tasks.scoring.correlation import MEASURES
+from prb_tasks.scoring.correlation import MEASURES, batch
 
 DOWNSTREAM_VARIANTS = {"bon", "bon_judge", "bon_history"}
 MIN_MODELS = 5
@@ -289,52 +289,45 @@ def _matrix(sides: Sequence[Side]) -> tuple[list[str], np.ndarray, np.ndarray]:
     return units, sums, sizes
 
 
-def _interval(draws: list[float], point: float | None) -> Interval | None:
-    kept = [d for d in draws if d is not None and math.isfinite(d)]
+def _interval(draws: np.ndarray, point: float | None) -> Interval | None:
+    kept = draws[np.isfinite(draws)]
     # An interval from a handful of defined draws would mislead: ask for most of them.
-    if point is None or not kept or len(kept) < 0.5 * len(draws):
+    if point is None or len(kept) == 0 or len(kept) < 0.5 * len(draws):
         return None
     tail = (1.0 - LEVEL) / 2.0
     low, high = np.quantile(kept, [tail, 1.0 - tail])
     return Interval(point, float(low), float(high))
 
 
-def _question_draws(models: list[Model], iters: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per draw, every model's (accuracy, gain) on resampled units."""
+def _question_draws(models: list[Model], iters: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(draws x models) accuracy and gain on resampled units (NaN where a model drew no unit)."""
     b_units, b_sums, b_sizes = _matrix([m.benchmark for m in models])  # type: ignore[misc]
     d_units, d_sums, d_sizes = _matrix([m.downstream for m in models])  # type: ignore[misc]
     shared = b_units == d_units
     b_stream = draw_counts(len(b_units), iters, seed)
     d_stream = b_stream if shared else draw_counts(len(d_units), iters, seed + 1)
-    draws: list[tuple[np.ndarray, np.ndarray]] = []
+    accs, gains = [], []
     with np.errstate(invalid="ignore", divide="ignore"):
         for b_counts in b_stream:
             d_counts = b_counts if shared else next(d_stream)
-            acc = (b_counts @ b_sums) / (b_counts @ b_sizes)
-            gain = (d_counts @ d_sums) / (d_counts @ d_sizes)
-            draws.extend(zip(acc, gain))
-    return draws
+            accs.append((b_counts @ b_sums) / (b_counts @ b_sizes))
+            gains.append((d_counts @ d_sums) / (d_counts @ d_sizes))
+    return np.vstack(accs), np.vstack(gains)
 
 
 def _estimates(models: list[Model], iters: int, seed: int) -> dict[str, Estimate]:
     acc = np.array([m.benchmark.mean for m in models])  # type: ignore[union-attr]
     gain = np.array([m.downstream.mean for m in models])  # type: ignore[union-attr]
-    by_questions = _question_draws(models, iters, seed) if len(models) >= 2 else []
-    rng = np.random.default_rng(seed)
-    model_draws = [rng.integers(0, len(models), len(models)) for _ in range(iters)] if len(models) >= 2 else []
     out: dict[str, Estimate] = {}
+    if len(models) < 2:
+        return {name: Estimate(None, None, None) for name in MEASURES}
+    q_acc, q_gain = _question_draws(models, iters, seed)
+    picks = np.random.default_rng(seed).integers(0, len(models), size=(iters, len(models)))
     for name, measure in MEASURES.items():
-        point = measure(acc, gain) if len(models) >= 2 else None
-        q = [_safe(measure, a, g) for a, g in by_questions]
-        m = [_safe(measure, acc[ix], gain[ix]) for ix in model_draws]
-        out[name] = Estimate(point, _interval(q, point), _interval(m, point))
+        point = measure(acc, gain)
+        out[name] = Estimate(point, _interval(batch(name, q_acc, q_gain), point),
+                             _interval(batch(name, acc[picks], gain[picks]), point))
     return out
-
-
-def _safe(measure: Any, x: np.ndarray, y: np.ndarray) -> float | None:
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        return None
-    return measure(x, y)
 
 
 def _base_rm_warnings(models: list[Model]) -> list[str]:
