@@ -21,9 +21,11 @@ Models are matched by their run label (model and arguments), as ``prb compare`` 
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,7 @@ from prb_tasks.data.personalllm.constants import HUB_IDS
 from prb_tasks.errors import PRBError
 from prb_tasks.report.cluster_stats import draw_counts
 from prb_tasks.report.outcomes import build_entry
-from prb_tasks.report.runs import SkipRun, _read_json, _read_samples, _sample_files, find_results, model_label, read_run
+from prb_tasks.report.runs import SkipRun, _read_json, _sample_files, find_results, model_label, read_run
 from prb_tasks.report.stats import ITERS, LEVEL, SEED, Interval
 from prb_tasks.scoring.bestofk import group_metrics
 from prb_tasks.scoring.bestofn import bon_outcome
@@ -116,11 +118,44 @@ class Validity:
 # ----------------------------------------------------------------------------- reading runs
 
 
-def _downstream_values(samples: list[dict[str, Any]], side: Side) -> None:
-    """Fill ``side`` with each question's gain (per user where the data names users)."""
-    first = samples[0]["doc"]
-    if "gold" in first:  # Personalized RewardBench Best-of-N
-        if isinstance(samples[0].get("bon_gain"), list):  # judge: one sample per candidate
+_KEPT = ("bon_gain", "bon_reward_n8")
+
+
+def _slim_samples(path: Path) -> Iterator[dict[str, Any]]:
+    """A samples file's documents and Best-of-N values, one at a time.
+
+    Best-of-N samples files are large (a judge logs every candidate's prompt); only the
+    few fields used here are kept, so memory does not grow with the prompts.
+    """
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise SkipRun(f"skipped {path.parent}: cannot read {path.name} ({exc.strerror or exc})") from None
+    with handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                sample = json.loads(line)
+            except ValueError:
+                raise SkipRun(f"skipped {path.parent}: {path.name} line {lineno} is not JSON (half-written? re-run "
+                              "that evaluation)") from None
+            doc = sample.get("doc") if isinstance(sample, dict) else None
+            if not isinstance(doc, dict):
+                raise SkipRun(f"skipped {path.parent}: {path.name} line {lineno} is not an lm-eval sample")
+            yield {"doc": doc, **{k: sample.get(k) for k in _KEPT}}
+
+
+def _downstream_values(first: dict[str, Any], samples: Iterable[dict[str, Any]], side: Side) -> None:
+    """Fill ``side`` with each question's gain (per user where the data names users).
+
+    Args:
+        first: the first sample (it tells the task's kind).
+        samples: every sample, the first included.
+        side: receives the values.
+    """
+    if "gold" in first["doc"]:  # Personalized RewardBench Best-of-N
+        if isinstance(first.get("bon_gain"), list):  # judge: one sample per candidate
             per_key = group_metrics(tuple(s["bon_gain"]) for s in samples)
             for key, values in per_key.items():
                 side.add(key, values["bon_gain"])
@@ -129,7 +164,7 @@ def _downstream_values(samples: list[dict[str, Any]], side: Side) -> None:
                 side.add(str(s["doc"]["pair_key"]), float(s.get("bon_gain", math.nan)))
         return
     # PersonalLLM Best-of-N: gain of best-of-8 over best-of-1 in the user's own reward.
-    if isinstance(samples[0].get("bon_reward_n8"), list):
+    if isinstance(first.get("bon_reward_n8"), list):
         groups: dict[str, dict[int, Any]] = defaultdict(dict)
         extra: dict[str, tuple[Any, Any, str]] = {}
         for s in samples:
@@ -158,17 +193,18 @@ def _read_downstream(path: Path, notes: list[str]) -> dict[str, Side]:
         sample_file = _sample_files(path, task)
         if not sample_file.is_file():
             continue
+        stream = _slim_samples(sample_file)
+        side = Side(task, source=str(path))
         try:
-            samples = _read_samples(sample_file)
+            first = next(stream, None)
+            if first is None or first["doc"].get("variant") not in DOWNSTREAM_VARIANTS:
+                continue
+            if "gold" not in first["doc"] and "user_rewards" not in first["doc"]:
+                continue
+            _downstream_values(first, itertools.chain([first], stream), side)
         except SkipRun as exc:
             notes.append(str(exc))
             continue
-        if not samples or samples[0]["doc"].get("variant") not in DOWNSTREAM_VARIANTS:
-            continue
-        if "gold" not in samples[0]["doc"] and "user_rewards" not in samples[0]["doc"]:
-            continue
-        side = Side(task, source=str(path))
-        _downstream_values(samples, side)
         # A judge's and a scalar RM's Best-of-N on the same candidates are one downstream task.
         out[task.removesuffix("_judge")] = side
     return out
