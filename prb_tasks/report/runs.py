@@ -10,6 +10,7 @@ a traceback.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,8 +116,12 @@ def _read_json(path: Path) -> Any:
         raise SkipRun(f"skipped {path}: not valid JSON ({why})") from None
 
 
-def _read_samples(path: Path) -> list[dict[str, Any]]:
-    samples: list[dict[str, Any]] = []
+def iter_samples(path: Path) -> Iterator[dict[str, Any]]:
+    """The logged samples of one samples file, one at a time.
+
+    Raises:
+        SkipRun: the file cannot be read or a line is not an lm-eval sample.
+    """
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -133,8 +138,11 @@ def _read_samples(path: Path) -> list[dict[str, Any]]:
                 ) from None
             if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
                 raise SkipRun(f"skipped {path.parent}: {path.name} line {lineno} is not an lm-eval sample")
-            samples.append(sample)
-    return samples
+            yield sample
+
+
+def _read_samples(path: Path) -> list[dict[str, Any]]:
+    return list(iter_samples(path))
 
 
 def _leaf_families(data: dict[str, Any]) -> dict[str, list[str]]:

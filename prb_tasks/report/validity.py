@@ -22,7 +22,6 @@ Models are matched by their run label (model and arguments), as ``prb compare`` 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -36,7 +35,15 @@ from prb_tasks.data.personalllm.constants import HUB_IDS
 from prb_tasks.errors import PRBError
 from prb_tasks.report.cluster_stats import draw_counts
 from prb_tasks.report.outcomes import build_entry
-from prb_tasks.report.runs import SkipRun, _read_json, _sample_files, find_results, model_label, read_run
+from prb_tasks.report.runs import (
+    SkipRun,
+    _read_json,
+    _sample_files,
+    find_results,
+    iter_samples,
+    model_label,
+    read_run,
+)
 from prb_tasks.report.stats import ITERS, LEVEL, SEED, Interval
 from prb_tasks.scoring.bestofk import group_metrics
 from prb_tasks.scoring.bestofn import bon_outcome
@@ -127,23 +134,8 @@ def _slim_samples(path: Path) -> Iterator[dict[str, Any]]:
     Best-of-N samples files are large (a judge logs every candidate's prompt); only the
     few fields used here are kept, so memory does not grow with the prompts.
     """
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise SkipRun(f"skipped {path.parent}: cannot read {path.name} ({exc.strerror or exc})") from None
-    with handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                sample = json.loads(line)
-            except ValueError:
-                raise SkipRun(f"skipped {path.parent}: {path.name} line {lineno} is not JSON (half-written? re-run "
-                              "that evaluation)") from None
-            doc = sample.get("doc") if isinstance(sample, dict) else None
-            if not isinstance(doc, dict):
-                raise SkipRun(f"skipped {path.parent}: {path.name} line {lineno} is not an lm-eval sample")
-            yield {"doc": doc, **{k: sample.get(k) for k in _KEPT}}
+    for sample in iter_samples(path):
+        yield {"doc": sample["doc"], **{k: sample.get(k) for k in _KEPT}}
 
 
 def _downstream_values(first: dict[str, Any], samples: Iterable[dict[str, Any]], side: Side) -> None:
