@@ -202,6 +202,13 @@ def _read_downstream(path: Path, notes: list[str]) -> dict[str, Side]:
     return out
 
 
+def _is_best_of_n(config: dict[str, Any]) -> bool:
+    """A task whose YAML makes Best-of-N documents (candidates, grades, contestants)."""
+    kwargs = config.get("dataset_kwargs") if isinstance(config, dict) else None
+    variant = kwargs.get("variant") if isinstance(kwargs, dict) else None
+    return variant in DOWNSTREAM_VARIANTS or variant in ("bon_sample", "bon_grade")
+
+
 def _read_benchmark(path: Path, notes: list[str]) -> dict[str, Side]:
     """Group -> side of per-pair accuracy (units: users where named, else pairs).
 
@@ -210,7 +217,8 @@ def _read_benchmark(path: Path, notes: list[str]) -> dict[str, Side]:
     """
     mine: list[str] = []
     try:
-        run = read_run(path, mine)
+        # Best-of-N tasks are read (streamed) as downstream; never loaded whole here.
+        run = read_run(path, mine, skip=_is_best_of_n)
     except SkipRun as exc:
         notes.append(str(exc))
         return {}
