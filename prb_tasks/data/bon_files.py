@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from prb_tasks.data.errors import DataError
 from prb_tasks.scoring.bestofk import parse_grade
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
+from prb_tasks.scoring.verdict import marker_outcome
 from prb_tasks.textfiles import read_text
 
 SAMPLE_VARIANT = "bon_sample"
@@ -119,7 +119,7 @@ def _replies(sample: dict[str, Any]) -> list[Any]:
 
 
 def _failed(text: Any) -> bool:
-    return not isinstance(text, str) or text.startswith((ERROR_MARK, SKIPPED_MARK))
+    return marker_outcome(text) is not None
 
 
 def _exists(path: str, key: str, task: str) -> Path:

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 from prb_tasks.scoring.bestofn import top_indices
 from prb_tasks.scoring.pointwise import parse_score
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, Outcome, strip_reasoning
+from prb_tasks.scoring.verdict import Outcome, marker_outcome, strip_reasoning
 
 SIZES = (1, 2, 4, 8, 16)
 FIELDS = ("gold", "gain", "top")
@@ -74,12 +74,9 @@ def parse_grade(completion: object, aspects: int) -> GradeReading:
         completion: the grader's text (anything else is unreadable).
         aspects: how many rubric aspects the row has.
     """
-    if not isinstance(completion, str):
-        return GradeReading("unparsed")
-    if completion.startswith(ERROR_MARK):
-        return GradeReading("error")
-    if completion.startswith(SKIPPED_MARK):
-        return GradeReading("skipped")
+    marked = marker_outcome(completion)
+    if marked is not None or not isinstance(completion, str):
+        return GradeReading(marked or "unparsed")
     found: dict[int, int] = {}
     for match in _ASPECT_LINE.finditer(strip_reasoning(completion)):
         found[int(match.group(1))] = int(match.group(2))
@@ -128,7 +125,7 @@ def process_candidates(doc: dict[str, Any], results: Sequence[Any]) -> dict[str,
         results: one entry holding the N replies (or the N replies themselves).
     """
     texts = list(results[0]) if results and isinstance(results[0], (list, tuple)) else list(results)
-    failed = [not isinstance(t, str) or t.startswith((ERROR_MARK, SKIPPED_MARK)) for t in texts]
+    failed = [marker_outcome(t) is not None for t in texts]
     good = [t for t, bad in zip(texts, failed) if not bad]
     return {
         "candidate_words": nanmean(len(t.split()) for t in good),
