@@ -142,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb cache info ; prb cache clear --older-than 30d\n"
             "  prb templates official ./official_prompts\n"
             "  prb compare runs/ --out report/\n"
+            "  prb validity runs/ --out validity/\n"
             "  prb audit sample ; prb audit my_prefs.jsonl\n"
             "  prb personalllm score runs/ --json scores.json\n"
             "  prb batch status ; prb batch cancel BATCH_ID\n"
@@ -191,6 +192,21 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                       help="what to print: a short table (default), the Markdown report or the JSON report")
     cmp_.add_argument("--no-charts", action="store_true", help="skip the PNG charts")
+
+    val_ = sub.add_parser("validity", help="does benchmark accuracy predict Best-of-N gains? correlations across "
+                          "models, with intervals over questions and over models")
+    val_.add_argument("paths", nargs="+", type=Path, help="lm-eval output folders or results_*.json files of the "
+                      "benchmark runs and the Best-of-N runs")
+    val_.add_argument("--benchmark", metavar="TASK", action="append",
+                      help="the pairwise task (default: the one most models ran); repeat to pool tasks, e.g. "
+                      "judges' personalllm with RMs' personalllm_scalar_history")
+    val_.add_argument("--downstream", metavar="TASK", action="append",
+                      help="the Best-of-N task (default: the one most models ran); repeatable")
+    val_.add_argument("--out", type=Path, metavar="DIR",
+                      help="write validity.html, validity.md, validity.json and the scatter chart into DIR")
+    val_.add_argument("--format", choices=("table", "json"), default="table", help="what to print")
+    val_.add_argument("--iters", type=int, default=2000, help="bootstrap draws per interval (default 2000)")
+    val_.add_argument("--no-charts", action="store_true", help="skip the scatter chart")
 
     audit = sub.add_parser("audit", help="how far content-blind shortcuts (longer, shorter, overlap, position) "
                            "get on a data set, with intervals")
@@ -298,6 +314,10 @@ def _main(args_list: list[str]) -> int:
         from prb_tasks.report.compare import run_command
 
         return run_command(args)
+    if args.command == "validity":
+        from prb_tasks.report.validity_output import run_command as run_validity
+
+        return run_validity(args)
     if args.command == "audit":
         from prb_tasks.audit.command import run_command as run_audit
 

@@ -36,6 +36,8 @@ from prb_tasks.judge.usage import UsageTracker, remember_summary
 log = logging.getLogger(__name__)
 
 # gen_kwargs we understand; ``do_sample`` is meaningless for chat APIs (temperature says it).
+#: Document variants whose replies are not pairwise verdicts (generation, rubric grades, 1-10 ratings, plans).
+NO_VERDICT_VARIANTS = frozenset({"gen", "plan", "bon_judge", "bon_sample", "bon_grade"})
 _KNOWN_GEN_KWARGS = {"until", "max_gen_toks", "max_tokens", "temperature", "top_p", "seed", "do_sample"}
 
 
@@ -171,7 +173,9 @@ class JudgeLM(LM):
         try:
             results = (run_unsettled(runner, chats, chats.sample_indices(), settled, usage) if settled
                        else runner.run(chats, chats.sample_indices()))
-            usage.count_verdicts(results)
+            # Only pairwise verdicts can lack one: writing, grading and rating tasks are not counted.
+            usage.count_verdicts([text for text, req in zip(results, requests)
+                                  if (getattr(req, "doc", None) or {}).get("variant") not in NO_VERDICT_VARIANTS])
         finally:
             # Also on Ctrl-C and fatal errors: `prb eval` reports what was saved.
             usage.cache_refused = cache.refused

@@ -112,15 +112,26 @@ def run_command(args: Any) -> int:
             html = outcome.written[0]
             print(f"wrote {html} ({html.stat().st_size / 1e6:.1f} MB), report.md, report.json and "
                   f"{len(outcome.written) - 3} charts in {html.parent}", file=sys.stderr)
-    except PRBError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("prb compare: interrupted; the report files may be incomplete, run it again", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # `prb compare ... | head` closed the pipe: stop quietly, and keep Python's
-        # final flush of stdout from failing too.
+    except (PRBError, KeyboardInterrupt, BrokenPipeError) as exc:
+        return stopped("prb compare", exc)
+    return 0
+
+
+def stopped(command: str, exc: BaseException) -> int:
+    """Exit code of a report command stopped by a user error, Ctrl-C or a closed pipe.
+
+    Args:
+        command: the command's name for the message (``prb compare``).
+        exc: what stopped it: a :class:`PRBError` (its one line is printed, exit 2),
+            ``KeyboardInterrupt`` (130) or ``BrokenPipeError`` (0).
+    """
+    if isinstance(exc, BrokenPipeError):
+        # `... | head` closed the pipe: stop quietly, and keep Python's final flush of
+        # stdout from failing too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    return 0
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"{command}: interrupted; the files it writes may be incomplete, run it again", file=sys.stderr)
+        return 130
+    print(str(exc), file=sys.stderr)
+    return 2

@@ -10,6 +10,7 @@ a traceback.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,14 +116,21 @@ def _read_json(path: Path) -> Any:
         raise SkipRun(f"skipped {path}: not valid JSON ({why})") from None
 
 
-def _read_samples(path: Path) -> list[dict[str, Any]]:
-    samples: list[dict[str, Any]] = []
+def iter_samples(path: Path) -> Iterator[dict[str, Any]]:
+    """The logged samples of one samples file, one at a time.
+
+    Raises:
+        SkipRun: the file cannot be read or a line is not an lm-eval sample.
+    """
     for lineno, sample in json_lines(path, "samples file", "half-written? re-run that evaluation", SkipRun,
                                      prefix=f"skipped {path.parent}: "):
         if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
             raise SkipRun(f"skipped {path.parent}: {path.name} line {lineno} is not an lm-eval sample")
-        samples.append(sample)
-    return samples
+        yield sample
+
+
+def _read_samples(path: Path) -> list[dict[str, Any]]:
+    return list(iter_samples(path))
 
 
 def _leaf_families(data: dict[str, Any]) -> dict[str, list[str]]:
@@ -180,12 +188,14 @@ def _sample_files(results_path: Path, task: str) -> Path:
     return results_path.parent / f"samples_{task}_{stamp}.jsonl"
 
 
-def read_run(path: Path, notes: list[str]) -> Run | None:
+def read_run(path: Path, notes: list[str], skip: Callable[[dict[str, Any]], bool] | None = None) -> Run | None:
     """The run in one results file, or None when it holds none of our tasks.
 
     Args:
         path: a ``results_*.json`` file.
         notes: lines for the user (runs without sample logs, families skipped).
+        skip: given a task's config (from the results file), true to leave that task's
+            family out before its samples are read (large files another reader streams).
 
     Raises:
         SkipRun: the file or its sample logs are unusable (the message says why).
@@ -198,6 +208,8 @@ def read_run(path: Path, notes: list[str]) -> Run | None:
     n_samples = data.get("n-samples") or {}
     families: list[Family] = []
     for name, subtasks in _leaf_families(data).items():
+        if skip is not None and any(skip(configs.get(t) or {}) for t in subtasks):
+            continue
         files = {t: _sample_files(path, t) for t in subtasks}
         present = {t: f for t, f in files.items() if f.is_file()}
         if present and len(present) < len(files):

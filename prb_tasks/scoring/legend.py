@@ -44,6 +44,14 @@ _JUDGE = {
     "bon_regret": "the user's best reward among those N minus the pick's (0 = always the user's favourite)",
     "bon_win_random": "chance the pick beats a random one of the N (ties half; 0.5 = no better than chance)",
     "bon_win_popular": "chance the pick beats the population favourite among the N (ties half; 0.5 = no better)",
+    "bon_gold": "mean gold grade (0-2, rubric) of the candidate picked among all N (ties: expectation)",
+    "bon_gain": "bon_gold minus best-of-1's (the first candidate's grade): what picking adds",
+    "bon_top": "share of questions where the pick is a gold-best candidate",
+    "ungraded": "share of questions left out: a candidate has no readable gold grade",
+    "gold": "mean rubric grade of the candidates (0-2; unreadable grades left out)",
+    "grade_unparsed": "share of grader replies without a readable 0/1/2 for every aspect (left out, never 0)",
+    "candidate_words": "words per candidate answer",
+    "failed_candidate": "share of candidates whose generation failed (their question is left out later)",
 }
 _SCALAR = {
     "acc": "share of pairs where the chosen answer scored strictly higher (ties count wrong)",
@@ -53,6 +61,7 @@ _SCALAR = {
     "acc_tag": _JUDGE["acc_tag"],
     "aukc": _JUDGE["aukc"],
     **{name: meaning for name, meaning in _JUDGE.items() if name.startswith("bon_")},
+    "ungraded": _JUDGE["ungraded"],
 }
 _STDERR = "+/-: lm-eval's standard error; for intervals over pairs run `prb compare` on --log_samples output"
 #: What skip_rate means where no max_cost exists (every backend but prb-judge).

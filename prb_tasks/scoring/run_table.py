@@ -22,7 +22,12 @@ import numpy as np
 
 #: Metrics worth a column, in order; a column appears when some row reports the metric.
 HEADLINE = ("acc_macro", "acc_user", "acc_tag", "acc_pair", "consistency", "double_game", "pos_a_rate", "pos_bias", "acc_official",
-            "tie_rate", "parse_fail", "plan_recall", "plan_precision", "plan_empty")
+            "tie_rate", "parse_fail", "plan_recall", "plan_precision", "plan_empty",
+            # Best-of-N on Personalized RewardBench (prb_tasks/scoring/bestofk.py), at k = N.
+            "bon_gold", "bon_gain", "bon_top", "ungraded", "gold", "grade_unparsed", "candidate_words",
+            "failed_candidate")
+#: Values on their own scale (rewards, 0-2 grades, words), not shares shown in percent.
+_NOT_SHARES = ("bon_reward", "bon_regret", "plan_size", "bon_gold", "bon_gain", "gold", "candidate_words")
 #: Failures shown only when they happened: a column of zeros says nothing.
 IF_NONZERO = ("error_rate", "skip_rate")
 #: Best-of-N metrics carry their N; the largest N is the headline.
@@ -108,11 +113,11 @@ def _cell(value: float | None, metric: str) -> str:
     if value is None:
         return "-"
     # Best-of-N rewards and regrets are normalised rewards, not shares.
-    return f"{value:.3f}" if metric.startswith(("bon_reward", "bon_regret", "plan_size")) else f"{100 * value:.1f}"
+    return f"{value:.3f}" if metric.startswith(_NOT_SHARES) else f"{100 * value:.1f}"
 
 
 def _header(metric: str) -> str:
-    if metric.startswith(("bon_reward", "bon_regret")):
+    if metric.startswith(_NOT_SHARES):
         return metric
     return f"{metric} %"
 

@@ -171,6 +171,18 @@ def _statements(text: str) -> list[tuple[int, str]]:
     return found
 
 
+def marker_outcome(completion: object) -> Outcome | None:
+    """The outcome of a reply that has nothing to read (not text, or a backend's error or
+    skip marker); None for text a parser should read."""
+    if not isinstance(completion, str):
+        return "unparsed"
+    if completion.startswith(ERROR_MARK):
+        return "error"
+    if completion.startswith(SKIPPED_MARK):
+        return "skipped"
+    return None
+
+
 def parse_verdict(completion: object) -> Verdict:
     """Parse a completion; never raises, and takes time linear in its length.
 

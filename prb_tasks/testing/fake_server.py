@@ -71,6 +71,7 @@ __all__ = [
     "Policy",
     "PolicyMiss",
     "always",
+    "best_of_n",
     "empty",
     "garbage",
     "policy_from_name",
@@ -148,6 +149,37 @@ def empty() -> Policy:
 
     def policy(messages: list[Message], model: str) -> str:
         return ""
+
+    return policy
+
+
+def best_of_n() -> Policy:
+    """Build a policy that plays every role of the Best-of-N pipeline offline.
+
+    A rubric-grading prompt (``Aspect 1: ...`` lines) gets ``Aspect i: G`` lines, a
+    pointwise prompt (``Score: N``) a score, a pair a verdict: each a hash of the
+    prompt and the model name, so different models disagree but every answer is
+    reproducible. Anything else (a policy's prompt) gets a short numbered answer, so
+    repeats of one question differ.
+    """
+    import hashlib
+
+    counter = itertools.count()
+    lock = threading.Lock()
+
+    def policy(messages: list[Message], model: str) -> str:
+        prompt = _last_user_text(messages)
+        digest = int(hashlib.sha256(f"{model}\n{prompt}".encode("utf-8")).hexdigest()[:8], 16)
+        aspects = len(re.findall(r"^Aspect \d+:", prompt, re.M))
+        if aspects:
+            return "\n".join(f"Aspect {i}: {(digest >> i) % 3}" for i in range(1, aspects + 1))
+        if "Score: N" in prompt:
+            return f"Score: {1 + digest % 10}"
+        if "Result: A" in prompt:
+            return _verdict("AB"[digest % 2])
+        with lock:
+            serial = next(counter)
+        return f"Answer {serial}: " + " ".join(["a practical suggestion"] * (1 + digest % 6)) + "."
 
     return policy
 
@@ -320,11 +352,13 @@ def policy_from_name(
         return garbage()
     if key == "empty":
         return empty()
+    if key == "bon":
+        return best_of_n()
     if key == "chosen":
         if data_texts is None:
             raise ValueError("policy 'chosen' needs data_texts (e.g. --chosen-file)")
         return prefer_texts(data_texts, rejected_texts)
-    raise ValueError(f"unknown policy {name!r}; expected A, B, garbage, chosen or empty")
+    raise ValueError(f"unknown policy {name!r}; expected A, B, garbage, chosen, empty or bon")
 
 
 # --------------------------------------------------------------------------- wire formats
@@ -1195,7 +1229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m prb_tasks.testing.fake_server", description=__doc__.split("\n")[0])
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback)")
     parser.add_argument("--port", type=int, default=0, help="TCP port; 0 picks a free one")
-    parser.add_argument("--policy", default="A", help="A, B, garbage, chosen or empty")
+    parser.add_argument("--policy", default="A", help="A, B, garbage, chosen, empty or bon (every role of the "
+                        "Best-of-N pipeline: policy, rubric grader, pointwise judge, pairwise judge)")
     parser.add_argument("--chosen-file", help="JSONL whose 'chosen' (and optional 'rejected') fields feed --policy chosen")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to each successful reply")
     parser.add_argument("--fault", type=_parse_fault, action="append", default=[], metavar="KIND=P",

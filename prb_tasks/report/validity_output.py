@@ -1,0 +1,181 @@
+"""``prb validity``'s outputs: the printed table, validity.json / .md / .html and the scatter chart."""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+import textwrap
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from prb_tasks.errors import PRBError
+from prb_tasks.report.validity import Estimate, Validity, validity
+
+MEANINGS = {
+    "spearman": "rank correlation of accuracy and gain (-1..1)",
+    "kendall": "share of model pairs ordered alike minus unlike (tau-b, -1..1)",
+    "pearson": "linear correlation of the values (-1..1)",
+    "ndcg": "are the most accurate models the best downstream? (top-weighted, 1 = perfect)",
+    "rbo": "overlap of the two orders, top-weighted, p = 0.9 (1 = same order)",
+}
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(estimate: Estimate, which: str) -> str:
+    interval = getattr(estimate, which)
+    return "-" if interval is None else f"[{interval.low:.2f}, {interval.high:.2f}]"
+
+
+def _rows(report: Validity) -> list[list[str]]:
+    return [[name, _num(e.value), _ci(e, "by_questions"), _ci(e, "by_models"), MEANINGS[name]]
+            for name, e in report.measures.items()]
+
+
+def _model_rows(report: Validity) -> list[list[str]]:
+    return [[m.label, f"{100 * m.benchmark.mean:.1f}", _num(m.downstream.mean)]  # type: ignore[union-attr]
+            for m in report.models]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+    return "\n".join(lines)
+
+
+def _intro(report: Validity) -> list[str]:
+    return [
+        f"benchmark: {report.benchmark} (accuracy; resampled: {report.units[0]})",
+        f"downstream: {report.downstream} (gain: gold score of the best-of-N pick minus best-of-1's; gold = "
+        f"rubric grade, or the simulated user's reward; resampled: {report.units[1]})",
+        f"models: {len(report.models)}; 95% intervals from {report.iters} bootstrap draws over questions (users where "
+        "the data names them) and over models",
+    ]
+
+
+def render_text(report: Validity) -> str:
+    """What ``prb validity`` prints."""
+    parts = [*(f"WARNING: {w}" for w in report.warnings), *_intro(report), "",
+             _table(["model", "accuracy %", "gain"], _model_rows(report)), "",
+             _table(["measure", "value", "CI over questions", "CI over models", "meaning"], _rows(report))]
+    return "\n".join(parts)
+
+
+def render_markdown(report: Validity) -> str:
+    """validity.md."""
+    def md(header: list[str], rows: list[list[str]]) -> str:
+        cell = lambda s: str(s).replace("|", "\\|").replace("<", "&lt;")  # noqa: E731
+        return "\n".join([f"| {' | '.join(header)} |", f"|{'---|' * len(header)}",
+                          *(f"| {' | '.join(cell(c) for c in row)} |" for row in rows)])
+    return "\n".join(["# Does accuracy predict downstream quality?", "",
+                      *(f"> **Warning:** {w}" for w in report.warnings), "",
+                      *(f"- {line}" for line in _intro(report)), "",
+                      md(["model", "accuracy %", "gain"], _model_rows(report)), "",
+                      md(["measure", "value", "CI over questions", "CI over models", "meaning"], _rows(report)),
+                      "", "![accuracy vs gain](validity.png)", ""])
+
+
+def render_json(report: Validity) -> str:
+    """validity.json."""
+    payload: dict[str, Any] = {
+        "benchmark": report.benchmark, "downstream": report.downstream,
+        "units": {"benchmark": report.units[0], "downstream": report.units[1]},
+        "models": [{"label": m.label, "accuracy": m.benchmark.mean, "gain": m.downstream.mean}  # type: ignore[union-attr]
+                   for m in report.models],
+        "measures": {name: asdict(e) for name, e in report.measures.items()},
+        "warnings": report.warnings, "notes": report.notes,
+    }
+    return json.dumps(payload, indent=2, allow_nan=False, default=str)
+
+
+def render_html(report: Validity) -> str:
+    """validity.html: the report's section, with the scatter chart."""
+    esc = html.escape
+
+    def table(header: list[str], rows: list[list[str]]) -> str:
+        head = "".join(f"<th>{esc(h)}</th>" for h in header)
+        body = "".join("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    warnings = "".join(f'<p class="warning"><strong>Warning:</strong> {esc(w)}</p>' for w in report.warnings)
+    intro = "".join(f"<li>{esc(line)}</li>" for line in _intro(report))
+    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>prb validity</title>"
+            "<style>body{font-family:sans-serif;max-width:60rem;margin:auto;padding:1rem}"
+            "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem}"
+            ".warning{background:#fff3cd;padding:.5rem}img{max-width:100%}</style></head><body>"
+            "<section id=\"validity\"><h2>Does accuracy predict downstream quality?</h2>"
+            f"{warnings}<ul>{intro}</ul>"
+            f"{table(['model', 'accuracy %', 'gain'], _model_rows(report))}"
+            f"{table(['measure', 'value', 'CI over questions', 'CI over models', 'meaning'], _rows(report))}"
+            "<img src=\"validity.png\" alt=\"Benchmark accuracy against downstream gain, one labelled point per "
+            "model\"></section></body></html>")
+
+
+def draw_scatter(report: Validity, stem: Path) -> None:
+    """Accuracy (x, %) against downstream gain (y), one labelled point per model, as SVG, PDF and PNG."""
+    from prb_tasks.report.charts import _label_points, _plt, _save
+    from prb_tasks.report.formatting import short_label
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    xs = [100 * m.benchmark.mean for m in report.models]  # type: ignore[union-attr]
+    ys = [m.downstream.mean for m in report.models]  # type: ignore[union-attr]
+    ax.scatter(xs, ys, color="#1f6fb4", marker="o", label="one model")
+    # The compare charts' labeller: tied models share one label, close labels are moved apart.
+    _label_points(ax, [(x, y, short_label(m.label, 36)) for x, y, m in zip(xs, ys, report.models)])
+    rho = report.measures["spearman"].value
+    ax.set_xlabel("benchmark accuracy (%)")
+    ax.set_ylabel("downstream gain (best-of-N minus best-of-1)")
+    ax.set_xlim(-5, 105)
+    title = (f"Does accuracy predict downstream quality? Spearman {_num(rho, 2)} over {len(xs)} models. "
+             f"Benchmark: {report.benchmark}; downstream: {report.downstream}")
+    ax.set_title(textwrap.fill(title, 80), fontsize=8)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=7)
+    _save(fig, stem)
+
+
+def write(report: Validity, out: Path, charts: bool = True) -> list[Path]:
+    """Write validity.json, validity.md, validity.html and the chart into ``out``."""
+    if out.exists() and not out.is_dir():
+        raise PRBError(f"prb validity: --out {out} is a file; give a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, text in (("validity.html", render_html(report)), ("validity.md", render_markdown(report)),
+                           ("validity.json", render_json(report))):
+            (out / name).write_text(text, encoding="utf-8")
+            written.append(out / name)
+    except OSError as exc:
+        raise PRBError(f"prb validity: cannot write into {out}: {exc.strerror or exc}") from None
+    if charts:
+        try:
+            draw_scatter(report, out / "validity")
+        except ImportError:
+            report.notes.append("chart skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")")
+        else:
+            written += [out / f"validity.{ext}" for ext in ("svg", "pdf", "png")]
+    return written
+
+
+def run_command(args: Any) -> int:
+    """``prb validity`` from parsed arguments: print, write, return the exit code."""
+    try:
+        if args.iters < 100:
+            raise PRBError(f"prb validity: --iters must be at least 100 (got {args.iters}); 2000 is the default")
+        report = validity(args.paths, args.benchmark, args.downstream, iters=args.iters)
+        written = write(report, args.out, charts=not args.no_charts) if args.out else []
+        for note in report.notes:
+            print(f"prb validity: {note}", file=sys.stderr)
+        print(render_json(report) if args.format == "json" else render_text(report), flush=True)
+        if written:
+            print(f"wrote {', '.join(p.name for p in written)} in {args.out}", file=sys.stderr)
+    except (PRBError, KeyboardInterrupt, BrokenPipeError) as exc:
+        from prb_tasks.report.compare import stopped
+
+        return stopped("prb validity", exc)
+    return 0

@@ -1,0 +1,197 @@
+"""How well one ranking of models predicts another: the measures of ``prb validity``.
+
+Each function takes two equal-length sequences, one value per model: ``x`` the
+benchmark accuracy, ``y`` the downstream gain. Spearman, Kendall tau (tau-b, which
+corrects for ties) and Pearson come from scipy. NDCG and RBO are the two
+top-weighted measures the Personalized RewardBench paper reports:
+
+- NDCG: models ordered by benchmark accuracy, gains are the downstream values
+  shifted so the lowest is 0; 1.0 means the benchmark's order puts the best
+  downstream models first (log2 position discount, as usual; models tied on
+  accuracy share the mean discount of their places).
+- RBO (rank-biased overlap, Webber et al. 2010), the extrapolated form for two
+  complete rankings of the same items: 1.0 for identical orders; ``p`` sets how much
+  the top counts (0.9: the first ten places carry about 86% of the weight).
+
+Every measure is None when it is undefined (fewer than two models, or no spread).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+Measure = Callable[[Sequence[float], Sequence[float]], "float | None"]
+RBO_P = 0.9
+
+
+def _arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("correlation needs two equal-length lists of values")
+    return a, b
+
+
+def _defined(a: np.ndarray, b: np.ndarray) -> bool:
+    return len(a) >= 2 and np.ptp(a) > 0 and np.ptp(b) > 0
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (ties get their average rank)."""
+    from scipy.stats import spearmanr
+
+    a, b = _arrays(x, y)
+    return _finite(spearmanr(a, b).statistic) if _defined(a, b) else None
+
+
+def kendall(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's tau-b."""
+    from scipy.stats import kendalltau
+
+    a, b = _arrays(x, y)
+    return _finite(kendalltau(a, b).statistic) if _defined(a, b) else None
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Pearson's linear correlation."""
+    from scipy.stats import pearsonr
+
+    a, b = _arrays(x, y)
+    return _finite(pearsonr(a, b).statistic) if _defined(a, b) and len(a) >= 2 else None
+
+
+def _order(values: np.ndarray) -> np.ndarray:
+    """Indices from highest to lowest; equal values keep their given order (stable)."""
+    return np.argsort(-values, kind="stable")
+
+
+def ndcg(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """NDCG of the ranking by ``x`` with relevance ``y - min(y)``.
+
+    Args:
+        x: the predicting values (benchmark accuracy); higher ranks first.
+        y: the outcome (downstream gain); higher is more relevant.
+    """
+    a, b = _arrays(x, y)
+    if len(a) < 2 or np.ptp(b) == 0:
+        return None
+    relevance = b - b.min()
+    discount = 1.0 / np.log2(np.arange(2, len(a) + 2))
+    ideal = float(np.sort(relevance)[::-1] @ discount)
+    # Models tied on x share their places: each gets the mean discount of the group's
+    # places (the expectation over the tied orders), so input order never matters.
+    order = _order(a)
+    shared = discount.copy()
+    sorted_x = a[order]
+    start = 0
+    while start < len(a):
+        end = start
+        while end + 1 < len(a) and sorted_x[end + 1] == sorted_x[start]:
+            end += 1
+        shared[start:end + 1] = discount[start:end + 1].mean()
+        start = end + 1
+    return float(relevance[order] @ shared) / ideal
+
+
+def rbo(x: Sequence[float], y: Sequence[float], p: float = RBO_P) -> float | None:
+    """Extrapolated rank-biased overlap of the orders by ``x`` and by ``y``.
+
+    Both rankings hold the same ``n`` items, so the overlap at depth ``n`` is ``n`` and
+    the extrapolated form (Webber et al., eq. 32) is
+    ``(1 - p) / p * sum_{d=1..n} A_d p^d + A_n p^n`` where ``A_d`` is the share of
+    items the two top-``d`` lists have in common.
+
+    Args:
+        x, y: one value per item; each is ranked from highest to lowest.
+        p: persistence, 0 < p < 1 (smaller weighs the top more).
+    """
+    a, b = _arrays(x, y)
+    if len(a) < 2:
+        return None
+    first, second = _order(a).tolist(), _order(b).tolist()
+    seen_a: set[int] = set()
+    seen_b: set[int] = set()
+    overlap = 0
+    total = 0.0
+    agreement = 0.0
+    for depth in range(1, len(a) + 1):
+        ia, ib = first[depth - 1], second[depth - 1]
+        if ia == ib:
+            overlap += 1
+        else:
+            overlap += (ia in seen_b) + (ib in seen_a)
+        seen_a.add(ia)
+        seen_b.add(ib)
+        agreement = overlap / depth
+        total += agreement * p ** depth
+    n = len(a)
+    return float((1 - p) / p * total + agreement * p ** n)
+
+
+def _batch_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    from scipy.stats import pearsonr
+
+    out = np.full(len(a), np.nan)
+    ok = (np.ptp(a, axis=1) > 0) & (np.ptp(b, axis=1) > 0)
+    if ok.any():
+        out[ok] = pearsonr(a[ok], b[ok], axis=1).statistic
+    return out
+
+
+def _batch_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    return _batch_pearson(rankdata(a, axis=1), rankdata(b, axis=1))
+
+
+def _batch_kendall(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of every row pair: (concordant - discordant) / sqrt(untied-x pairs * untied-y pairs)."""
+    i, j = np.triu_indices(a.shape[1], k=1)
+    sx, sy = np.sign(a[:, i] - a[:, j]), np.sign(b[:, i] - b[:, j])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (sx * sy).sum(axis=1) / np.sqrt((sx != 0).sum(axis=1) * (sy != 0).sum(axis=1))
+    return np.where(np.isfinite(tau), tau, np.nan)
+
+
+def batch(name: str, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """One measure on every row of ``xs`` and ``ys`` (bootstrap draws x models); NaN where undefined.
+
+    Spearman, Kendall and Pearson are computed for all rows at once (scipy's ``pearsonr``
+    along an axis; tau-b from pair signs), which is what makes thousands of bootstrap
+    draws cheap; tests check them against the one-row functions. NDCG and RBO call theirs.
+
+    Args:
+        name: a key of :data:`MEASURES`.
+        xs, ys: equal-shape 2-D arrays, one row per draw.
+    """
+    xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if xs.ndim != 2 or xs.shape != ys.shape:
+        raise ValueError("batch correlation needs two equal-shape 2-D arrays")
+    if xs.shape[1] < 2 or not len(xs):
+        return np.full(len(xs), np.nan)
+    out = np.full(len(xs), np.nan)
+    # A row with a missing value (a model that drew nothing) has no correlation.
+    ok = np.isfinite(xs).all(axis=1) & np.isfinite(ys).all(axis=1)
+    fast = {"pearson": _batch_pearson, "spearman": _batch_spearman, "kendall": _batch_kendall}
+    if name in fast:
+        out[ok] = fast[name](xs[ok], ys[ok])
+    else:
+        values = [MEASURES[name](x, y) for x, y in zip(xs[ok], ys[ok])]
+        out[ok] = [np.nan if v is None else v for v in values]
+    return out
+
+
+#: Name -> measure, in the order reports list them.
+MEASURES: dict[str, Measure] = {
+    "spearman": spearman,
+    "kendall": kendall,
+    "pearson": pearson,
+    "ndcg": ndcg,
+    "rbo": rbo,
+}
