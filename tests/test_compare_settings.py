@@ -21,6 +21,9 @@ EXPECTED = {
     "personalllm": "history", "personalllm_scalar": "question", "personalllm_scalar_history": "history",
     "personalllm_bon": "question", "personalllm_bon_history": "history", "personalllm_bon_judge": "history",
     "personalllm_gen": "history",
+    # Best-of-N on Personalized RewardBench: policy, contestants and the grader (who sees the rubric).
+    "personalized_rb_bon_sample": "profile", "personalized_rb_bon": "profile", "personalized_rb_bon_judge": "profile",
+    "personalized_rb_bon_grade": "oracle",
     "personalized_custom": "demographics_history", "personalized_custom_scalar": "question",
     "personalized_custom_scalar_history": "demographics_history",
     "personalized_custom_example": "demographics_history", "personalized_custom_example_scalar": "question",
