@@ -1,4 +1,4 @@
-"""The README's 30-line method runs as documented: by import path, in-process and through `prb eval`."""
+"""The docs' 30-line method (docs/personalization.md) runs as documented: by import path, in-process and through `prb eval`."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from tests.runner import REPO, metric, read_results, run_cli
 
 
 def readme_example() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "personalization.md").read_text(encoding="utf-8")
     match = re.search(r"<!-- fewshot-example -->\n```python\n(.*?)```", text, re.S)
-    assert match, "the README lost its few-shot example"
+    assert match, "docs/personalization.md lost its few-shot example"
     return match.group(1)
 
 

@@ -62,7 +62,7 @@ def test_fresh_venv_install_runs_readme_main_command(wheel, tmp_path):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     out = outside / "runs"
-    # The README's main command, run from a directory outside the checkout.
+    # The README's main command (Quick start, command 1), run from a directory outside the checkout.
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=bm25",
                     "--tasks", "personalized_rb_sample_scalar", "--output_path", str(out)],
                    cwd=outside, program=[str(env_dir / "bin" / "prb")])

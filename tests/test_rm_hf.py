@@ -203,7 +203,7 @@ def test_unknown_model_arg_fails_the_command_with_the_key(tmp_path, models):
 
 
 def test_lm_eval_causal_lm_backend_runs_the_scalar_tasks(tmp_path):
-    """The README's claim: lm-eval's own `hf` backend scores responses by log-likelihood."""
+    """The claim of docs/reward-models.md: lm-eval's own `hf` backend scores responses by log-likelihood."""
     pytest.importorskip("accelerate")  # lm-eval's hf backend needs it (lm-eval[hf])
     from transformers import AutoModelForCausalLM, GPT2Config
 
