@@ -126,3 +126,22 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     page = (tmp_path / "site" / "api" / "methods" / "index.html").read_text(encoding="utf-8")
     assert "learn" in page and "adapt" in page, "the API page lost the Method interface's docstrings"
     assert (tmp_path / "site" / "judges" / "index.html").is_file()
+
+
+def _slug(heading: str) -> str:
+    """GitHub's and MkDocs' anchor of a heading (they agree on the headings we link to)."""
+    text = re.sub(r"[`*]", "", heading).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def test_readme_links_into_the_docs_resolve() -> None:
+    """The README is read on GitHub, outside the site's strict build: check its links here."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(((?!https?:)[^)#]+)(?:#([^)]+))?\)", text)
+    assert len(links) >= 10, "the README should link into the docs"
+    for target, anchor in links:
+        path = REPO / target
+        assert path.is_file(), f"README links to {target}, which does not exist"
+        if anchor:
+            headings = re.findall(r"^#{1,6} (.+)$", path.read_text(encoding="utf-8"), re.M)
+            assert anchor in {_slug(h) for h in headings}, f"README links to {target}#{anchor}: no such heading"
