@@ -360,7 +360,7 @@ class Suite:
                 self.headline.setdefault("cached re-run: wall / requests sent", {})[backend] = \
                     f"{Spread([r['wall'] for r in reruns]).median:.1f} s / {', '.join(map(str, sent))}"
         section.notes.append("lm-eval's `--use_cache` keys on the request only, not the model: a second model "
-                             "would get the first one's answers (see the README); prb's cache keys on both.")
+                             "would get the first one's answers (see docs/judges.md); prb's cache keys on both.")
         self.finish(section)
 
     def startup(self) -> None:
