@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.outputs import folder_name
+from prb_tasks.cli.outputs import folder_name
 from prb_tasks.report.build import build_report
 from prb_tasks.report.names import read_names
 from prb_tasks.runlabel import run_label

@@ -14,12 +14,12 @@ from prb_tasks import __version__
 
 
 def run_eval(argv: list[str]) -> int:
-    """Run lm-eval with our models and tasks available (see :mod:`prb_tasks.evalcmd`).
+    """Run lm-eval with our models and tasks available (see :mod:`prb_tasks.cli.evalcmd`).
 
     Args:
         argv: arguments as ``lm_eval run`` takes them.
     """
-    from prb_tasks.evalcmd import run_eval as run
+    from prb_tasks.cli.evalcmd import run_eval as run
 
     return run(argv)
 
@@ -280,14 +280,14 @@ def _main(args_list: list[str]) -> int:
         try:
             return run_eval(args_list[1:])
         except KeyboardInterrupt:  # while loading, before lm-eval started
-            from prb_tasks.evalcmd import INTERRUPTED, INTERRUPTED_LINE
+            from prb_tasks.cli.evalcmd import INTERRUPTED, INTERRUPTED_LINE
 
             print(INTERRUPTED_LINE, file=sys.stderr)
             return INTERRUPTED
     parser = _parser()
     args = parser.parse_args(args_list)
     if args.command == "tasks":
-        from prb_tasks.taskindex import table
+        from prb_tasks.cli.taskindex import table
 
         print(table())
         return 0
@@ -297,7 +297,7 @@ def _main(args_list: list[str]) -> int:
         print(tasks_dir())
         return 0
     if args.command == "data":
-        from prb_tasks import datatools
+        from prb_tasks.cli import datatools
 
         if args.data_command == "download":
             return datatools.download(args.dir, args.subset, args.family)
