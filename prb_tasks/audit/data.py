@@ -16,7 +16,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from prb_tasks.data.errors import DataError
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 Family = Literal["personalized_rb", "personalllm", "custom"]
 SAMPLE = "sample"
@@ -158,7 +158,7 @@ def _check_keys(family: Family, options: dict[str, Any]) -> None:
     builders cannot be strict: under lm-eval they also receive the model's arguments)."""
     import importlib
 
-    from prb_tasks.suggest import did_you_mean
+    from prb_tasks.common.suggest import did_you_mean
 
     spec = importlib.import_module(f"prb_tasks.docs.{family}").METADATA
     for key in sorted(set(options) - set(spec.keys)):

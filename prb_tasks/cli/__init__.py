@@ -43,7 +43,7 @@ def run_cache(args: argparse.Namespace) -> int:
     """``prb cache info|clear``: inspect or empty the judge cache (or the RM score or retrieval cache)."""
     from prb_tasks.judge.cache import default_cache_dir
     from prb_tasks.prompts.retrieval import retrieval_cache_dir
-    from prb_tasks.resources import cache_root
+    from prb_tasks.common.resources import cache_root
 
     scores = cache_root() / "rm-scores"
     if getattr(args, "scores", False) and getattr(args, "retrieval", False):
@@ -292,7 +292,7 @@ def _main(args_list: list[str]) -> int:
         print(table())
         return 0
     if args.command == "tasks-dir":
-        from prb_tasks.resources import tasks_dir
+        from prb_tasks.common.resources import tasks_dir
 
         print(tasks_dir())
         return 0

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks import __version__
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.cli.harness_args import HarnessArgs, HarnessArgsError, declare, parse, run_parser
-from prb_tasks.suggest import did_you_mean
+from prb_tasks.common.suggest import did_you_mean
 
 #: Exit status for a run stopped with Ctrl-C (128 + SIGINT, as shells report it).
 INTERRUPTED = 130
@@ -76,7 +76,7 @@ def help_text() -> str:
 
 
 def _print_error(exc: BaseException) -> None:
-    from prb_tasks.redact import redact
+    from prb_tasks.common.redact import redact
 
     text = str(exc).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
@@ -153,8 +153,8 @@ def check_tasks(tasks: list[str], own_folders: bool = False) -> None:
 def _looks_like_ours(name: str) -> bool:
     """True for a name that is not a prb task but is in our namespace or near one of ours."""
     from prb_tasks.plugin import plugin_task_names
-    from prb_tasks.resources import tasks_dir
-    from prb_tasks.suggest import close_matches
+    from prb_tasks.common.resources import tasks_dir
+    from prb_tasks.common.suggest import close_matches
 
     ours = plugin_task_names()
     if name in ours or name.endswith((".yaml", ".yml")) or any(c in name for c in "*?["):
@@ -165,7 +165,7 @@ def _looks_like_ours(name: str) -> bool:
 
 def check_key_arguments(args: HarnessArgs) -> None:
     """A key in prb's ``--model_args`` is refused here, before lm-eval logs the arguments."""
-    from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
+    from prb_tasks.common.keyargs import KEY_SOURCE, refuse_key_arguments
 
     instead = KEY_SOURCE.get(args.model)
     if instead is not None:
@@ -291,7 +291,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float) -> i
     from prb_tasks.data import provenance
     from prb_tasks.judge.usage import stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
-    from prb_tasks.redact import redact
+    from prb_tasks.common.redact import redact
     from prb_tasks.scoring.legend import legend_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
@@ -452,7 +452,7 @@ def _run(argv: list[str]) -> int:
         return exc.exit_code
     except KeyboardInterrupt as exc:
         from prb_tasks.judge.usage import interrupted_line, take_last_summary
-        from prb_tasks.redact import redact
+        from prb_tasks.common.redact import redact
 
         # Backends may say what was saved (``KeyboardInterrupt("prb-rm: ...")``); the
         # judge leaves its usage summary, which says how many answers were stored.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.resources import tasks_dir
+from prb_tasks.common.resources import tasks_dir
 
 _BACKENDS = {
     "generate_until": "prb-judge, lm-eval chat backends",

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.cli.harness_args import current
-from prb_tasks.suggest import close_matches, did_you_mean
+from prb_tasks.common.suggest import close_matches, did_you_mean
 
 #: Keys lm-eval itself adds to what a loader receives.
 HARNESS_KEYS = frozenset({"version", "config_source", "_metadata"})

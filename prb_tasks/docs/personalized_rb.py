@@ -51,7 +51,7 @@ from prb_tasks.prompts.retrieval import (
 )
 from prb_tasks.prompts.selection_cache import cached_selection
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
-from prb_tasks.resources import sample_dir
+from prb_tasks.common.resources import sample_dir
 from prb_tasks.scoring.order import official_positions
 from prb_tasks.scoring.plans import parse_plan
 from prb_tasks.text.encoder import DTYPES

@@ -1,7 +1,7 @@
 """Judge configs: small YAML files naming a model and its settings.
 
 ``config=<name>`` looks in the bundled ``configs/`` folder
-(:func:`prb_tasks.resources.configs_dir`); ``config=<path>`` reads any YAML file.
+(:func:`prb_tasks.common.resources.configs_dir`); ``config=<path>`` reads any YAML file.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from typing import Any
 
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.options import parse_config_file
-from prb_tasks.textfiles import read_text, too_deep
-from prb_tasks.suggest import did_you_mean
+from prb_tasks.common.textfiles import read_text, too_deep
+from prb_tasks.common.suggest import did_you_mean
 
 
 def list_configs() -> dict[str, Path]:
     """Bundled configs by name (file stem)."""
-    from prb_tasks.resources import configs_dir
+    from prb_tasks.common.resources import configs_dir
 
     try:
         folder = configs_dir()

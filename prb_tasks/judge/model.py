@@ -29,7 +29,7 @@ from prb_tasks.judge.options import JudgeSettings, resolve_settings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.prompt_cache import anthropic_min_tokens
 from prb_tasks.judge.request import ChatRequest, Message
-from prb_tasks.retry import RetryPolicy
+from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.judge.runner import JudgeRunner, close_at_exit
 from prb_tasks.judge.usage import UsageTracker, remember_summary
 

@@ -21,8 +21,8 @@ from pydantic import (
 )
 
 from prb_tasks.judge.errors import JudgeConfigError
-from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
-from prb_tasks.suggest import did_you_mean
+from prb_tasks.common.keyargs import KEY_SOURCE, refuse_key_arguments
+from prb_tasks.common.suggest import did_you_mean
 
 CacheMode = Literal["on", "off", "read", "write", "refresh"]
 Transport = Literal["auto", "litellm", "direct"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.report.ladder import Ladder, ladders
 from prb_tasks.report.names import assign
 from prb_tasks.report.outcomes import Entry, build_entry

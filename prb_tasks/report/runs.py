@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.report.source import data_source
-from prb_tasks.textfiles import json_lines
+from prb_tasks.common.textfiles import json_lines
 
 _SCALAR_TYPES = ("multiple_choice", "loglikelihood")
 

@@ -58,7 +58,7 @@ from prb_tasks.judge.request import (
 )
 from prb_tasks.judge.runner import Outcome, run_sync
 from prb_tasks.judge.usage import Money, UsageTracker
-from prb_tasks.retry import RetryPolicy
+from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.scoring.verdict import ERROR_MARK
 
 if TYPE_CHECKING:  # pragma: no cover
