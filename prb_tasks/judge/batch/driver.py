@@ -62,7 +62,7 @@ from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.scoring.verdict import ERROR_MARK
 
 if TYPE_CHECKING:  # pragma: no cover
-    from prb_tasks.judge.model import JudgeLM
+    from prb_tasks.judge.setup import JudgeSetup
     from prb_tasks.judge.runner import JudgeRunner
 
 # Batch API calls move whole files: allow them more time than one chat call.
@@ -117,7 +117,7 @@ class BatchDriver:
         show_progress: draw the progress bar.
     """
 
-    def __init__(self, lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
+    def __init__(self, lm: JudgeSetup, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
                  usage: UsageTracker, show_progress: bool) -> None:
         s = lm.settings
         self.settings = s
@@ -498,7 +498,7 @@ class BatchDriver:
         return out
 
 
-def run_batches(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence[int], usage: UsageTracker,
+def run_batches(lm: JudgeSetup, chats: Sequence[ChatRequest], sample_indices: Sequence[int], usage: UsageTracker,
                 show_progress: bool = True) -> dict[int, Outcome]:
     """Fill the cache through provider batches; return the judgments settled without an answer.
 
