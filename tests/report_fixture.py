@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.settings import declared
+from prb_tasks.report.settings import declared
 
 STAMP = "2026-01-02T03-04-05.000001"
 

@@ -23,8 +23,8 @@ from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_mat
 from prb_tasks.report.runs import Family, Run, load_runs
 from prb_tasks.report.source import LOCAL_PREFIX, describe
 from prb_tasks.report.summary import Summary, summarize
-from prb_tasks.settings import DIAGNOSTIC
-from prb_tasks.settings import describe as describe_setting
+from prb_tasks.report.settings import DIAGNOSTIC
+from prb_tasks.report.settings import describe as describe_setting
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _labels(runs: list[Run], names: dict[int, str] | None = None) -> dict[tuple[
 def _key_of(name: str, runs: list[Run]) -> tuple[str, str] | None:
     """(benchmark, setting) a judge's ``--task`` name brings along (None for a scalar task,
     which selects only itself): from a family found in the runs, or the installed YAMLs."""
-    from prb_tasks.settings import benchmark_of, declared
+    from prb_tasks.report.settings import benchmark_of, declared
     from prb_tasks.cli.taskindex import groups
 
     for run in runs:
