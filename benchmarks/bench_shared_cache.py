@@ -41,7 +41,7 @@ FILE = "test-00000-of-00001.jsonl"
 def build_data(target: Path, copies: int) -> int:
     """Write ``copies`` renamed copies of the bundled sample in the HF layout; return the row count."""
     rows_total = 0
-    from prb_tasks.resources import sample_dir
+    from prb_tasks.common.resources import sample_dir
 
     sample = sample_dir()
     for subset in sorted(p.name for p in sample.iterdir() if p.is_dir()):

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
-from prb_tasks.resources import tasks_dir
+from prb_tasks.common.resources import tasks_dir
 
 MODELS = {
     "prb-judge": "prb_tasks.judge.model:JudgeLM",
@@ -107,7 +107,7 @@ class _HideCustomKwargsHint(logging.Filter):
 
 def activate(requested_tasks: Iterable[str] = ()) -> None:
     """Register models and tasks for an lm-eval run in this process."""
-    from prb_tasks.lazy_seed import install
+    from prb_tasks.common.lazy_seed import install
 
     register_models()
     install()

@@ -11,7 +11,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS  # noqa: E402
-from prb_tasks.resources import sample_dir  # noqa: E402
+from prb_tasks.common.resources import sample_dir  # noqa: E402
 
 FILE = "test-00000-of-00001"
 

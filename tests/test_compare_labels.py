@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.outputs import folder_name
+from prb_tasks.cli.outputs import folder_name
 from prb_tasks.report.build import build_report
 from prb_tasks.report.names import read_names
-from prb_tasks.runlabel import run_label
+from prb_tasks.report.runlabel import run_label
 from tests.report_fixture import write_run
 from tests.runner import run_cli
 

@@ -10,7 +10,7 @@ import pytest
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.sources import ENV_VAR, load_rows
 from prb_tasks.data.personalized_rb.subsets import SUBSETS, subset_by_name
-from prb_tasks.datatools import validate
+from prb_tasks.cli.datatools import validate
 from prb_tasks.docs.personalized_rb import build_docs
 from tests.conftest import FILE, write_layout
 
@@ -209,7 +209,7 @@ def test_oracle_shows_aspects_and_question_only_does_not(all_sample_rows):
 
 def test_download_offline_fails_with_one_clear_message(tmp_path, capsys, monkeypatch):
     from prb_tasks.data import hub
-    from prb_tasks.datatools import download
+    from prb_tasks.cli.datatools import download
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert download(tmp_path / "copy") == 1
@@ -233,7 +233,7 @@ def test_download_offline_fails_with_one_clear_message(tmp_path, capsys, monkeyp
 
 
 def test_download_and_validate_name_what_is_wrong(tmp_path, capsys):
-    from prb_tasks.datatools import download
+    from prb_tasks.cli.datatools import download
 
     (tmp_path / "file").write_text("x")
     assert download(tmp_path / "file" / "copy") == 2

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from prb_tasks.docs import custom, personalllm
-from prb_tasks.resources import tasks_dir
+from prb_tasks.common.resources import tasks_dir
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 
 FOLDERS = ("personalllm", "personalized_custom")

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from prb_tasks.outputs import folder_name
+from prb_tasks.cli.outputs import folder_name
 from prb_tasks.testing.fake_server import FakeLLMServer, always
 from tests.conftest import write_layout
 from tests.runner import read_results, run_cli
@@ -38,7 +38,7 @@ def test_config_file_run_takes_the_plugin_only_path(tmp_path, all_sample_rows):
         "model: prb-rm\nmodel_args: scorer=length\ntasks: personalized_rb_scalar\n"
         f"output_path: {out}\nmetadata:\n  data_dir: {copy}\n", encoding="utf-8")
     # The task list comes from the YAML, so lm-eval's ~14,700 built-in tasks are not indexed.
-    probe = ("from prb_tasks.evalcmd import prepare; prepare(['--config', %r]);"
+    probe = ("from prb_tasks.cli.evalcmd import prepare; prepare(['--config', %r]);"
              "import lm_eval.tasks as t; print(len(t.TaskManager().all_tasks))" % str(config))
     count = run_cli(["-c", probe], cwd=tmp_path, program=[sys.executable])
     assert count.returncode == 0, count.stderr[-2000:]

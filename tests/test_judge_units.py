@@ -24,9 +24,9 @@ from prb_tasks.judge.client import sanitize
 from prb_tasks.judge.configs import list_configs, load_config
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.limiter import AdaptiveLimiter, Bucket
-from prb_tasks.judge.options import resolve_settings
+from prb_tasks.judge.configs import resolve_settings
 from prb_tasks.judge.request import ChatRequest, cache_key, request_digest
-from prb_tasks.retry import RetryPolicy, parse_retry_after
+from prb_tasks.common.retry import RetryPolicy, parse_retry_after
 from prb_tasks.judge.usage import UsageTracker
 
 MSGS = ({"role": "system", "content": "judge"}, {"role": "user", "content": "A or B?"})

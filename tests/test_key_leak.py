@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from prb_tasks.redact import is_secret_name, redact, register_secret
+from prb_tasks.common.redact import is_secret_name, redact, register_secret
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import read_samples, run_cli
 from tests.test_judge_e2e import TASK, chosen_policy

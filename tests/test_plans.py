@@ -255,7 +255,7 @@ def test_stage1_docs_carry_what_stage2_and_the_metric_need() -> None:
 
 
 def test_planner_model_args_inherit_only_what_fits() -> None:
-    from prb_tasks.planner_cli import split_model_args
+    from prb_tasks.cli.planner_cli import split_model_args
 
     given = {"model": "openai/small", "api_base": "http://gpu:8000/v1", "cache_dir": "/c", "num_concurrent": 8,
              "reask": True, "max_tokens": 300, "planner_model": "anthropic/big", "planner_max_tokens": 900}
@@ -269,7 +269,7 @@ def test_planner_model_args_inherit_only_what_fits() -> None:
 
 
 def test_planner_rewrites_only_the_options_it_owns() -> None:
-    from prb_tasks.planner_cli import _as_dict, _without, task_names, wants_planner
+    from prb_tasks.cli.planner_cli import _as_dict, _without, task_names, wants_planner
 
     argv = ["--model", "prb-judge", "--tasks", "personalized_rb", "personalized_rb_planner,personalized_rb_oracle",
             "--model_args", "model=openai/x,planner_model=openai/y", "num_concurrent=4", "--limit", "3",

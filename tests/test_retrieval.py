@@ -164,7 +164,7 @@ def test_retrievers_are_cached_separately_and_bad_entries_are_recomputed(fresh_c
     # Plant a ranking that is not a permutation of the posts: ignored, recomputed.
     import diskcache
 
-    from prb_tasks.jsonstore import JsonOnlyDisk
+    from prb_tasks.common.jsonstore import JsonOnlyDisk
 
     rank_cache._CACHES.clear()
     key = ranking_key("bm25|k1=1.5|b=0.75|tokenizer=1", SEMANTIC_Q, texts)

@@ -111,7 +111,7 @@ def test_lm_eval_runs_the_embedding_baseline(scorer, tmp_path):
     import lm_eval
     from lm_eval.tasks import TaskManager
 
-    from prb_tasks.resources import tasks_dir
+    from prb_tasks.common.resources import tasks_dir
 
     model = RewardModelLM(scorer="length", cache_dir=str(tmp_path))
     model.scorer = scorer

@@ -12,7 +12,7 @@ import numpy as np
 
 from prb_tasks.audit.baselines import BASELINES, outcomes
 from prb_tasks.audit.data import AuditData, load_audit_data, parse_request
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.report.formatting import ci, pct
 from prb_tasks.report.resampling import Design, design_for
 from prb_tasks.report.stats import Interval

@@ -16,7 +16,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from prb_tasks.data.errors import DataError
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 Family = Literal["personalized_rb", "personalllm", "custom"]
 SAMPLE = "sample"
@@ -111,7 +111,7 @@ def _family_of(request: AuditRequest) -> tuple[Family, Path | None]:
     if path.is_file() and path.suffix not in (".json", ".jsonl"):
         raise PRBError(f"prb audit: '{request.data}' is a file but not a preference file (.json or .jsonl); "
                        f"{WHAT_TO_GIVE}")
-    from prb_tasks.datatools import detect_family
+    from prb_tasks.cli.datatools import detect_family
 
     family = request.family or detect_family(path)
     if family == "custom" and not path.is_file():
@@ -158,7 +158,7 @@ def _check_keys(family: Family, options: dict[str, Any]) -> None:
     builders cannot be strict: under lm-eval they also receive the model's arguments)."""
     import importlib
 
-    from prb_tasks.suggest import did_you_mean
+    from prb_tasks.common.suggest import did_you_mean
 
     spec = importlib.import_module(f"prb_tasks.docs.{family}").METADATA
     for key in sorted(set(options) - set(spec.keys)):

@@ -9,7 +9,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 INSTALL_LINE = 'prb collect: the web app needs Flask and waitress: pip install "prb-tasks[collect]"'
 

@@ -17,7 +17,7 @@ from typing import Any
 from prb_tasks.collect.pairs import Pair, read_pairs, read_prompts
 from prb_tasks.data.errors import DataError
 from prb_tasks.docs.pairs import ASK_ONCE
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 # Two models at temperature 0 can write the same text; a little sampling keeps the
 # pair comparable (the answers are cached, so the pair does not change on a rerun).
@@ -65,7 +65,7 @@ def generate_pairs(pairs_file: Path, spec: str, model_args_text: str, out: Path)
         out: the collection's export file; a collection already started keeps its pairs.
     """
     from prb_tasks.collect.store import CollectStore, state_folder
-    from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
+    from prb_tasks.common.keyargs import KEY_SOURCE, refuse_key_arguments
 
     model_a, model_b = parse_models(spec)
     prompts = read_prompts(pairs_file)

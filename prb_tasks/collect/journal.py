@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 NO_PREFERENCE = "none"
 CHOICES = ("response_A", "response_B", NO_PREFERENCE)

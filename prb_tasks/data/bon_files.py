@@ -25,7 +25,7 @@ from typing import Any, Optional
 from prb_tasks.data.errors import DataError
 from prb_tasks.scoring.bestofk import parse_grade
 from prb_tasks.scoring.verdict import marker_outcome
-from prb_tasks.textfiles import read_text
+from prb_tasks.common.textfiles import read_text
 
 SAMPLE_VARIANT = "bon_sample"
 GRADE_VARIANT = "bon_grade"

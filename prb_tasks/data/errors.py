@@ -1,6 +1,6 @@
 """The error every data loader raises for a file or row that cannot be used."""
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 
 class DataError(PRBError):

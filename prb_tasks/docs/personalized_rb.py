@@ -51,7 +51,7 @@ from prb_tasks.prompts.retrieval import (
 )
 from prb_tasks.prompts.selection_cache import cached_selection
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
-from prb_tasks.resources import sample_dir
+from prb_tasks.common.resources import sample_dir
 from prb_tasks.scoring.order import official_positions
 from prb_tasks.scoring.plans import parse_plan
 from prb_tasks.text.encoder import DTYPES
@@ -251,7 +251,7 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
     has loaded.
 
     Args:
-        tasks: requested task or group name -> :class:`prb_tasks.taskindex.TaskInfo`.
+        tasks: requested task or group name -> :class:`prb_tasks.cli.taskindex.TaskInfo`.
         metadata: the run's ``--metadata``.
     """
     from prb_tasks.data.personalized_rb.sources import check_hub

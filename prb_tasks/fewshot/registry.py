@@ -17,7 +17,7 @@ import inspect
 from importlib.metadata import entry_points
 from typing import Any
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.fewshot.method import Method
 
 ENTRY_POINT_GROUP = "prb_tasks.methods"

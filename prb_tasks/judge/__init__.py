@@ -2,12 +2,12 @@
 
 One module per job:
 
-* :mod:`.options` -- validated arguments (``--model_args`` merged over a config);
-* :mod:`.configs` -- the bundled YAML judge configs;
+* :mod:`.options` -- the settings schema that ``--model_args`` and configs share;
+* :mod:`.configs` -- the bundled YAML judge configs, and ``--model_args`` merged over one;
 * :mod:`.request` -- one chat request and its cache identity;
 * :mod:`.client` / :mod:`.direct` -- one call through litellm, or straight to an
   OpenAI-compatible server, with errors classified;
-* :mod:`.retry`, :mod:`.limiter` -- backoff, adaptive concurrency, rpm/tpm;
+* :mod:`prb_tasks.common.retry`, :mod:`.limiter` -- backoff, adaptive concurrency, rpm/tpm;
 * :mod:`.cache` -- the JSON-only disk cache;
 * :mod:`.pricing`, :mod:`.usage` -- dollars, tokens, latency, the usage summary;
 * :mod:`.runner` -- async orchestration and the progress bar;

@@ -1,6 +1,6 @@
 """The judge's disk cache: one JSON document per answer, nothing else.
 
-Stored through :class:`~prb_tasks.jsonstore.JsonOnlyDisk` (plain text only, never
+Stored through :class:`~prb_tasks.common.jsonstore.JsonOnlyDisk` (plain text only, never
 unpickled); :class:`JudgeCache` then refuses any text that is not one of our JSON answers.
 
 diskcache keeps data in SQLite (WAL), so several processes may share a folder and
@@ -22,7 +22,7 @@ import diskcache
 
 from prb_tasks.judge.options import CacheMode
 from prb_tasks.judge.storage import storage_errors
-from prb_tasks.jsonstore import JsonOnlyDisk, UnsafeCacheEntry
+from prb_tasks.common.jsonstore import JsonOnlyDisk, UnsafeCacheEntry
 
 _ANSWER_VERSION = 1
 
@@ -96,7 +96,7 @@ class CachedAnswer:
 
 def default_cache_dir() -> Path:
     """``$PRB_CACHE_DIR/judge`` if set, else the platform's user cache dir ``prb/judge``."""
-    from prb_tasks.resources import cache_root
+    from prb_tasks.common.resources import cache_root
 
     return cache_root() / "judge"
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from prb_tasks.jsonstore import UnsafeCacheEntry
+from prb_tasks.common.jsonstore import UnsafeCacheEntry
 from prb_tasks.judge.storage import storage_errors
 
 LEASE_SECONDS = 30.0

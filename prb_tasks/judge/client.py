@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from prb_tasks.judge.request import ChatRequest
-from prb_tasks.redact import redact, register_secret
-from prb_tasks.retry import parse_retry_after
+from prb_tasks.common.redact import redact, register_secret
+from prb_tasks.common.retry import parse_retry_after
 
 _KEYISH = re.compile(r"\b(sk|pk|rk|key|api|tok|ghp|xox[bpa])[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
 _BEARER = re.compile(r"(bearer|x-api-key|api[_-]?key)([\s:=\"']+)[^\s,\"']+", re.IGNORECASE)
@@ -32,7 +32,7 @@ def sanitize(message: object, secrets: tuple[str, ...] = (), limit: int = 200) -
     Args:
         message: exception text (may contain headers or request echoes).
         secrets: exact strings to redact (the key in use), on top of every credential
-            variable in the environment (:func:`prb_tasks.redact.redact`).
+            variable in the environment (:func:`prb_tasks.common.redact.redact`).
         limit: maximum length.
     """
     text = redact(" ".join(str(message).split()), secrets)

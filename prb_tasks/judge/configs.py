@@ -1,23 +1,34 @@
-"""Judge configs: small YAML files naming a model and its settings.
+"""Judge configs: small YAML files naming a model and its settings, and
+:func:`resolve_settings`, which merges ``--model_args`` over the config they name.
 
 ``config=<name>`` looks in the bundled ``configs/`` folder
-(:func:`prb_tasks.resources.configs_dir`); ``config=<path>`` reads any YAML file.
+(:func:`prb_tasks.common.resources.configs_dir`); ``config=<path>`` reads any YAML file.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from prb_tasks.judge.errors import JudgeConfigError
-from prb_tasks.judge.options import parse_config_file
-from prb_tasks.textfiles import read_text, too_deep
-from prb_tasks.suggest import did_you_mean
+from prb_tasks.judge.options import (
+    HARNESS_KEYS,
+    JudgeSettings,
+    ModelArgs,
+    describe_error,
+    parse_config_file,
+    reject_raw_key,
+)
+from prb_tasks.common.textfiles import read_text, too_deep
+from prb_tasks.common.suggest import did_you_mean
 
 
 def list_configs() -> dict[str, Path]:
     """Bundled configs by name (file stem)."""
-    from prb_tasks.resources import configs_dir
+    from prb_tasks.common.resources import configs_dir
 
     try:
         folder = configs_dir()
@@ -59,3 +70,40 @@ def load_config(ref: str) -> dict[str, Any]:
     except RecursionError:
         raise JudgeConfigError(f"prb-judge: {too_deep(f'judge config {path}')}") from None
     return parse_config_file(raw, f"config {path.name}")
+
+
+def resolve_settings(model_args: dict[str, Any]) -> JudgeSettings:
+    """Validate ``--model_args``, load the config it names, and merge (model_args win).
+
+    Args:
+        model_args: keyword arguments lm-eval passed to the model.
+    """
+    reject_raw_key(model_args, "model_args")
+    try:
+        args = ModelArgs(**model_args)
+    except ValidationError as exc:
+        raise JudgeConfigError(describe_error(exc, "model_args", set(ModelArgs.model_fields))) from None
+    merged: dict[str, Any] = load_config(args.config) if args.config else {}
+    own = args.model_dump(exclude_unset=True)
+    for key in ("config", *HARNESS_KEYS):
+        own.pop(key, None)
+    merged.update(own)
+    try:
+        settings = JudgeSettings(**merged)
+    except ValidationError as exc:
+        raise JudgeConfigError(describe_error(exc, "model_args", set(ModelArgs.model_fields))) from None
+    if not settings.model:
+        raise JudgeConfigError(
+            "prb-judge: no model given; pass model=<litellm id> (e.g. model=openai/gpt-4o-mini) "
+            f"or config=<name> (bundled: {', '.join(sorted(list_configs()))})"
+        )
+    if settings.transport == "direct" and not settings.use_direct():
+        raise JudgeConfigError(
+            "prb-judge: transport=direct needs an openai/ or hosted_vllm/ model with api_base; "
+            "use transport=litellm for other providers"
+        )
+    if settings.api_key_env and settings.api_key_env not in os.environ:
+        raise JudgeConfigError(
+            f"prb-judge: api_key_env={settings.api_key_env} but that environment variable is not set"
+        )
+    return settings

@@ -40,7 +40,7 @@ from prb_tasks.judge.request import (
 from prb_tasks.judge.tokens import token_counter_for
 
 if TYPE_CHECKING:  # pragma: no cover
-    from prb_tasks.judge.model import JudgeLM
+    from prb_tasks.judge.setup import JudgeSetup
 
 
 @dataclass
@@ -118,7 +118,7 @@ def _per_million(price: Price) -> str:
     return f"${price.input_per_token * 1e6:,.2f} / ${price.output_per_token * 1e6:,.2f}"
 
 
-def estimate(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
+def estimate(lm: JudgeSetup, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
              task_names: Sequence[str | None]) -> DryRun:
     """Build every request and estimate its tokens and cost.
 
@@ -235,7 +235,7 @@ def _model_max_output(model: str) -> int | None:
     return int(value) if isinstance(value, int) and value > 0 else None
 
 
-def run_dry_run(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
+def run_dry_run(lm: JudgeSetup, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
                 task_names: Sequence[str | None]) -> None:
     """Print the dry-run report and stop the run (raises :class:`RunStopped`)."""
     report = estimate(lm, chats, sample_indices, task_names)

@@ -1,6 +1,6 @@
 """Exceptions of the judge backend that end a run with one plain sentence.
 
-They are :class:`prb_tasks.errors.PRBError`, which ``prb eval`` prints as a single
+They are :class:`prb_tasks.common.errors.PRBError`, which ``prb eval`` prints as a single
 line (no traceback): they describe a
 mistake the user can fix (a bad argument, a missing key, an unknown model), not a
 bug. Messages never contain secrets.
@@ -8,7 +8,7 @@ bug. Messages never contain secrets.
 
 from __future__ import annotations
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 
 class JudgeError(PRBError):

@@ -2,7 +2,7 @@
 
 Keys are read from the environment only (never from model_args, which lm-eval writes
 into results files), kept in memory, and redacted from everything written
-(:mod:`prb_tasks.redact`). Checking a provider's key needs litellm (~2 s to import),
+(:mod:`prb_tasks.common.redact`). Checking a provider's key needs litellm (~2 s to import),
 so :func:`resolve_key` runs only when a request is about to be sent -- a fully cached
 re-run never pays for it -- but still before the first one.
 """
@@ -13,7 +13,7 @@ import os
 
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES, JudgeSettings
-from prb_tasks.redact import provider_key_vars
+from prb_tasks.common.redact import provider_key_vars
 
 # A key litellm needs for an OpenAI-compatible server that does not check keys.
 PLACEHOLDER_KEY = "sk-no-key-required"

@@ -25,11 +25,12 @@ from prb_tasks.judge.cache import JudgeCache, default_cache_dir
 from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.keys import resolve_key
-from prb_tasks.judge.options import JudgeSettings, resolve_settings
+from prb_tasks.judge.configs import resolve_settings
+from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.prompt_cache import anthropic_min_tokens
 from prb_tasks.judge.request import ChatRequest, Message
-from prb_tasks.retry import RetryPolicy
+from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.judge.runner import JudgeRunner, close_at_exit
 from prb_tasks.judge.usage import UsageTracker, remember_summary
 

@@ -1,4 +1,6 @@
-"""Validated settings of ``prb-judge``: ``--model_args`` merged over a judge config.
+"""Validated settings of ``prb-judge``: the schema ``--model_args`` and judge configs share.
+
+:func:`prb_tasks.judge.configs.resolve_settings` merges the two.
 
 Both sources go through the same pydantic model, so a typo in either is reported
 with the key's name instead of being silently ignored. Values that would change the
@@ -8,7 +10,6 @@ the rest (concurrency, retries, timeouts, keys) are not.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal
 
 from pydantic import (
@@ -21,8 +22,8 @@ from pydantic import (
 )
 
 from prb_tasks.judge.errors import JudgeConfigError
-from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
-from prb_tasks.suggest import did_you_mean
+from prb_tasks.common.keyargs import KEY_SOURCE, refuse_key_arguments
+from prb_tasks.common.suggest import did_you_mean
 
 CacheMode = Literal["on", "off", "read", "write", "refresh"]
 Transport = Literal["auto", "litellm", "direct"]
@@ -191,7 +192,7 @@ class JudgeSettings(BaseModel):
 
     @property
     def model_id(self) -> str:
-        """The litellm model id (validated to be present by :func:`resolve_settings`)."""
+        """The litellm model id (validated to be present by :func:`prb_tasks.judge.configs.resolve_settings`)."""
         assert self.model is not None
         return self.model
 
@@ -218,7 +219,14 @@ class ModelArgs(JudgeSettings):
     device: Any = None
 
 
-def _describe(exc: ValidationError, where: str, known: set[str]) -> str:
+def describe_error(exc: ValidationError, where: str, known: set[str]) -> str:
+    """One line naming every bad key of ``exc`` (unknown keys with a suggestion).
+
+    Args:
+        exc: pydantic's validation error.
+        where: how to name the source in the message (``model_args``, ``config x.yaml``).
+        known: the accepted keys, for suggestions and the list of accepted keys.
+    """
     problems: list[str] = []
     # A value that fits no branch of a union (``temperature``: a number or ``omit``)
     # gives one error per branch: say them as one.
@@ -245,7 +253,8 @@ def _describe(exc: ValidationError, where: str, known: set[str]) -> str:
     return f"prb-judge: {where}: {text}"
 
 
-def _reject_raw_key(raw: dict[str, Any], where: str) -> None:
+def reject_raw_key(raw: dict[str, Any], where: str) -> None:
+    """Refuse an API key written into ``raw`` (model_args or a config file), naming ``where``."""
     refuse_key_arguments(raw, f"prb-judge: {where}", KEY_SOURCE["prb-judge"], JudgeConfigError)
 
 
@@ -258,52 +267,11 @@ def parse_config_file(raw: Any, where: str) -> dict[str, Any]:
     """
     if not isinstance(raw, dict):
         raise JudgeConfigError(f"prb-judge: {where}: a judge config must be a mapping of keys to values")
-    _reject_raw_key(raw, where)
+    reject_raw_key(raw, where)
     try:
         parsed = ConfigFile(**raw)
     except ValidationError as exc:
-        raise JudgeConfigError(_describe(exc, where, set(ConfigFile.model_fields))) from None
+        raise JudgeConfigError(describe_error(exc, where, set(ConfigFile.model_fields))) from None
     values = parsed.model_dump(exclude_unset=True)
     values.pop("description", None)
     return values
-
-
-def resolve_settings(model_args: dict[str, Any]) -> JudgeSettings:
-    """Validate ``--model_args``, load the config it names, and merge (model_args win).
-
-    Args:
-        model_args: keyword arguments lm-eval passed to the model.
-    """
-    from prb_tasks.judge.configs import load_config
-
-    _reject_raw_key(model_args, "model_args")
-    try:
-        args = ModelArgs(**model_args)
-    except ValidationError as exc:
-        raise JudgeConfigError(_describe(exc, "model_args", set(ModelArgs.model_fields))) from None
-    merged: dict[str, Any] = load_config(args.config) if args.config else {}
-    own = args.model_dump(exclude_unset=True)
-    for key in ("config", *HARNESS_KEYS):
-        own.pop(key, None)
-    merged.update(own)
-    try:
-        settings = JudgeSettings(**merged)
-    except ValidationError as exc:
-        raise JudgeConfigError(_describe(exc, "model_args", set(ModelArgs.model_fields))) from None
-    if not settings.model:
-        from prb_tasks.judge.configs import list_configs
-
-        raise JudgeConfigError(
-            "prb-judge: no model given; pass model=<litellm id> (e.g. model=openai/gpt-4o-mini) "
-            f"or config=<name> (bundled: {', '.join(sorted(list_configs()))})"
-        )
-    if settings.transport == "direct" and not settings.use_direct():
-        raise JudgeConfigError(
-            "prb-judge: transport=direct needs an openai/ or hosted_vllm/ model with api_base; "
-            "use transport=litellm for other providers"
-        )
-    if settings.api_key_env and settings.api_key_env not in os.environ:
-        raise JudgeConfigError(
-            f"prb-judge: api_key_env={settings.api_key_env} but that environment variable is not set"
-        )
-    return settings

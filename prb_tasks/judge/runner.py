@@ -46,8 +46,8 @@ from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.storage import CacheDiskFull
 from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
-from prb_tasks.redact import redact
-from prb_tasks.retry import RetryPolicy
+from prb_tasks.common.redact import redact
+from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.judge.usage import UsageTracker
 from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
 

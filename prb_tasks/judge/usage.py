@@ -26,7 +26,7 @@ def take_last_summary() -> dict[str, Any] | None:
 
 def remember_summary(summary: dict[str, Any]) -> None:
     """Keep a run's summary (keys redacted) for :func:`take_last_summary`."""
-    from prb_tasks.redact import redact_data
+    from prb_tasks.common.redact import redact_data
 
     _LAST.clear()
     _LAST.append(redact_data(summary))
@@ -312,7 +312,7 @@ class UsageTracker:
                 f"{b['answers_collected']} answers collected, {b['failed']} failed; "
                 f"cost {b['cost_label']} at batch prices (the answers above count as cache hits)"
             )
-        from prb_tasks.redact import redact
+        from prb_tasks.common.redact import redact
 
         return redact("\n".join(lines))
 

@@ -28,7 +28,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.prompts.templates import VERBATIM_MARK
 
 REPO = "Martin-qyma/Personalized-RewardBench"

@@ -7,7 +7,7 @@ retrieval of the full benchmark is the expensive case (all ~300k posts through a
 encoder); after the first run it costs a disk read per row.
 
 Stored values are JSON lists of post indices, through
-:class:`~prb_tasks.jsonstore.JsonOnlyDisk` (never unpickled); a value that is not a
+:class:`~prb_tasks.common.jsonstore.JsonOnlyDisk` (never unpickled); a value that is not a
 permutation of the profile's indices is ignored and recomputed.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import diskcache
 
-from prb_tasks.jsonstore import open_json_cache, read_json
+from prb_tasks.common.jsonstore import open_json_cache, read_json
 
 # Bump when the meaning of a stored ranking changes.
 KEY_VERSION = 1

@@ -88,7 +88,7 @@ def format_posts(posts: Sequence[SelectedPost]) -> str:
 
 def retrieval_cache_dir() -> Path:
     """Where rankings are kept: ``<prb cache>/retrieval``."""
-    from prb_tasks.resources import cache_root
+    from prb_tasks.common.resources import cache_root
 
     return cache_root() / "retrieval"
 

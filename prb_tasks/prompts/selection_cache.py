@@ -8,7 +8,7 @@ hub's fingerprint of the dataset), the subset, the retriever's identity, ``k`` a
 (:mod:`prb_tasks.prompts.rank_cache`, which still serves another ``k`` or truncation).
 
 Kept in memory for the run (every variant that shows posts shares them) and on disk
-next to the rankings, as JSON through :func:`prb_tasks.jsonstore.open_json_cache`
+next to the rankings, as JSON through :func:`prb_tasks.common.jsonstore.open_json_cache`
 (never unpickled); a stored value of the wrong shape is ignored and recomputed.
 """
 
@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from prb_tasks.jsonstore import open_json_cache, read_json
+from prb_tasks.common.jsonstore import open_json_cache, read_json
 from prb_tasks.prompts.retrieval import (
     RetrievalOptions,
     SelectedPost,

@@ -16,7 +16,7 @@ from typing import Any
 from prb_tasks.report.build import Report, Section
 from prb_tasks.report.formatting import known, short_label
 from prb_tasks.report.tables import short_subset
-from prb_tasks.settings import describe as describe_setting
+from prb_tasks.report.settings import describe as describe_setting
 
 MISSING = "charts skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")"
 STYLE = {"judge": ("#1f6fb4", "o", "generative judge"), "scalar": ("#e07b12", "s", "scalar RM")}

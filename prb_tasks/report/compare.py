@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.report.build import Report, build_report
 from prb_tasks.report.render_json import render_json
 from prb_tasks.report.render_md import render_markdown

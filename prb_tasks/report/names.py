@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.report.runs import Run
 
 

@@ -92,7 +92,7 @@ class Entry:
 def setting_of(family: str) -> str:
     """The setting a task (or group) named ``family`` declares, or the name itself when
     it declares none (it is then compared with nothing else)."""
-    from prb_tasks.settings import declared
+    from prb_tasks.report.settings import declared
 
     return declared().get(family, family)
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.report.source import data_source
-from prb_tasks.textfiles import json_lines
+from prb_tasks.common.textfiles import json_lines
 
 _SCALAR_TYPES = ("multiple_choice", "loglikelihood")
 
@@ -32,7 +32,7 @@ class Family:
         kind: ``judge`` (generate_until) or ``scalar`` (multiple_choice).
         source: where its data came from (see :func:`prb_tasks.report.source.data_source`).
         samples: subtask -> logged samples; empty without ``--log_samples``.
-        setting: what the model was shown, as its tasks declare it (:mod:`prb_tasks.settings`);
+        setting: what the model was shown, as its tasks declare it (:mod:`prb_tasks.report.settings`);
             a family that declares none is its own setting (its name), compared with nothing else.
         benchmark: the task folder it belongs to (``personalized_rb``, ``personalllm``...),
             so equal settings of different benchmarks are never mixed.
@@ -84,8 +84,8 @@ class SkipRun(Exception):
 
 def model_label(config: dict[str, Any]) -> str:
     """``model (k=v, ...)`` from a results file's ``config``: every argument that changes
-    the result (:func:`prb_tasks.runlabel.run_label`), without secrets."""
-    from prb_tasks.runlabel import run_label
+    the result (:func:`prb_tasks.report.runlabel.run_label`), without secrets."""
+    from prb_tasks.report.runlabel import run_label
 
     return run_label(str(config.get("model", "?")), config.get("model_args"))
 
@@ -176,7 +176,7 @@ def _is_ours(name: str, subtasks: list[str], samples: dict[str, list[dict[str, A
 
 def _declared(subtasks: list[str], configs: dict[str, Any]) -> tuple[str, str]:
     """(setting, benchmark) of a family; empty strings where nothing declares them."""
-    from prb_tasks.settings import benchmark_of, setting_of
+    from prb_tasks.report.settings import benchmark_of, setting_of
 
     settings = {setting_of(t, configs.get(t)) for t in subtasks}
     setting = settings.pop() if len(settings) == 1 else None

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from prb_tasks.data.personalllm.constants import HUB_IDS
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 from prb_tasks.report.cluster_stats import draw_counts
 from prb_tasks.report.outcomes import build_entry
 from prb_tasks.report.runs import (

@@ -1,13 +1,13 @@
 """Errors ``prb-rm`` raises for problems the user can fix.
 
-They are :class:`prb_tasks.errors.PRBError`, which ``prb eval`` prints as a single
+They are :class:`prb_tasks.common.errors.PRBError`, which ``prb eval`` prints as a single
 line instead of a traceback. Each message names what went wrong (the model
 argument, the endpoint and status, the missing extra).
 """
 
 from __future__ import annotations
 
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 
 class RMError(PRBError):

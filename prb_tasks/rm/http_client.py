@@ -1,4 +1,4 @@
-"""POST JSON with retries: the project's :class:`~prb_tasks.retry.RetryPolicy`, ``Retry-After`` honoured.
+"""POST JSON with retries: the project's :class:`~prb_tasks.common.retry.RetryPolicy`, ``Retry-After`` honoured.
 
 Standard library only (``urllib``), so scoring through a remote RM server needs no
 extra dependency. Retried: HTTP 408, 425, 429 and 5xx, timeouts, refused or dropped
@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prb_tasks.redact import redact
-from prb_tasks.retry import RetryPolicy, parse_retry_after
+from prb_tasks.common.redact import redact
+from prb_tasks.common.retry import RetryPolicy, parse_retry_after
 
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 # Never wait longer than this between attempts, whatever Retry-After says.

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from prb_tasks.rm.errors import RMError
-from prb_tasks.suggest import did_you_mean
+from prb_tasks.common.suggest import did_you_mean
 
 ScorerName = Literal["auto", "length", "bm25", "embedding", "hf", "served"]
 Protocol = Literal["clean", "official"]
@@ -242,7 +242,7 @@ class RMOptions(BaseModel):
         """Folder of the score cache."""
         if self.cache_dir:
             return Path(self.cache_dir).expanduser()
-        from prb_tasks.resources import cache_root
+        from prb_tasks.common.resources import cache_root
 
         return cache_root() / "rm-scores"
 

@@ -4,7 +4,7 @@ Scores are expensive (a 70B RM behind a cluster endpoint) and deterministic for 
 given model and input, so they are kept across runs: a re-run after a failure
 resumes, and other task variants reuse whatever inputs they share.
 
-Values are JSON text only, through :class:`~prb_tasks.jsonstore.JsonOnlyDisk`, which
+Values are JSON text only, through :class:`~prb_tasks.common.jsonstore.JsonOnlyDisk`, which
 never unpickles an entry someone else may have written.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from prb_tasks.jsonstore import open_json_cache, read_json
+from prb_tasks.common.jsonstore import open_json_cache, read_json
 
 # Bump when the meaning of a stored score changes (key layout, formatting rules).
 KEY_VERSION = 1

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from prb_tasks.resources import sample_dir
+from prb_tasks.common.resources import sample_dir
 
 Arch = Literal["gpt2", "llama"]
 

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from prb_tasks.data.custom.schema import UserRecord
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rawfiles import raw_rows
-from prb_tasks.textfiles import too_deep
+from prb_tasks.common.textfiles import too_deep
 
 SUFFIXES = (".json", ".jsonl")
 

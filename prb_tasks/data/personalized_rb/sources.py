@@ -19,7 +19,7 @@ from prb_tasks.data.personalized_rb.reader import split_files
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, Subset
 from prb_tasks.data.rawfiles import folder_stamp
-from prb_tasks.resources import sample_dir
+from prb_tasks.common.resources import sample_dir
 
 ENV_VAR = "PRB_DATA_DIR"
 SAMPLE = "sample"

@@ -18,7 +18,7 @@ from prb_tasks.judge.batch.providers import BatchStatus, batch_api, batch_key
 from prb_tasks.judge.client import CallError
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.runner import run_sync
-from prb_tasks.retry import RetryPolicy
+from prb_tasks.common.retry import RetryPolicy
 
 # Collected jobs shown without --all.
 _RECENT = 10

@@ -58,11 +58,11 @@ from prb_tasks.judge.request import (
 )
 from prb_tasks.judge.runner import Outcome, run_sync
 from prb_tasks.judge.usage import Money, UsageTracker
-from prb_tasks.retry import RetryPolicy
+from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.scoring.verdict import ERROR_MARK
 
 if TYPE_CHECKING:  # pragma: no cover
-    from prb_tasks.judge.model import JudgeLM
+    from prb_tasks.judge.setup import JudgeSetup
     from prb_tasks.judge.runner import JudgeRunner
 
 # Batch API calls move whole files: allow them more time than one chat call.
@@ -76,7 +76,7 @@ def custom_id_for(key: str) -> str:
 
 def rerun_command() -> str:
     """The command line of this run, to repeat it (model_args never hold keys)."""
-    from prb_tasks.harness_args import declared
+    from prb_tasks.cli.harness_args import declared
 
     run = declared()
     if run is not None and run.argv:  # a `prb eval` run
@@ -117,7 +117,7 @@ class BatchDriver:
         show_progress: draw the progress bar.
     """
 
-    def __init__(self, lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
+    def __init__(self, lm: JudgeSetup, chats: Sequence[ChatRequest], sample_indices: Sequence[int],
                  usage: UsageTracker, show_progress: bool) -> None:
         s = lm.settings
         self.settings = s
@@ -498,7 +498,7 @@ class BatchDriver:
         return out
 
 
-def run_batches(lm: JudgeLM, chats: Sequence[ChatRequest], sample_indices: Sequence[int], usage: UsageTracker,
+def run_batches(lm: JudgeSetup, chats: Sequence[ChatRequest], sample_indices: Sequence[int], usage: UsageTracker,
                 show_progress: bool = True) -> dict[int, Outcome]:
     """Fill the cache through provider batches; return the judgments settled without an answer.
 

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.jsonstore import UnsafeCacheEntry
+from prb_tasks.common.jsonstore import UnsafeCacheEntry
 from prb_tasks.judge.cache import open_store
 from prb_tasks.judge.errors import JudgeError
 

@@ -8,7 +8,7 @@
   1.106.2 can retrieve an Anthropic batch and read its results, but creating and
   cancelling one raise ``NotImplementedError``, so one direct client does it all.
 
-Each call is retried on transient failures (:mod:`prb_tasks.retry`). Creating a batch is
+Each call is retried on transient failures (:mod:`prb_tasks.common.retry`). Creating a batch is
 not idempotent: after a failure whose reply was lost, the provider's batch list is
 checked for it before trying again, so a timeout never submits the same requests twice.
 """
@@ -35,8 +35,8 @@ from prb_tasks.judge.client import (
 )
 from prb_tasks.judge.direct import chat_completion_result, status_error
 from prb_tasks.judge.errors import JudgeConfigError
-from prb_tasks.redact import register_secret
-from prb_tasks.retry import RetryPolicy, parse_retry_after
+from prb_tasks.common.redact import register_secret
+from prb_tasks.common.retry import RetryPolicy, parse_retry_after
 
 T = TypeVar("T")
 

@@ -28,7 +28,7 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from typing import Any
 from urllib.parse import urlparse
 
-from prb_tasks.redact import redact, register_secret
+from prb_tasks.common.redact import redact, register_secret
 from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.formatting import messages
 from prb_tasks.rm.heads import resolve_head, reward

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from prb_tasks.errors import PRBError
-from prb_tasks.redact import register_secret
+from prb_tasks.common.errors import PRBError
+from prb_tasks.common.redact import register_secret
 
 #: Argument names that would carry a key's value (compared case-insensitively).
 KEY_ARGUMENTS = frozenset({"api_key", "key", "apikey", "api_token", "token", "access_token", "secret"})

@@ -1,6 +1,6 @@
 """``prb eval``: lm-eval's ``run`` command with prb's models and tasks loaded.
 
-The command line is read by lm-eval's own parser (:mod:`prb_tasks.harness_args`),
+The command line is read by lm-eval's own parser (:mod:`prb_tasks.cli.harness_args`),
 ``--config`` YAML files included, and handed to lm-eval's ``run`` command
 unchanged. Around it, this module adds what a user of prb needs: mistakes caught
 before anything runs (unknown model or task with a near match, an output folder
@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks import __version__
-from prb_tasks.errors import PRBError
-from prb_tasks.harness_args import HarnessArgs, HarnessArgsError, declare, parse, run_parser
-from prb_tasks.suggest import did_you_mean
+from prb_tasks.common.errors import PRBError
+from prb_tasks.cli.harness_args import HarnessArgs, HarnessArgsError, declare, parse, run_parser
+from prb_tasks.common.suggest import did_you_mean
 
 #: Exit status for a run stopped with Ctrl-C (128 + SIGINT, as shells report it).
 INTERRUPTED = 130
@@ -76,7 +76,7 @@ def help_text() -> str:
 
 
 def _print_error(exc: BaseException) -> None:
-    from prb_tasks.redact import redact
+    from prb_tasks.common.redact import redact
 
     text = str(exc).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
@@ -153,8 +153,8 @@ def check_tasks(tasks: list[str], own_folders: bool = False) -> None:
 def _looks_like_ours(name: str) -> bool:
     """True for a name that is not a prb task but is in our namespace or near one of ours."""
     from prb_tasks.plugin import plugin_task_names
-    from prb_tasks.resources import tasks_dir
-    from prb_tasks.suggest import close_matches
+    from prb_tasks.common.resources import tasks_dir
+    from prb_tasks.common.suggest import close_matches
 
     ours = plugin_task_names()
     if name in ours or name.endswith((".yaml", ".yml")) or any(c in name for c in "*?["):
@@ -165,7 +165,7 @@ def _looks_like_ours(name: str) -> bool:
 
 def check_key_arguments(args: HarnessArgs) -> None:
     """A key in prb's ``--model_args`` is refused here, before lm-eval logs the arguments."""
-    from prb_tasks.keyargs import KEY_SOURCE, refuse_key_arguments
+    from prb_tasks.common.keyargs import KEY_SOURCE, refuse_key_arguments
 
     instead = KEY_SOURCE.get(args.model)
     if instead is not None:
@@ -291,7 +291,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float) -> i
     from prb_tasks.data import provenance
     from prb_tasks.judge.usage import stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
-    from prb_tasks.redact import redact
+    from prb_tasks.common.redact import redact
     from prb_tasks.scoring.legend import legend_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
@@ -351,7 +351,7 @@ def preflight(args: HarnessArgs) -> None:
     """Check the ``--metadata`` keys and each family's data settings before lm-eval
     loads the model, which can take minutes for a large RM; the loaders check again."""
     from prb_tasks.docs.metadata import MetadataSpec, check_options, family_modules
-    from prb_tasks.taskindex import task_info
+    from prb_tasks.cli.taskindex import task_info
 
     known = task_info()
     by_family: dict[str, dict[str, Any]] = {}
@@ -383,7 +383,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
     Raises:
         HarnessArgsError: a mistake found before anything runs.
     """
-    from prb_tasks import outputs
+    from prb_tasks.cli import outputs
     from prb_tasks.plugin import activate, register_models
 
     args = parse(argv)
@@ -425,7 +425,7 @@ def _run(argv: list[str]) -> int:
         print(help_text())
         run_parser().print_help()
         return 0
-    from prb_tasks.planner_cli import run_planner, wants_planner
+    from prb_tasks.cli.planner_cli import run_planner, wants_planner
 
     if wants_planner(argv):
         # Two ordinary lm-eval runs (planner, then judge), each through this function.
@@ -452,7 +452,7 @@ def _run(argv: list[str]) -> int:
         return exc.exit_code
     except KeyboardInterrupt as exc:
         from prb_tasks.judge.usage import interrupted_line, take_last_summary
-        from prb_tasks.redact import redact
+        from prb_tasks.common.redact import redact
 
         # Backends may say what was saved (``KeyboardInterrupt("prb-rm: ...")``); the
         # judge leaves its usage summary, which says how many answers were stored.

@@ -14,12 +14,12 @@ from prb_tasks import __version__
 
 
 def run_eval(argv: list[str]) -> int:
-    """Run lm-eval with our models and tasks available (see :mod:`prb_tasks.evalcmd`).
+    """Run lm-eval with our models and tasks available (see :mod:`prb_tasks.cli.evalcmd`).
 
     Args:
         argv: arguments as ``lm_eval run`` takes them.
     """
-    from prb_tasks.evalcmd import run_eval as run
+    from prb_tasks.cli.evalcmd import run_eval as run
 
     return run(argv)
 
@@ -43,7 +43,7 @@ def run_cache(args: argparse.Namespace) -> int:
     """``prb cache info|clear``: inspect or empty the judge cache (or the RM score or retrieval cache)."""
     from prb_tasks.judge.cache import default_cache_dir
     from prb_tasks.prompts.retrieval import retrieval_cache_dir
-    from prb_tasks.resources import cache_root
+    from prb_tasks.common.resources import cache_root
 
     scores = cache_root() / "rm-scores"
     if getattr(args, "scores", False) and getattr(args, "retrieval", False):
@@ -280,24 +280,24 @@ def _main(args_list: list[str]) -> int:
         try:
             return run_eval(args_list[1:])
         except KeyboardInterrupt:  # while loading, before lm-eval started
-            from prb_tasks.evalcmd import INTERRUPTED, INTERRUPTED_LINE
+            from prb_tasks.cli.evalcmd import INTERRUPTED, INTERRUPTED_LINE
 
             print(INTERRUPTED_LINE, file=sys.stderr)
             return INTERRUPTED
     parser = _parser()
     args = parser.parse_args(args_list)
     if args.command == "tasks":
-        from prb_tasks.taskindex import table
+        from prb_tasks.cli.taskindex import table
 
         print(table())
         return 0
     if args.command == "tasks-dir":
-        from prb_tasks.resources import tasks_dir
+        from prb_tasks.common.resources import tasks_dir
 
         print(tasks_dir())
         return 0
     if args.command == "data":
-        from prb_tasks import datatools
+        from prb_tasks.cli import datatools
 
         if args.data_command == "download":
             return datatools.download(args.dir, args.subset, args.family)

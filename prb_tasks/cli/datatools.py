@@ -41,7 +41,7 @@ def download(target: Path, subsets: list[str] | None = None, family: str = "pers
         try:
             configs.append(subset_by_name(name).config)
         except ValueError:
-            from prb_tasks.suggest import did_you_mean
+            from prb_tasks.common.suggest import did_you_mean
 
             print(f"prb: unknown --subset '{name}'{did_you_mean(name, known)}; subsets: "
                   + ", ".join(f"{s.config} ({s.short})" for s in SUBSETS), file=sys.stderr)
@@ -97,7 +97,7 @@ def validate(folder: Path, family: str | None = None) -> int:
         family: ``personalized_rb``, ``personalllm`` or ``custom``; guessed when None.
     """
     from prb_tasks.data.personalized_rb.sources import SAMPLE
-    from prb_tasks.resources import sample_dir
+    from prb_tasks.common.resources import sample_dir
 
     bundled = str(folder) == SAMPLE and not folder.exists()
     if bundled:

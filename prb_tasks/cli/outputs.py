@@ -50,7 +50,7 @@ def folder_name(model: str, model_args: str | dict[str, Any] | None) -> str | No
         model: the ``--model`` name.
         model_args: the ``--model_args`` (dict or ``k=v,...`` string).
     """
-    from prb_tasks.runlabel import folder_suffix
+    from prb_tasks.report.runlabel import folder_suffix
 
     suffix = folder_suffix(model, model_args)
     base = _base_name(model, model_args)

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from prb_tasks.errors import PRBError
-from prb_tasks.suggest import did_you_mean
+from prb_tasks.common.errors import PRBError
+from prb_tasks.common.suggest import did_you_mean
 
 # Options whose value lm-eval turns into a dict (``k=v,...`` or a JSON object).
 _DICT_OPTIONS = ("model_args", "metadata", "gen_kwargs", "wandb_args", "wandb_config_args",
@@ -213,7 +213,7 @@ def load_config_file(path: str, prog: str = "prb eval") -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise HarnessArgsError(f"{prog}: cannot read --config {path}: {exc}") from None
     except RecursionError:
-        from prb_tasks.textfiles import too_deep
+        from prb_tasks.common.textfiles import too_deep
 
         raise HarnessArgsError(f"{prog}: {too_deep(f'--config {path}')}") from None
     if not isinstance(data, dict):

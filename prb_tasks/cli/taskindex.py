@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.resources import tasks_dir
+from prb_tasks.common.resources import tasks_dir
 
 _BACKENDS = {
     "generate_until": "prb-judge, lm-eval chat backends",
@@ -109,7 +109,7 @@ def task_info() -> dict[str, TaskInfo]:
 
 
 def task_settings() -> dict[str, str]:
-    """Task name -> the ``metadata.setting`` its YAML declares (see :mod:`prb_tasks.settings`)."""
+    """Task name -> the ``metadata.setting`` its YAML declares (see :mod:`prb_tasks.report.settings`)."""
     tasks, _ = _scan()
     out = {}
     for name, (_path, data) in tasks.items():

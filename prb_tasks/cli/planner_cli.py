@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.data.plan_files import PLAN_TASK
-from prb_tasks.errors import PRBError
+from prb_tasks.common.errors import PRBError
 
 PLANNER_TASK = "personalized_rb_planner"
 PLANNED_TASK = "personalized_rb_planned"

@@ -1,0 +1,93 @@
+"""The package layout holds (issue 27): no import circles among ``prb_tasks.judge``
+modules, and runtime code never imports the test doubles in ``prb_tasks.testing``.
+
+Both are read from the source with :mod:`ast`, so an import inside a function or under
+``TYPE_CHECKING`` counts too: a circle there still ties two modules together.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import prb_tasks
+
+PKG = Path(prb_tasks.__file__).resolve().parent
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """Modules of ``known`` that ``path`` imports by name (``from a.b import c`` counts as
+    ``a.b.c`` when that is a module, else as ``a.b``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name in known}
+
+
+def _graph(folder: Path) -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in sorted(folder.rglob("*.py"))}
+    known = set(files)
+    return {name: _imports(path, known) - {name} for name, path in files.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle through each module that lies on one (depth-first search)."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                found.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def test_cycle_finder_sees_a_circle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_judge_modules_import_no_circle() -> None:
+    graph = _graph(PKG / "judge")
+    assert len(graph) > 20 and "prb_tasks.judge.model" in graph
+    # A package's __init__ re-exporting its own submodules is the usual pattern, not a circle.
+    for name in graph:
+        graph[name] = {other for other in graph[name] if not name.startswith(other + ".")}
+    assert _cycles(graph) == []
+
+
+def test_runtime_never_imports_test_doubles() -> None:
+    offenders = []
+    for path in sorted(PKG.rglob("*.py")):
+        if path.is_relative_to(PKG / "testing"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "prb_tasks.testing" or n.startswith("prb_tasks.testing.") for n in names):
+                offenders.append(f"{path.relative_to(PKG.parent)}:{node.lineno}")
+    assert offenders == []
