@@ -182,3 +182,11 @@ def test_the_run_records_a_users_own_file_as_a_local_file(tmp_path: Path) -> Non
     source = sources["personalized_custom_scalar"]
     assert (source.kind, source.location, source.rows) == ("file", str(mine), len(docs))
     assert provenance.summary_lines(sources) == [f"Data: local file {mine}: preferences {len(docs)} rows ({len(docs)} in total)"]
+
+
+def test_data_validate_takes_example_like_the_tasks_and_audit(capsys: pytest.CaptureFixture[str]) -> None:
+    from prb_tasks.cli.datatools import validate
+
+    assert validate(Path("example")) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{example_path()}: ok") and "users: 6" in out

@@ -93,15 +93,21 @@ def validate(folder: Path, family: str | None = None) -> int:
 
     Args:
         folder: the copy's root folder, or a ``.json``/``.jsonl`` preference file;
-            ``sample`` means the bundled sample, as with ``--metadata '{"data_dir": "sample"}'``.
+            ``sample`` means the bundled sample, as with ``--metadata '{"data_dir": "sample"}'``;
+            ``example`` the bundled example preference file (``data_path: example``).
         family: ``personalized_rb``, ``personalllm`` or ``custom``; guessed when None.
     """
     from prb_tasks.data.personalized_rb.sources import SAMPLE
     from prb_tasks.common.resources import sample_dir
 
+    from prb_tasks.data.custom.sources import EXAMPLE, example_path
+
     bundled = str(folder) == SAMPLE and not folder.exists()
     if bundled:
         folder = sample_dir()
+    elif str(folder) == EXAMPLE and not folder.exists():
+        # As for the tasks and prb audit: 'example' is the bundled example preference file.
+        folder = example_path()
     family = family or detect_family(folder)
     if family == "personalllm":
         return validate_personalllm(folder)

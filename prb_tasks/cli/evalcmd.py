@@ -68,7 +68,7 @@ def help_text() -> str:
         "  prb eval --model prb-rm --model_args scorer=bm25 --tasks personalized_rb_sample_scalar",
         "  prb eval --model prb-judge --model_args model=openai/gpt-4o-mini --tasks personalized_rb \\",
         "           --output_path runs --log_samples",
-        "The README (sections 'Our judge backend' and 'Scalar reward models') lists every model_arg.",
+        "docs/judges.md and docs/reward-models.md list every model_arg.",
         "",
         "lm-eval's options:",
     ]

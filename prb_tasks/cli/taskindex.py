@@ -163,7 +163,7 @@ def table() -> str:
         lines.append("Each group runs its subsets as subtasks, also usable alone, e.g. "
                      + ", ".join(grouped.subtasks) + ".")
     lines.append("personalized_rb_planner (prb-judge only) runs personalized_rb_plan and then personalized_rb_planned "
-                 "in one command; see the README's planner section.")
+                 "in one command; see docs/tasks.md (the planner).")
     lines.append("Run one: prb eval --model prb-judge|prb-rm|prb-method --model_args ... --tasks NAME "
                  "(or lm_eval --include_path \"$(prb tasks-dir)\" ...).")
     lines.append("Tasks that are not '_sample' read the HF hub, or a local copy given with "
