@@ -11,7 +11,7 @@ Python allocations and show up only in the RSS).
     python benchmarks/bench_memory.py --scales 1,2 --work /tmp/prb-mem --trials 1
 
 ``--baseline DIR`` also runs another copy of the code (a folder holding a ``prb_tasks``
-package, e.g. ``git archive <commit> prb_tasks | tar -x -C DIR``; put first on
+package, e.g. ``git archive <commit> prb_tasks templates | tar -x -C DIR``; put first on
 ``PYTHONPATH``) before each run of this one, so before and after are measured interleaved.
 """
 
