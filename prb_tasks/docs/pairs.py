@@ -120,5 +120,8 @@ def to_dataset(docs: list[dict[str, Any]]) -> dict[str, DocList]:
     """The ``{"test": documents}`` dict a ``custom_dataset`` loader returns; each prompt
     moves to :mod:`prb_tasks.docs.prompt_store` (the samples file then writes it once)."""
     from prb_tasks.docs.prompt_store import stash
+    from prb_tasks.memory import trim
 
-    return {"test": DocList(stash(docs))}
+    dataset = {"test": DocList(stash(docs))}
+    trim()  # what building them freed (rendered prompts, ranking buffers) goes back to the system
+    return dataset

@@ -143,6 +143,9 @@ class JudgeLM(LM):
         # Requests are built lazily, inside their tasks, so the first calls go out at
         # once; repeats are numbered here from the raw arguments (same args, same request).
         chats = _LazyRequests(self, [(*req.args[:2], _asks_once(req)) for req in requests])
+        from prb_tasks.memory import trim
+
+        trim()  # what lm-eval freed while building the requests goes back before the run's longest stage
         s = self.settings
         if not self.direct and anthropic_min_tokens(s.model_id) is not None:
             chats.mark_shared_prefixes()
