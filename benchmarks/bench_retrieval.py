@@ -30,6 +30,7 @@ Run: ``python benchmarks/bench_retrieval.py [--dense-rows 60] [--keep DIR] [--co
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -65,6 +66,7 @@ def main() -> None:
                         help="time the old and current encoder settings interleaved this many times (no cache)")
     parser.add_argument("--speed-dtypes", default="bfloat16",
                         help="comma-separated precisions timed with the current settings besides float32")
+    parser.add_argument("--json", type=Path, help="with --speed-trials: also write its results here")
     args = parser.parse_args()
 
     data = args.keep or Path(tempfile.mkdtemp(prefix="prb-fullsize-"))
@@ -102,7 +104,9 @@ def main() -> None:
         step = max(1, len(queries) // max(args.dense_rows, 1))
         subset = queries[::step][: args.dense_rows]
         if args.speed_trials:
-            _compare_speed(subset, args.device, args.speed_trials, args.speed_dtypes.split(","))
+            result = _compare_speed(subset, args.device, args.speed_trials, args.speed_dtypes.split(","))
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=2))
             return
         texts = sum(len(p) + 1 for _, p in subset)
         from prb_tasks.text.encoder import shared_encoder
@@ -152,8 +156,9 @@ def _compare_precision(subset: list, device: str, base: str, other: str, base_cp
           f"({same5 / len(subset):.0%}), top-10 on {same10}/{len(subset)}")
 
 
-def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str]) -> None:
-    """Time the encoder's old settings against today's, interleaved, and compare top-5 sets.
+def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str]) -> dict:
+    """Time the encoder's old settings against today's, interleaved, and compare top-5 sets;
+    returns, per setup, the wall and CPU seconds of each trial and the rows agreeing.
 
     Args:
         subset: the dense rows (question, post texts).
@@ -190,12 +195,15 @@ def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str]) ->
     base = next(iter(setups))
     print(f"\n{len(subset)} rows, {texts:,} texts, {trials} interleaved trial(s), medians "
           f"(speed-up against '{base}'):")
+    result: dict = {"rows": len(subset), "texts": texts, "trials": trials, "before": base, "setups": {}}
     for name in setups:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
         same5 = sum(set(a[:5]) == set(b[:5]) for a, b in zip(rankings[base], rankings[name]))
+        result["setups"][name] = {"wall_s": walls[name], "cpu_s": cpus[name], "same_top5": same5}
         print(f"  {name}: {texts / wall:.1f} texts/s ({statistics.median(walls[base]) / wall:.2f}x wall), "
               f"{1000 * cpu / texts:.1f} CPU-ms per text ({statistics.median(cpus[base]) / cpu:.2f}x per "
               f"CPU-second); top-5 set equal to before's on {same5}/{len(subset)} rows")
+    return result
 
 
 if __name__ == "__main__":
