@@ -16,14 +16,21 @@ Measured, each on an empty cache:
 - for scale: loading and validating the 2,830 rows, which every profile-aware run pays;
 - with ``--compare-dtype bfloat16``: the same dense rows again in that precision, its CPU
   time per text against float32's, and on how many rows the top-5 *set* of posts is the
-  same as float32's (rows drawn evenly from all three subsets).
+  same as float32's (rows drawn evenly from all three subsets);
+- with ``--speed-trials N``: the encoder as it was before length-bucketed batching
+  (float32, 256 texts per call in batches of 64) against today's settings in float32 and
+  in each ``--speed-dtypes`` precision, run interleaved N times on the same dense rows
+  without any cache (wall texts/s and CPU-ms per text, medians), and the rows whose top-5
+  post set equals the old float32's.
 
-Run: ``python benchmarks/bench_retrieval.py [--dense-rows 60] [--keep DIR] [--compare-dtype bfloat16]``.
+Run: ``python benchmarks/bench_retrieval.py [--dense-rows 60] [--keep DIR] [--compare-dtype bfloat16]``,
+``python benchmarks/bench_retrieval.py --dense-rows 24 --speed-trials 3 --speed-dtypes bfloat16 --keep DIR``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -55,6 +62,11 @@ def main() -> None:
                         help="dense precision")
     parser.add_argument("--compare-dtype", choices=("bfloat16", "float16"),
                         help="also rank the dense rows in this precision and compare with float32")
+    parser.add_argument("--speed-trials", type=int, default=0,
+                        help="time the old and current encoder settings interleaved this many times (no cache)")
+    parser.add_argument("--speed-dtypes", default="bfloat16",
+                        help="comma-separated precisions timed with the current settings besides float32")
+    parser.add_argument("--json", type=Path, help="with --speed-trials: also write its results here")
     args = parser.parse_args()
 
     data = args.keep or Path(tempfile.mkdtemp(prefix="prb-fullsize-"))
@@ -91,6 +103,11 @@ def main() -> None:
         # Every k-th row, so all three subsets (and their post lengths) are represented.
         step = max(1, len(queries) // max(args.dense_rows, 1))
         subset = queries[::step][: args.dense_rows]
+        if args.speed_trials:
+            result = _compare_speed(subset, args.device, args.speed_trials, args.speed_dtypes.split(","))
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=2))
+            return
         texts = sum(len(p) + 1 for _, p in subset)
         from prb_tasks.text.encoder import shared_encoder
 
@@ -137,6 +154,56 @@ def _compare_precision(subset: list, device: str, base: str, other: str, base_cp
           f"{1000 * cpu / texts:.0f} CPU-ms per text = {base_cpu_per_text * texts / cpu:.2f}x {base}'s throughput "
           f"per CPU-second; top-5 post sets equal to {base}'s on {same5}/{len(subset)} rows "
           f"({same5 / len(subset):.0%}), top-10 on {same10}/{len(subset)}")
+
+
+def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str]) -> dict:
+    """Time the encoder's old settings against today's, interleaved, and compare top-5 sets;
+    returns, per setup, the wall and CPU seconds of each trial and the rows agreeing.
+
+    Args:
+        subset: the dense rows (question, post texts).
+        device: where the encoder runs.
+        trials: interleaved rounds; medians are reported.
+        dtypes: precisions timed with today's settings besides float32.
+    """
+    import statistics
+
+    from prb_tasks.prompts.dense import CHUNK_TEXTS, rank_dense
+    from prb_tasks.text.encoder import SentenceEncoder
+
+    texts = sum(len(p) + 1 for _, p in subset)
+    # Before: 256 texts per encoder call (sorted by length inside it), batches of 64.
+    old = SentenceEncoder(device, batch_size=64)
+    new = SentenceEncoder(device)
+    chunk = CHUNK_TEXTS["cpu" if new.device == "cpu" else "gpu"]
+    setups = {"before: float32, 256 per call, batches of 64": (old, 256, "float32")}
+    for dtype in ["float32", *dtypes]:
+        setups[f"now: {dtype}, {chunk} per call, batches of {new.batch_size}"] = (new, chunk, dtype)
+    walls: dict[str, list[float]] = {name: [] for name in setups}
+    cpus: dict[str, list[float]] = {name: [] for name in setups}
+    rankings: dict[str, list[list[int]]] = {}
+    for encoder, _, dtype in setups.values():  # warm-up: first-call costs (kernel set-up) out of the timings
+        rank_dense(subset[:1], encoder, progress=False, dtype=dtype)
+    for trial in range(trials):
+        for name, (encoder, chunk_texts, dtype) in setups.items():
+            started, cpu_started = time.perf_counter(), time.process_time()
+            rankings[name] = rank_dense(subset, encoder, chunk_texts=chunk_texts, progress=False, dtype=dtype)
+            walls[name].append(time.perf_counter() - started)
+            cpus[name].append(time.process_time() - cpu_started)
+            print(f"  trial {trial + 1}: {name}: {texts / walls[name][-1]:.1f} texts/s, "
+                  f"{1000 * cpus[name][-1] / texts:.0f} CPU-ms per text", flush=True)
+    base = next(iter(setups))
+    print(f"\n{len(subset)} rows, {texts:,} texts, {trials} interleaved trial(s), medians "
+          f"(speed-up against '{base}'):")
+    result: dict = {"rows": len(subset), "texts": texts, "trials": trials, "before": base, "setups": {}}
+    for name in setups:
+        wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        same5 = sum(set(a[:5]) == set(b[:5]) for a, b in zip(rankings[base], rankings[name]))
+        result["setups"][name] = {"wall_s": walls[name], "cpu_s": cpus[name], "same_top5": same5}
+        print(f"  {name}: {texts / wall:.1f} texts/s ({statistics.median(walls[base]) / wall:.2f}x wall), "
+              f"{1000 * cpu / texts:.1f} CPU-ms per text ({statistics.median(cpus[base]) / cpu:.2f}x per "
+              f"CPU-second); top-5 set equal to before's on {same5}/{len(subset)} rows")
+    return result
 
 
 if __name__ == "__main__":

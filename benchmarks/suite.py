@@ -21,7 +21,10 @@ fake judge server in its own process, and measures, each repeated ``--trials`` t
 - a small first run, ``prb-judge`` beside ``local-chat-completions``: CPU, wall, peak
   memory, and whether litellm was imported (``bench_lean.py``);
 - input tokens a provider prompt cache can serve on ``personalized_rb_profile``, before
-  and after cache breakpoints (``bench_prompt_cache.py``).
+  and after cache breakpoints (``bench_prompt_cache.py``);
+- dense-retrieval embedding throughput on a CPU: the encoder's settings before
+  length-bucketed batching against today's, float32 and bfloat16, interleaved, with the
+  rows whose top-5 posts match (``bench_retrieval.py --speed-trials``).
 
 ``--baseline DIR`` also runs the full-run section with another checkout's code (e.g.
 an export of an older commit), for before/after numbers. ``--smoke`` runs everything
@@ -539,6 +542,29 @@ class Suite:
         section.commands.append(f"python benchmarks/bench_prompt_cache.py --scale {scale:g}")
         self.finish(section)
 
+    def embedding_speed(self) -> None:
+        plan = self.plan
+        rows = 2 if plan.smoke else 24
+        section = self.section(Section(
+            "Dense retrieval: embedding throughput on the CPU",
+            f"`bench_retrieval.py --speed-trials`: every post of {rows} rows of the 1x synthetic data (drawn evenly "
+            "from the three subsets) embedded with all-MiniLM-L6-v2 on the CPU, no cache, the settings before "
+            "length-bucketed batching (float32, 256 texts per call, batches of 64) and today's in float32 and "
+            "bfloat16, interleaved; top-5: rows whose five best posts are the same set as before's (float32).",
+            ["setup", "texts/s", "CPU-ms per text", "speed-up, wall", "speed-up, CPU", "same top-5"]))
+        result = self._script_json("embedding_speed", "bench_retrieval.py", "--keep", str(self.data(0.01 if plan.smoke else 1.0)),
+                                   "--dense-rows", str(rows), "--speed-trials", str(plan.trials),
+                                   "--speed-dtypes", "bfloat16", "--device", "cpu")
+        texts, base = result["texts"], result["setups"][result["before"]]
+        base_wall, base_cpu = Spread(base["wall_s"]).median, Spread(base["cpu_s"]).median
+        for name, v in result["setups"].items():
+            wall, cpu = Spread(v["wall_s"]).median, Spread(v["cpu_s"]).median
+            section.rows.append([name, f"{texts / wall:.1f}", f"{1000 * cpu / texts:.0f}", f"{base_wall / wall:.2f}x",
+                                 f"{base_cpu / cpu:.2f}x", f"{v['same_top5']}/{result['rows']}"])
+        section.commands.append(f"python benchmarks/bench_retrieval.py --keep DATA --dense-rows {rows} "
+                                f"--speed-trials {plan.trials} --speed-dtypes bfloat16 --device cpu")
+        self.finish(section)
+
     # ---------------------------------------------------------------- report
 
     def markdown(self, argv: list[str], started: float) -> str:
@@ -601,7 +627,7 @@ def _samples_breakdown(out: Path) -> dict[str, int]:
     return parts
 
 
-SECTIONS = ("server", "judge", "full", "cached", "startup", "rm", "scaling", "lean", "promptcache")
+SECTIONS = ("server", "judge", "full", "cached", "startup", "rm", "scaling", "lean", "promptcache", "embedspeed")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -641,7 +667,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     steps = {"server": suite.server_ceiling, "judge": suite.judge_throughput, "full": suite.full_runs,
              "cached": suite.cached_rerun, "startup": suite.startup, "rm": suite.reward_models,
-             "scaling": suite.scaling, "lean": suite.lean_first_run, "promptcache": suite.prompt_cache}
+             "scaling": suite.scaling, "lean": suite.lean_first_run, "promptcache": suite.prompt_cache,
+             "embedspeed": suite.embedding_speed}
     try:
         for name in SECTIONS:
             if name in wanted:

@@ -1,11 +1,13 @@
-"""A run through the direct transport never imports litellm (issue 24).
+"""A run through the direct transport never imports litellm, nor torch (issue 24).
 
 The run happens in a subprocess (``python -c`` around ``prb eval``) against the fake
-server; at exit the child prints whether ``litellm`` is in ``sys.modules``.
+server; at exit the child prints whether ``litellm`` and ``torch`` are in ``sys.modules``.
+The results file still describes torch's environment (computed by a child process).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from tests.runner import run_cli
 
 PROBE = ("import sys, atexit\n"
          "atexit.register(lambda: print('LITELLM-LOADED' if 'litellm' in sys.modules else 'LITELLM-ABSENT'))\n"
+         "atexit.register(lambda: print('TORCH-LOADED' if 'torch' in sys.modules else 'TORCH-ABSENT'))\n"
          "from prb_tasks.cli import main\n"
          "sys.exit(main(sys.argv[1:]))\n")
 
@@ -33,6 +36,9 @@ def test_direct_run_imports_no_litellm(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "requests sent" in proc.stdout
     assert "LITELLM-ABSENT" in proc.stdout, proc.stdout[-2000:]
+    assert "TORCH-ABSENT" in proc.stdout, proc.stdout[-2000:]
+    (results,) = (tmp_path / "out").rglob("results_*.json")
+    assert json.loads(results.read_text())["pretty_env_info"].startswith("PyTorch version:")
 
 
 def test_price_table_matches_litellm() -> None:

@@ -6,6 +6,12 @@ two seconds and 200 MB before the first request, in runs whose model never touch
 replaces that step: if torch is already imported it is seeded at once, as before;
 otherwise the seed is applied the moment torch is imported, before any code can use it.
 A run that never imports torch skips the cost; one that does gets the same seed.
+
+lm-eval also imports torch at the very end of every run, to describe the environment in
+the results file (``pretty_env_info``, from torch's ``collect_env``). By then the run holds
+all its documents and requests, so those 200 MB land on top of the run's peak. When torch
+is not imported yet, :func:`install` has that text computed by a short-lived child
+process instead: the same text in the results, without torch in this process.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import subprocess
 import sys
 from types import ModuleType
 from typing import Any
@@ -65,8 +72,44 @@ def _seed_later(seed: int) -> None:
         sys.meta_path.insert(0, _SeedOnImport())
 
 
+_COLLECT_ENV = "torch.utils.collect_env"
+_CHILD = "from torch.utils.collect_env import get_pretty_env_info; print(get_pretty_env_info(), end='')"
+
+
+def _pretty_env_info_in_child() -> str:
+    """torch's ``get_pretty_env_info()``, computed in a child process (this one keeps no torch)."""
+    done = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0:
+        # lm-eval stores the error's text when collecting fails; so do we.
+        raise RuntimeError((done.stderr.strip().splitlines() or ["collect_env failed"])[-1])
+    return done.stdout
+
+
+def _env_info_without_torch(original: Any) -> Any:
+    """lm-eval's ``add_env_info`` that asks a child process for torch's part if torch is not imported."""
+
+    def add_env_info(storage: dict[str, Any]) -> None:
+        if "torch" in sys.modules or importlib.util.find_spec("torch") is None:
+            original(storage)
+            return
+        # Importing a submodule that is already in sys.modules imports none of its parents.
+        stub = ModuleType(_COLLECT_ENV)
+        stub.get_pretty_env_info = _pretty_env_info_in_child  # type: ignore[attr-defined]
+        sys.modules[_COLLECT_ENV] = stub
+        try:
+            original(storage)
+        finally:
+            if sys.modules.get(_COLLECT_ENV) is stub:
+                del sys.modules[_COLLECT_ENV]
+
+    add_env_info.prb_wrapped = True  # type: ignore[attr-defined]
+    return add_env_info
+
+
 def install() -> None:
-    """Make lm-eval's evaluator seed torch lazily (idempotent)."""
+    """Make lm-eval's evaluator seed torch lazily and describe it without importing it (idempotent)."""
     import lm_eval.evaluator as evaluator
 
     evaluator.set_torch_seed = _seed_later
+    if not getattr(evaluator.add_env_info, "prb_wrapped", False):
+        evaluator.add_env_info = _env_info_without_torch(evaluator.add_env_info)

@@ -4,6 +4,7 @@ scalar-RM pair document, the judge's system prompt, and the harness dataset."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from prb_tasks.prompts.templates import render, resolve
@@ -43,6 +44,7 @@ def judge_pair_docs(
     system_prompt: str,
     render_user: Callable[[str, str], str],
     positions: Iterable[str] = BOTH_ORDERS,
+    rebuild: bool = False,
 ) -> list[dict[str, Any]]:
     """One judge document per position of the chosen response.
 
@@ -53,7 +55,12 @@ def judge_pair_docs(
         system_prompt: the rendered rules.
         render_user: builds the user message from (response A, response B).
         positions: where chosen is shown, one document each (``A``, ``B``).
+        rebuild: ``render_user`` gives the same text when called again later (its inputs are
+            bound, not loop variables), so the prompt store may keep it instead of the text
+            (:func:`prb_tasks.docs.prompt_store.rebuildable`).
     """
+    from prb_tasks.docs.prompt_store import rebuildable
+
     docs: list[dict[str, Any]] = []
     for chosen_position in positions:
         a, b = (chosen, rejected) if chosen_position == "A" else (rejected, chosen)
@@ -63,7 +70,7 @@ def judge_pair_docs(
             "words_chosen": words(chosen),
             "words_rejected": words(rejected),
             "system_prompt": system_prompt,
-            "prompt": render_user(a, b),
+            "prompt": rebuildable(render_user(a, b), partial(render_user, a, b)) if rebuild else render_user(a, b),
         })
     return docs
 
@@ -113,5 +120,8 @@ def to_dataset(docs: list[dict[str, Any]]) -> dict[str, DocList]:
     """The ``{"test": documents}`` dict a ``custom_dataset`` loader returns; each prompt
     moves to :mod:`prb_tasks.docs.prompt_store` (the samples file then writes it once)."""
     from prb_tasks.docs.prompt_store import stash
+    from prb_tasks.common.memory import trim
 
-    return {"test": DocList(stash(docs))}
+    dataset = {"test": DocList(stash(docs))}
+    trim()  # what building them freed (rendered prompts, ranking buffers) goes back to the system
+    return dataset

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from prb_tasks.data import profile_store, provenance
@@ -305,8 +306,9 @@ def _judge_docs(
         docs.extend(judge_pair_docs(
             {**identity, "post_ids": [p.id for p in posts], **extra},
             row.chosen, row.rejected, system_prompt,
-            lambda a, b: _render_user(user_ref, row, a, b, posts, inferred),
-            positions=orders,
+            # Inputs bound now: the prompt store renders it again when lm-eval asks.
+            partial(_render_user, user_ref, row, posts=posts, inferred=inferred),
+            positions=orders, rebuild=True,
         ))
     if failed:
         print(f"prb: {failed} plans of {subset.config} failed or were skipped in stage 1; those rows are "

@@ -146,6 +146,9 @@ class JudgeLM(LM):
         # Requests are built lazily, inside their tasks, so the first calls go out at
         # once; repeats are numbered here from the raw arguments (same args, same request).
         chats = _LazyRequests(self, [(*req.args[:2], _asks_once(req)) for req in requests])
+        from prb_tasks.common.memory import trim
+
+        trim()  # what lm-eval freed while building the requests goes back before the run's longest stage
         s = self.settings
         if not self.direct and anthropic_min_tokens(s.model_id) is not None:
             chats.mark_shared_prefixes()
@@ -265,7 +268,12 @@ def _freeze(value: Any) -> Any:
 
 
 class _LazyRequests(Sequence[ChatRequest]):
-    """lm-eval requests turned into :class:`ChatRequest` on first access."""
+    """lm-eval requests turned into :class:`ChatRequest` on each access.
+
+    Built requests are not kept (unless :meth:`mark_shared_prefixes` needs them all): each
+    holds its prompt again, decoded from lm-eval's JSON, and lm-eval keeps its own copy for
+    the whole run; building one again costs microseconds.
+    """
 
     def __init__(self, lm: JudgeLM, args: list[tuple[Any, ...]]) -> None:
         self._lm = lm
@@ -285,9 +293,7 @@ class _LazyRequests(Sequence[ChatRequest]):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         built = self._built[index]
-        if built is None:
-            built = self._built[index] = self._lm.to_request(*self._args[index])
-        return built
+        return built if built is not None else self._lm.to_request(*self._args[index])
 
     def mark_shared_prefixes(self) -> None:
         """Build every request now and note how much of its last message another one shares.

@@ -201,10 +201,14 @@ class SubsetTable:
             for start in range(0, len(self), rows):
                 yield start, self.profiles.slice(start, min(start + rows, len(self)))
             return
+        import pyarrow as pa
+
         start = 0
         for piece in self._profile_pieces(rows):
             yield start, ProfileColumn(piece)
             start += len(piece)
+        # The reader's buffers stay with Arrow's allocator otherwise (about 50 MB).
+        pa.default_memory_pool().release_unused()
 
     def release_profiles(self) -> None:
         """Drop the decoded profile column (it is read again if asked for later) and hand

@@ -1,0 +1,38 @@
+"""Hand memory that Python has freed back to the operating system.
+
+glibc's allocator keeps freed blocks for reuse instead of returning them, so a run's
+resident memory stays at the high-water mark of everything it ever held at once, freed
+or not. On the full benchmark a profile-aware run had about 270 MB of such freed memory
+(rendered prompts hashed and dropped, BM25's per-batch tokens, Arrow's decode buffers)
+resident while it judged. :func:`trim` asks the allocator to return it; it is called
+between stages (after a subset's documents are built, before judging starts), where
+it costs milliseconds. Elsewhere than glibc (macOS, musl, Windows) it does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+from functools import lru_cache
+from typing import Any
+
+
+@lru_cache(maxsize=1)
+def _libc() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+def trim() -> bool:
+    """Return freed heap memory to the system; True if the allocator could be asked."""
+    libc = _libc()
+    if libc is None:
+        return False
+    libc.malloc_trim(0)
+    return True

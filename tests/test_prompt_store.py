@@ -1,0 +1,38 @@
+"""The prompt store keeps a way to render a judge prompt again instead of its text (issue 24)."""
+
+from __future__ import annotations
+
+import pytest
+
+from prb_tasks.docs import prompt_store
+from prb_tasks.docs.personalized_rb import build_docs
+from prb_tasks.docs.pairs import to_dataset
+
+
+@pytest.mark.parametrize("variant", ["profile", "official", "both"])
+def test_stashed_judge_prompts_render_back_identically(variant: str) -> None:
+    plain = build_docs("Art_and_Entertainment", variant, data_dir="sample")
+    stashed = to_dataset(build_docs("Art_and_Entertainment", variant, data_dir="sample"))["test"]
+    assert len(plain) == len(stashed) > 0
+    for before, after in zip(plain, stashed):
+        assert "prompt" not in after
+        # The store holds the recipe, not the text, and renders exactly the same text.
+        assert not isinstance(prompt_store._PROMPTS[after["prompt_key"]], str)
+        assert prompt_store.doc_prompt(after) == before["prompt"]
+        assert {k: v for k, v in after.items() if k != "prompt_key"} == \
+            {k: v for k, v in before.items() if k != "prompt"}
+
+
+def test_a_recipe_that_renders_differently_is_refused() -> None:
+    texts = iter(["first text", "second text"])
+    prompt_store.rebuildable("first text", lambda: next(texts))
+    next(texts)  # the recipe now gives something else
+    (doc,) = prompt_store.stash([{"pair_key": "x/0", "prompt": "first text"}])
+    with pytest.raises(RuntimeError, match="x/0"):
+        prompt_store.doc_prompt(doc)
+
+
+def test_plain_prompts_are_kept_as_text() -> None:
+    (doc,) = prompt_store.stash([{"pair_key": "y/0", "prompt": "a prompt with no recipe"}])
+    assert prompt_store._PROMPTS[doc["prompt_key"]] == "a prompt with no recipe"
+    assert prompt_store.doc_prompt(doc) == "a prompt with no recipe"
