@@ -105,7 +105,9 @@ def test_ctrl_c_prints_one_line_and_a_rerun_sends_nothing_already_answered(tmp_p
                          r"cached, 72 judgments in all\)\. Re-run the same command to resume: saved answers are "
                          r"not sent again\.", said[0])
     assert match is not None, said[0]
-    assert int(match.group(1)) == kept >= 8 and match.group(2) == str(cache)
+    # The server had sent 8 answers; up to num_concurrent (2) of them may still have been on
+    # their way (not stored) when Ctrl-C arrived.
+    assert int(match.group(1)) == kept >= 8 - 2 and match.group(2) == str(cache)
     assert not (tmp_path / "out").exists()  # lm-eval wrote nothing for the interrupted run
     # The re-run sends exactly what was not saved; of the requests answered before,
     # only those still in flight at the interrupt (<= num_concurrent) go out again.
