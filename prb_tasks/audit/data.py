@@ -15,12 +15,12 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from prb_tasks.data.errors import DataError
 from prb_tasks.common.errors import PRBError
+from prb_tasks.data.custom.sources import EXAMPLE
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.personalized_rb.sources import SAMPLE
 
 Family = Literal["personalized_rb", "personalllm", "custom"]
-SAMPLE = "sample"
-EXAMPLE = "example"
 WHAT_TO_GIVE = ("give a Personalized RewardBench folder (<dir>/Art_and_Entertainment/...) or 'sample', "
                 "a PersonalLLM folder (<dir>/data/test-*.parquet), or a preference file (.json/.jsonl) or 'example'")
 

@@ -188,9 +188,15 @@ class DocOptions:
                                 self.retriever_dtype)
 
 
-def _posts_for(table: SubsetTable, subset: Subset, options: DocOptions) -> list[list[SelectedPost]]:
+def selected_posts(table: SubsetTable, subset: Subset, options: DocOptions) -> list[list[SelectedPost]]:
     """Top-k posts of every row, ranked in one batch (dense retrieval embeds across rows);
-    kept for the run and on disk (see :mod:`prb_tasks.prompts.selection_cache`)."""
+    kept for the run and on disk (see :mod:`prb_tasks.prompts.selection_cache`).
+
+    Args:
+        table: the subset's rows and their profiles.
+        subset: the subset.
+        options: retrieval settings (retriever, k, post length, device, precision).
+    """
     # Rows are ranked a batch at a time, so only a batch of profiles is decoded at once.
     return cached_selection(
         table.data_key, subset.config, options.retrieval, len(table),
@@ -264,7 +270,15 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
         check_hub()
 
 
-def _data_source(options: DocOptions, source: str | None, subset: Subset, rows: int) -> provenance.DataSource:
+def subset_source(options: DocOptions, source: str | None, subset: Subset, rows: int) -> provenance.DataSource:
+    """Where a subset's rows came from (the hub, a local copy or the bundled sample), for provenance.
+
+    Args:
+        options: the run's document options (its ``data_dir``).
+        source: a task's fixed source (``sample``), or None to use ``options.data_dir``.
+        subset: the subset read.
+        rows: how many rows were read.
+    """
     folder = resolve_data_dir(source or options.data_dir)
     if folder is None:
         return provenance.DataSource("hub", HF_REPO, subset.config, rows)
@@ -280,7 +294,7 @@ def _judge_docs(
     system_prompt = judge_system_prompt(options.templates, options.system_template)
     user_ref = resolve(_USER_TEMPLATE[variant], options.templates, options.user_template)
     positions = official_positions(len(rows)) if variant == "official" else None
-    all_posts = _posts_for(table, subset, options) if variant == "profile" else [[] for _ in rows]
+    all_posts = selected_posts(table, subset, options) if variant == "profile" else [[] for _ in rows]
     if variant == "planned" and options.plans is None:
         raise DataError("prb: personalized_rb_planned needs the plans of stage 1: "
                         "--metadata '{\"plans\": \"<stage-1 --output_path folder>\"}'")
@@ -343,7 +357,7 @@ def _plan_docs(table: SubsetTable, subset: Subset, options: DocOptions) -> list[
     system_prompt = judge_system_prompt(options.templates, options.system_template, _SYSTEM_TEMPLATE["plan"])
     user_ref = resolve(_USER_TEMPLATE["plan"], options.templates, options.user_template)
     docs: list[dict[str, Any]] = []
-    for index, (row, posts) in enumerate(zip(table.rows, _posts_for(table, subset, options))):
+    for index, (row, posts) in enumerate(zip(table.rows, selected_posts(table, subset, options))):
         docs.append({
             **_identity(row, index, subset, "plan"),
             "question_sha": question_sha(row.question),
@@ -365,7 +379,7 @@ def _scalar_docs(
         resolve(_USER_TEMPLATE[variant], options.templates, options.user_template)
         if variant == "scalar_profile" else None
     )
-    all_posts = _posts_for(table, subset, options) if user_ref is not None else [[] for _ in rows]
+    all_posts = selected_posts(table, subset, options) if user_ref is not None else [[] for _ in rows]
     # Where the authors' judge script shows the chosen answer (their seeded draw): the
     # data's own order, for the position baseline of `prb audit`.
     first = official_positions(len(rows))
@@ -406,7 +420,7 @@ def build_docs(
     chosen_subset = subset_by_name(subset)
     opts = DocOptions.from_kwargs(options, source)
     table = load_table(chosen_subset, source or opts.data_dir)
-    origin = _data_source(opts, source, chosen_subset, len(table.rows))
+    origin = subset_source(opts, source, chosen_subset, len(table.rows))
     provenance.record(options, origin, task_name(options) or chosen_subset.config)
     if variant in JUDGE_VARIANTS:
         return _judge_docs(table, chosen_subset, variant, opts)

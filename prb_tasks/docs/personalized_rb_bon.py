@@ -32,7 +32,7 @@ from prb_tasks.data.personalized_rb.subsets import SUBSETS, Subset
 from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, parse_options
 from prb_tasks.docs.pairs import DocList, judge_system_prompt, to_dataset
-from prb_tasks.docs.personalized_rb import DocOptions, _data_source, _posts_for
+from prb_tasks.docs.personalized_rb import DocOptions, selected_posts, subset_source
 from prb_tasks.prompts.retrieval import DEFAULT_MAX_POST_CHARS, RETRIEVERS, format_posts
 from prb_tasks.prompts.templates import render, resolve
 
@@ -74,7 +74,7 @@ def _tables(options: BonOptions, raw: dict[str, Any]) -> tuple[list[tuple[Subset
     """Every subset's table, and the profile store's key prefix (which data the rows came from)."""
     tables = [(subset, load_table(subset, options.data_dir)) for subset in SUBSETS]
     rows = sum(len(table.rows) for _, table in tables)
-    origin = _data_source(DocOptions(data_dir=options.data_dir), None, SUBSETS[0], rows)
+    origin = subset_source(DocOptions(data_dir=options.data_dir), None, SUBSETS[0], rows)
     # One task reads all three subsets: one record for the results file.
     origin = dataclasses.replace(origin, subset="+".join(subset.config for subset in SUBSETS))
     provenance.record(raw, origin, task_name(raw) or "personalized_rb_bon")
@@ -84,7 +84,7 @@ def _tables(options: BonOptions, raw: dict[str, Any]) -> tuple[list[tuple[Subset
 def _posts(subset: Subset, table: SubsetTable, options: BonOptions) -> list[list[Any]]:
     retrieval = DocOptions(data_dir=options.data_dir, k=options.k, max_post_chars=options.max_post_chars,
                            retriever=options.retriever)
-    return _posts_for(table, subset, retrieval)
+    return selected_posts(table, subset, retrieval)
 
 
 def _need(options: BonOptions, key: str, variant: str) -> str:

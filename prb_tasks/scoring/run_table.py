@@ -15,6 +15,7 @@ error times 1.96, which counts a judge's two orders as independent (too narrow).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -102,10 +103,9 @@ def _columns(results: dict[str, Any], names: list[str]) -> list[str]:
         present = [m for m in present if m != "pos_bias"]
     present += [m for m in IF_NONZERO if any((_value(r, m) or 0) > 0 for r in rows)]
     for base in BON:
-        sizes = sorted({int(k.split(",")[0].rsplit("_n", 1)[1]) for r in rows for k in r
-                        if k.startswith(f"{base}_n") and k.split(",")[0].rsplit("_n", 1)[1].isdigit()})
+        sizes = [int(m.group(1)) for r in rows for k in r if (m := re.fullmatch(rf"{base}_n(\d+),.*", k))]
         if sizes:
-            present.append(f"{base}_n{sizes[-1]}")
+            present.append(f"{base}_n{max(sizes)}")
     return present
 
 
