@@ -8,6 +8,7 @@ it, the context is one plain prompt sent as a single user message.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import sys
@@ -312,7 +313,12 @@ class _LazyRequests(Sequence[ChatRequest]):
         seen: Counter[Any] = Counter()
         out = []
         for context, gen, ask_once in self._args:
-            key = (str(getattr(context, "prompt", context)), _freeze(gen), ask_once)
+            # A digest, not the text: str() of lm-eval's str subclasses is a full copy, and a
+            # Counter keyed on copies held every prompt a second time for the whole run.
+            text = getattr(context, "prompt", context)
+            digest = hashlib.blake2b((text if isinstance(text, str) else str(text)).encode("utf-8"),
+                                     digest_size=16).digest()
+            key = (digest, _freeze(gen), ask_once)
             out.append(seen[key])
             seen[key] += 1
         return out
