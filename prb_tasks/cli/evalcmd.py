@@ -220,22 +220,35 @@ def _compact(results: dict[str, Any], full_tables: bool) -> bool:
 
 
 @contextlib.contextmanager
-def _hooks(captured: dict[str, Any], full_tables: bool = False) -> Iterator[None]:
+def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = False) -> Iterator[None]:
     """Watch lm-eval's run: keep its results (adding the ``prb`` section before they
     are saved) and samples, turn its configuration errors into one line, and hold back
-    its result tables when prb prints its compact one instead."""
+    its result tables when prb prints its compact one instead.
+
+    Args:
+        captured: filled with the run's results, samples and whether prb prints its table.
+        full_tables: print lm-eval's own tables too.
+        compact: let prb-judge keep compact chat contexts; the samples file is written
+            with them expanded (:mod:`prb_tasks.judge.chat_context`).
+    """
     import lm_eval
     import lm_eval._cli.run as cli_run
     import lm_eval.evaluator as evaluator
     from lm_eval.config.evaluate_config import EvaluatorConfig
+    from lm_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    from prb_tasks.judge.chat_context import compact_contexts, expand_samples, fix_prompt_hashes
 
     original_evaluate = lm_eval.simple_evaluate
     original_from_cli = EvaluatorConfig.__dict__["from_cli"]
     original_git_hash = getattr(evaluator, "get_git_commit_hash", None)
+    original_save_samples = EvaluationTracker.__dict__["save_results_samples"]
 
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
         results = original_evaluate(*args, **kwargs)
         if isinstance(results, dict):
+            if compact and results.get("samples"):
+                fix_prompt_hashes(results["samples"])
             results["prb"] = _prb_section(results)
             captured["results"] = results
             captured["samples"] = results.get("samples")  # lm-eval pops them before printing
@@ -256,19 +269,33 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False) -> Iterator[None
         except (ValueError, TypeError, OSError) as exc:
             raise HarnessArgsError(f"prb eval: {str(exc).splitlines()[0]}") from None
 
+    def save_results_samples(self: Any, task_name: str, samples: Any) -> None:
+        original_save_samples(self, task_name, samples=expand_samples(samples))
+
     lm_eval.simple_evaluate = simple_evaluate
     cli_run.print = quiet_print  # module global: shadows the builtin in that module only
     EvaluatorConfig.from_cli = classmethod(from_cli)
+    if compact:
+        EvaluationTracker.save_results_samples = save_results_samples
     if original_git_hash is not None:
         evaluator.get_git_commit_hash = _quiet_git_hash
     try:
-        yield
+        with compact_contexts(compact):
+            yield
     finally:
+        EvaluationTracker.save_results_samples = original_save_samples
         lm_eval.simple_evaluate = original_evaluate
         del cli_run.print
         EvaluatorConfig.from_cli = original_from_cli
         if original_git_hash is not None:
             evaluator.get_git_commit_hash = original_git_hash
+
+
+def _compact_contexts_fit(namespace: Any) -> bool:
+    """Whether compact chat contexts can be used: nothing but prb eval's samples writer
+    may read the contexts (lm-eval's request cache keeps them for a later process,
+    W&B and Trackio log the samples themselves)."""
+    return not any(getattr(namespace, name, None) for name in ("cache_requests", "wandb_args", "trackio_args"))
 
 
 def _quiet_git_hash() -> str | None:
@@ -444,7 +471,7 @@ def _run(argv: list[str]) -> int:
 
         setup_logging()
         started = time.time()
-        with _hooks(captured, full_tables):
+        with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)):
             args.namespace.func(args.namespace)
     except RunStopped as exc:
         # A dry run or submitted batches: stopped on purpose, before any results.

@@ -60,17 +60,32 @@ def doc_prompt(doc: dict[str, Any]) -> str:
     """The prompt of a document: its own ``prompt``, or the text behind its ``prompt_key``."""
     if "prompt" in doc:
         return doc["prompt"]
+    return prompt_text(doc["prompt_key"], f"document {doc.get('pair_key', '?')}")
+
+
+def kept_key(text: str) -> str | None:
+    """The key under which this store keeps ``text`` (as text or recipe), or None.
+
+    Lets holders of a rendered prompt (prb-judge's chat contexts) keep the key instead.
+    """
+    key = _key(text)
+    return key if key in _PROMPTS else None
+
+
+def prompt_text(key: str, what: str = "a prompt") -> str:
+    """The text kept under ``key``, rendered again if a recipe is kept.
+
+    Args:
+        key: a ``prompt_key`` (from :func:`stash` or :func:`kept_key`).
+        what: names the prompt's owner in errors (e.g. ``document <pair_key>``).
+    """
     try:
-        kept = _PROMPTS[doc["prompt_key"]]
+        kept = _PROMPTS[key]
     except KeyError:
-        raise KeyError(
-            f"prb: no prompt for document {doc.get('pair_key', '?')}; prompts are kept by the prb loader "
-            "of the same process"
-        ) from None
+        raise KeyError(f"prb: no prompt for {what}; prompts are kept by the prb loader of the same process") from None
     if isinstance(kept, str):
         return kept
     text = kept()
-    if _key(text) != doc["prompt_key"]:  # a recipe must give back the very text it was noted for
-        raise RuntimeError(f"prb: the prompt of document {doc.get('pair_key', '?')} rendered differently the "
-                           "second time; please report this")
+    if _key(text) != key:  # a recipe must give back the very text it was noted for
+        raise RuntimeError(f"prb: the prompt of {what} rendered differently the second time; please report this")
     return text

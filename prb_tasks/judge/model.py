@@ -22,6 +22,7 @@ from typing import Any, overload
 from lm_eval.api.model import LM
 
 from prb_tasks.docs.pairs import ASK_ONCE
+from prb_tasks.judge.chat_context import ChatMessagesJson, CompactChat, chat_context, expand_messages
 from prb_tasks.judge.cache import JudgeCache, default_cache_dir
 from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.errors import JudgeConfigError
@@ -41,12 +42,6 @@ log = logging.getLogger(__name__)
 #: Document variants whose replies are not pairwise verdicts (generation, rubric grades, 1-10 ratings, plans).
 NO_VERDICT_VARIANTS = frozenset({"gen", "plan", "bon_judge", "bon_sample", "bon_grade"})
 _KNOWN_GEN_KWARGS = {"until", "max_gen_toks", "max_tokens", "temperature", "top_p", "seed", "do_sample"}
-
-
-class ChatMessagesJson(str):
-    """A context that holds chat messages as JSON (made by :meth:`JudgeLM.apply_chat_template`)."""
-
-    __slots__ = ()
 
 
 class JudgeLM(LM):
@@ -113,11 +108,10 @@ class JudgeLM(LM):
     # -- chat template hooks (lm-eval calls these with --apply_chat_template)
 
     def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        """Keep the messages as they are: serialize them for :meth:`generate_until`."""
+        """Keep the messages as they are, for :meth:`generate_until`: as JSON, or in compact
+        form while ``prb eval`` runs (:mod:`prb_tasks.judge.chat_context`)."""
         self._saw_chat_template = True
-        return ChatMessagesJson(json.dumps(
-            [{"role": str(m["role"]), "content": str(m["content"])} for m in chat_history], ensure_ascii=False
-        ))
+        return chat_context(chat_history)
 
     @property
     def tokenizer_name(self) -> str:
@@ -237,6 +231,8 @@ class JudgeLM(LM):
 
     def _messages(self, context: Any) -> tuple[Message, ...]:
         text = getattr(context, "prompt", context)  # lm-eval's JsonChatStr carries .prompt
+        if isinstance(text, CompactChat):
+            return tuple(expand_messages(text))
         if not isinstance(text, str):
             text = str(text)
         # The marker type survives in-process; the flag covers contexts that lost it
