@@ -18,7 +18,7 @@ STAMP = "2026-01-02T03-04-05.000001"
 
 
 def _leaves(name: str) -> list[str]:
-    from prb_tasks.cli.taskindex import groups
+    from prb_tasks.common.taskindex import groups
 
     group = next((g for g in groups() if g.name == name and len(g.subtasks) > 1), None)
     return list(group.subtasks) if group is not None else [name]

@@ -91,3 +91,18 @@ def test_runtime_never_imports_test_doubles() -> None:
             if any(n == "prb_tasks.testing" or n.startswith("prb_tasks.testing.") for n in names):
                 offenders.append(f"{path.relative_to(PKG.parent)}:{node.lineno}")
     assert offenders == []
+
+
+def test_library_code_does_not_import_the_command_line() -> None:
+    """Data flows down: the commands in ``prb_tasks/cli`` call the library, never the reverse
+    (the package's ``__main__`` and the plugin's command entry are the only doors in)."""
+    files = {_module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+    known = set(files)
+    offenders = sorted(
+        f"{name} imports {target}"
+        for name, path in files.items()
+        if not (name.startswith("prb_tasks.cli") or name in ("prb_tasks.__main__",))
+        for target in _imports(path, known)
+        if target == "prb_tasks.cli" or target.startswith("prb_tasks.cli.")
+    )
+    assert offenders == []

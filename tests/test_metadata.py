@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.cli import harness_args
+from prb_tasks.common import harness_args
 from prb_tasks.docs.metadata import MetadataError, MetadataSpec, check_options
 from prb_tasks.docs.personalized_rb import METADATA, build_docs
 from tests.runner import run_cli

@@ -111,7 +111,7 @@ def _family_of(request: AuditRequest) -> tuple[Family, Path | None]:
     if path.is_file() and path.suffix not in (".json", ".jsonl"):
         raise PRBError(f"prb audit: '{request.data}' is a file but not a preference file (.json or .jsonl); "
                        f"{WHAT_TO_GIVE}")
-    from prb_tasks.cli.datatools import detect_family
+    from prb_tasks.data.family import detect_family
 
     family = request.family or detect_family(path)
     if family == "custom" and not path.is_file():

@@ -287,7 +287,7 @@ def _main(args_list: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(args_list)
     if args.command == "tasks":
-        from prb_tasks.cli.taskindex import table
+        from prb_tasks.common.taskindex import table
 
         print(table())
         return 0

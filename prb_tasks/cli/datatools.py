@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.family import detect_family
 from prb_tasks.data.personalized_rb.checks import find_warnings
 from prb_tasks.data.personalized_rb.reader import read_subset, split_files
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, SUBSETS, subset_by_name
@@ -79,15 +80,6 @@ def _snapshot(repo: str, patterns: list[str], target: Path) -> int:
     return 0
 
 
-def detect_family(path: Path) -> str:
-    """Guess what ``path`` holds: a preference file, a PersonalLLM copy or a PRB copy."""
-    if path.is_file() and path.suffix in (".json", ".jsonl"):
-        return "custom"
-    if (path / "data").is_dir() and not any((path / s.config).is_dir() for s in SUBSETS):
-        return "personalllm"
-    return "personalized_rb"
-
-
 def validate(folder: Path, family: str | None = None) -> int:
     """Check a local copy (or preference file); print counts; return a process exit code.
 
@@ -155,7 +147,7 @@ def validate_personalllm(folder: Path) -> int:
     from prb_tasks.data.personalllm.reader import read_split
 
     if not folder.is_dir():
-        print(f"prb: '{folder}' is not a folder")
+        print(f"prb: '{folder}' is not a folder", file=sys.stderr)
         return 2
     try:
         rows = read_split(folder)

@@ -1,6 +1,6 @@
 """``prb eval``: lm-eval's ``run`` command with prb's models and tasks loaded.
 
-The command line is read by lm-eval's own parser (:mod:`prb_tasks.cli.harness_args`),
+The command line is read by lm-eval's own parser (:mod:`prb_tasks.common.harness_args`),
 ``--config`` YAML files included, and handed to lm-eval's ``run`` command
 unchanged. Around it, this module adds what a user of prb needs: mistakes caught
 before anything runs (unknown model or task with a near match, an output folder
@@ -25,7 +25,7 @@ from typing import Any
 
 from prb_tasks import __version__
 from prb_tasks.common.errors import PRBError
-from prb_tasks.cli.harness_args import HarnessArgs, HarnessArgsError, declare, parse, run_parser
+from prb_tasks.common.harness_args import HarnessArgs, HarnessArgsError, declare, parse, run_parser
 from prb_tasks.common.suggest import did_you_mean
 
 #: Exit status for a run stopped with Ctrl-C (128 + SIGINT, as shells report it).
@@ -378,7 +378,7 @@ def preflight(args: HarnessArgs) -> None:
     """Check the ``--metadata`` keys and each family's data settings before lm-eval
     loads the model, which can take minutes for a large RM; the loaders check again."""
     from prb_tasks.docs.metadata import MetadataSpec, check_options, family_modules
-    from prb_tasks.cli.taskindex import task_info
+    from prb_tasks.common.taskindex import task_info
 
     known = task_info()
     by_family: dict[str, dict[str, Any]] = {}

@@ -138,7 +138,7 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
     """Checks ``prb eval`` runs before a model loads: a file must be named.
 
     Args:
-        tasks: requested task or group name -> :class:`prb_tasks.cli.taskindex.TaskInfo`.
+        tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
         metadata: the run's ``--metadata``.
     """
     if any(info.source is None for info in tasks.values()) and metadata.get("data_path") in (None, ""):

@@ -9,7 +9,7 @@ keys it understands in a :class:`MetadataSpec` and calls :func:`check_options`.
 Which keys came from ``--model_args`` (and so are not ours to judge):
 
 1. ``prb eval`` parses its command line with lm-eval's own parser and declares the
-   ``--model_args`` and ``--metadata`` keys (:mod:`prb_tasks.cli.harness_args`);
+   ``--model_args`` and ``--metadata`` keys (:mod:`prb_tasks.common.harness_args`);
 2. under plain ``lm_eval`` the process's command line is parsed the same way;
 3. otherwise (lm-eval's Python API) the origin of a key cannot be known, so only
    keys that look like a misspelling of one of the family's keys are refused; any
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
-from prb_tasks.cli.harness_args import current
+from prb_tasks.common.harness_args import current
 from prb_tasks.common.suggest import close_matches, did_you_mean
 
 #: Keys lm-eval itself adds to what a loader receives.

@@ -258,7 +258,7 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
     has loaded.
 
     Args:
-        tasks: requested task or group name -> :class:`prb_tasks.cli.taskindex.TaskInfo`.
+        tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
         metadata: the run's ``--metadata``.
     """
     from prb_tasks.data.personalized_rb.sources import check_hub

@@ -84,7 +84,7 @@ def _key_of(name: str, runs: list[Run]) -> tuple[str, str] | None:
     """(benchmark, setting) a judge's ``--task`` name brings along (None for a scalar task,
     which selects only itself): from a family found in the runs, or the installed YAMLs."""
     from prb_tasks.report.settings import benchmark_of, declared
-    from prb_tasks.cli.taskindex import groups
+    from prb_tasks.common.taskindex import groups
 
     for run in runs:
         for fam in run.families:

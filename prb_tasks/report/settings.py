@@ -30,14 +30,14 @@ DIAGNOSTIC = frozenset({"oracle"})
 @lru_cache(maxsize=1)
 def declared() -> dict[str, str]:
     """Task name -> the setting its installed YAML declares."""
-    from prb_tasks.cli.taskindex import task_settings
+    from prb_tasks.common.taskindex import task_settings
 
     return task_settings()
 
 
 @lru_cache(maxsize=1)
 def _families() -> dict[str, str]:
-    from prb_tasks.cli.taskindex import task_info
+    from prb_tasks.common.taskindex import task_info
 
     return {name: info.family for name, info in task_info().items()}
 

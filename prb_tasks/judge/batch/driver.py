@@ -76,7 +76,7 @@ def custom_id_for(key: str) -> str:
 
 def rerun_command() -> str:
     """The command line of this run, to repeat it (model_args never hold keys)."""
-    from prb_tasks.cli.harness_args import declared
+    from prb_tasks.common.harness_args import declared
 
     run = declared()
     if run is not None and run.argv:  # a `prb eval` run
