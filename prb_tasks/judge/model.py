@@ -28,6 +28,7 @@ from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.keys import resolve_key
 from prb_tasks.judge.configs import resolve_settings
+from prb_tasks.judge.dispatch import prefix_group, spaced_order
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.prompt_cache import anthropic_min_tokens
@@ -170,8 +171,11 @@ class JudgeLM(LM):
         )
         results: list[str] | None = None
         try:
+            # The requests sharing a prefix with an earlier one are sent a little later, when
+            # the provider has cached it (dispatch order only).
+            order = spaced_order([prefix_group(getattr(r, "doc", None)) for r in requests], 2 * s.num_concurrent)
             results = (run_unsettled(runner, chats, chats.sample_indices(), settled, usage) if settled
-                       else runner.run(chats, chats.sample_indices()))
+                       else runner.run(chats, chats.sample_indices(), order))
             # Only pairwise verdicts can lack one: writing, grading and rating tasks are not counted.
             usage.count_verdicts([text for text, req in zip(results, requests)
                                   if (getattr(req, "doc", None) or {}).get("variant") not in NO_VERDICT_VARIANTS])

@@ -66,11 +66,15 @@ class PrefixIndex:
 
     def add(self, text: str) -> int:
         """Remember ``text``; return the longest prefix it shares with an earlier text."""
-        at = bisect.bisect_left(self._seen, text)
-        common = max((common_prefix(text, self._seen[i]) for i in (at - 1, at) if 0 <= i < len(self._seen)),
-                     default=0)
+        common = self.shared(text)
         bisect.insort(self._seen, text)
         return common
+
+    def shared(self, text: str) -> int:
+        """The longest prefix ``text`` shares with a text remembered so far."""
+        at = bisect.bisect_left(self._seen, text)
+        return max((common_prefix(text, self._seen[i]) for i in (at - 1, at) if 0 <= i < len(self._seen)),
+                   default=0)
 
 
 def anthropic_min_tokens(model_id: str) -> int | None:

@@ -227,19 +227,23 @@ class JudgeRunner:
         self._calls: set[asyncio.Future[CallResult]] = set()
         self._abandoned: set[asyncio.Future[CallResult]] = set()
 
-    def run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int]) -> list[str]:
+    def run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int],
+            order: Sequence[int] | None = None) -> list[str]:
         """Completions for ``requests``, in the same order.
 
         Args:
             requests: the requests; may be a lazy sequence (each item is read once,
                 inside its task, so the first calls go out before the rest are built).
             sample_indices: for each request, how many identical requests precede it.
+            order: the order to send them in (every index once; see
+                :mod:`prb_tasks.judge.dispatch`); None sends them as given.
         """
-        return run_sync(self._run(requests, sample_indices))
+        return run_sync(self._run(requests, sample_indices, order))
 
     # -- orchestration
 
-    async def _run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int]) -> list[str]:
+    async def _run(self, requests: Sequence[ChatRequest], sample_indices: Sequence[int],
+                   order: Sequence[int] | None = None) -> list[str]:
         self.limiter = AdaptiveLimiter(self.settings.num_concurrent, self.settings.rpm, self.settings.tpm)
         results: list[str] = [""] * len(requests)
         self.bar = tqdm(
@@ -253,7 +257,7 @@ class JudgeRunner:
         admission = asyncio.Semaphore(self.settings.num_concurrent + max(4, self.settings.num_concurrent // 2))
         tasks: list[asyncio.Task[None]] = []
         try:
-            for index in range(len(requests)):
+            for index in (order if order is not None else range(len(requests))):
                 await admission.acquire()
                 if self._fatal is not None:
                     break

@@ -5,7 +5,8 @@ What it reports follows the providers' usage fields, with whitespace words as to
 * OpenAI-style (automatic): a request whose text starts like an earlier request's
   reports that common prefix as ``usage.prompt_tokens_details.cached_tokens`` once it
   reaches ``min_tokens`` (OpenAI's threshold is 1,024 tokens; its 128-token steps are
-  not simulated).
+  not simulated). With ``after_reply`` only requests already answered when this one
+  arrived count, as with a real provider, where requests sent together all miss.
 * Anthropic-style (explicit): only content up to the last block marked with
   ``cache_control`` is cached. The first request with that prefix reports it as
   ``cache_creation_input_tokens``, later ones as ``cache_read_input_tokens``; both are
@@ -42,10 +43,13 @@ class FakePromptCache:
 
     Args:
         min_tokens: shortest prefix (in whitespace words) that is cached.
+        after_reply: OpenAI-style prefixes become readable once their request is
+            answered (:meth:`openai_arrived` then :meth:`openai_answered`), not at once.
     """
 
-    def __init__(self, min_tokens: int) -> None:
+    def __init__(self, min_tokens: int, after_reply: bool = False) -> None:
         self.min_tokens = min_tokens
+        self.after_reply = after_reply
         self._seen = PrefixIndex()
         self._prefixes: set[str] = set()
         self._lock = threading.Lock()
@@ -57,6 +61,20 @@ class FakePromptCache:
             common = self._seen.add(text)
         tokens = _words(text[:common].replace(_SEPARATOR, " "))
         return tokens if tokens >= self.min_tokens else 0
+
+    def openai_arrived(self, messages: list[dict[str, str]]) -> int:
+        """Cached tokens of a request arriving now: what requests answered so far share."""
+        text = request_text(messages)
+        with self._lock:
+            common = self._seen.shared(text)
+        tokens = _words(text[:common].replace(_SEPARATOR, " "))
+        return tokens if tokens >= self.min_tokens else 0
+
+    def openai_answered(self, messages: list[dict[str, str]]) -> None:
+        """Make a request's prefix readable for the requests arriving after its answer."""
+        text = request_text(messages)
+        with self._lock:
+            self._seen.add(text)
 
     def anthropic(self, body: dict[str, Any]) -> tuple[int, int]:
         """(tokens read, tokens written) for an Anthropic Messages request body."""

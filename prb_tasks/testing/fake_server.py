@@ -749,6 +749,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, api: str, body: dict[str, Any], model: str, stream: bool, fault: str | None) -> None:
         owner = self.server.owner
+        cache = owner.prompt_cache
+        # Read on arrival, written once answered: what a provider's cache would see.
+        arrived = (cache.openai_arrived(_normalize(api, body))
+                   if cache is not None and cache.after_reply and api == "openai" else None)
         # Event.wait instead of time.sleep so close() is not held up by sleeping handlers.
         if owner.latency > 0:
             owner._closing.wait(owner.latency)
@@ -781,11 +785,13 @@ class _Handler(BaseHTTPRequestHandler):
 
         prompt_tokens = owner._prompt_tokens(messages, model)
         serial = owner._serial()
-        cache = owner.prompt_cache
         if api == "openai":
             reply = _openai_reply(model, text, prompt_tokens, fault == "refusal", serial)
             if cache is not None:
-                reply["usage"]["prompt_tokens_details"] = {"cached_tokens": min(prompt_tokens, cache.openai(messages))}
+                if arrived is not None:
+                    cache.openai_answered(messages)
+                cached = arrived if arrived is not None else cache.openai(messages)
+                reply["usage"]["prompt_tokens_details"] = {"cached_tokens": min(prompt_tokens, cached)}
             self._send_json(200, reply, headers={"x-request-id": f"req_fake{serial:08d}"})
         elif api == "anthropic":
             reply = _anthropic_reply(model, text, prompt_tokens, serial)
@@ -844,6 +850,7 @@ class FakeLLMServer:
         token_counter: Callable[[list[Message], str], int] | None = None,
         freeze_after: int | None = None,
         prompt_cache_min: int | None = None,
+        prompt_cache_after_reply: bool = False,
     ) -> None:
         """Bind the socket and start serving.
 
@@ -884,6 +891,9 @@ class FakeLLMServer:
                 OpenAI (automatic prefix) and Anthropic (``cache_control`` breakpoints) do,
                 for prefixes of at least this many tokens
                 (:mod:`prb_tasks.testing.fake_prompt_cache`); None: report none.
+            prompt_cache_after_reply: OpenAI-style: a prefix is readable only by requests
+                arriving after its request was answered (requests sent together all
+                miss, as with a real provider); False: at once.
         """
         self.policy: Policy = policy if policy is not None else always("A")
         self.latency = float(latency)
@@ -907,7 +917,8 @@ class FakeLLMServer:
         self.token_counter = token_counter
         from prb_tasks.testing.fake_prompt_cache import FakePromptCache
 
-        self.prompt_cache = FakePromptCache(prompt_cache_min) if prompt_cache_min is not None else None
+        self.prompt_cache = (FakePromptCache(prompt_cache_min, after_reply=prompt_cache_after_reply)
+                             if prompt_cache_min is not None else None)
 
         self._lock = threading.Lock()
         self._rng = random.Random(seed)
