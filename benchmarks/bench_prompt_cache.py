@@ -14,8 +14,8 @@ tokens = characters / 4, requests in task order):
   tokens (2,048 for Haiku models).
 
 Dollars use litellm's listed standard and cached-input prices (cache writes at
-Anthropic's write price). Requests of a pair sent at the same time may both miss a
-provider's cache, so these are upper bounds.
+Anthropic's write price). These are upper bounds: a request arriving before the one that
+shares its prefix was answered misses the cache (see ``--served``).
 
 ``--served`` also runs the task through ``prb eval`` against the fake judge with an
 OpenAI-style cache that, like a provider's, serves a prefix only to requests arriving

@@ -226,7 +226,7 @@ def _prompt_cache_note(model: str, price: Price | None, texts: list[str], tokens
     if anthropic is not None and price.cache_write_per_token is not None:
         saving -= written * (price.cache_write_per_token - price.input_per_token)
     return (line + f"; at the cached rate that would save about {_dollars(saving)} of the standard price "
-            "(requests of a pair sent at the same time may both miss the cache).")
+            "(an upper bound: a prefix the provider has dropped from its cache by the time it repeats is paid again).")
 
 
 def _model_max_output(model: str) -> int | None:
