@@ -98,7 +98,7 @@ class _HideCustomKwargsHint(logging.Filter):
     """Drops lm-eval's per-task hint about ``--metadata`` for custom loaders.
 
     lm-eval prints it for every task with a ``custom_dataset``, with an example that
-    belongs to another task; our options are in the README instead.
+    belongs to another task; our options are in docs/tasks.md (Options) instead.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:

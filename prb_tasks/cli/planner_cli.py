@@ -14,7 +14,7 @@ file, samples, ``--limit``):
    (``--metadata plans=...``; with ``--limit``, also ``plans_missing=skip``).
 
 Both stages go through prb-judge's answer cache, so re-running the command sends
-nothing new. Other backends use the two-command form (see the README).
+nothing new. Other backends use the two-command form (see docs/tasks.md, The planner).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ are their mean. Then:
 - ``oracle``: the user's true weights (simulated data only): the ceiling.
 
 The in-context judge is not here: it is a generative model run on the ``*_fewshot_judge``
-tasks with ``--model prb-judge`` (see the README).
+tasks with ``--model prb-judge`` (see docs/personalization.md).
 """
 
 from __future__ import annotations

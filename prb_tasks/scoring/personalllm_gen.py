@@ -17,7 +17,7 @@ with). ``prb personalllm score`` then, for each samples file:
 The dataset side of each comparison uses the rewards stored in the dataset, as the
 authors' evaluation does; the generated side is scored by us, so a difference in how a
 reward model formats its input (chat template, truncation) is a difference between the
-two sides (see the README).
+two sides (see docs/personalllm.md).
 """
 
 from __future__ import annotations

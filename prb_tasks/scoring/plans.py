@@ -31,7 +31,7 @@ PlanOutcome = Literal["plan", "empty", "error", "skipped"]
 # Cosine similarity at or above which a plan aspect and a gold aspect count as the same
 # expectation. Chosen by benchmarks/calibrate_plan_match.py on the bundled sample: it
 # best separates hand-written rewordings of an aspect (87% reach it) from the user's
-# other aspects (2.4% do) and other users' aspects (0.6%); see the README.
+# other aspects (2.4% do) and other users' aspects (0.6%); see docs/tasks.md, The planner.
 MATCH_THRESHOLD = 0.45
 # More aspects than this is not a plan but a dump; the rest are dropped.
 MAX_ASPECTS = 20

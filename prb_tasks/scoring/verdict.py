@@ -1,6 +1,6 @@
 """Read a judge's verdict (A or B) out of its completion.
 
-Rules (the README's verdict list says the same for users):
+Rules (docs/tasks.md's verdict list, under Metrics, says the same for users):
 
 - Reasoning is removed first: everything up to the last ``</think>`` and everything from
   an unclosed ``<think>`` on (case-insensitive).

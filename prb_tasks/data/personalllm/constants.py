@@ -39,7 +39,7 @@ COST_MODEL = "beaver_7b"
 
 # The checkpoint of each reward model (``model_name`` in the authors' constants).
 # mistral_raft's tokenizer is another repository there (mistralai/Mistral-7B-Instruct-v0.2),
-# and beaver_7b needs PKU's own model class: see the README's reproduction notes.
+# and beaver_7b needs PKU's own model class: see docs/personalllm.md.
 HUB_IDS: dict[str, str] = {
     "beaver_7b": "PKU-Alignment/beaver-7b-v1.0-cost",
     "gemma_2b": "weqweasdas/RM-Gemma-2B",
