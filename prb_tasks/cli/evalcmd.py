@@ -58,8 +58,17 @@ def help_text() -> str:
         "prb's tasks (--tasks): `prb tasks` lists them with a description and their backends",
         "  (personalized_rb, personalized_rb_scalar, personalized_rb_sample_scalar, ...).",
     ]
+    from prb_tasks.common.taskindex import groups
+
+    # Named by the groups each family's folder holds: folder names are not task prefixes
+    # (the few-shot tasks are personalllm_fewshot, personalized_custom_fewshot, ...).
+    by_family: dict[str, list[str]] = {}
+    for group in groups():
+        by_family.setdefault(group.family, []).append(group.name)
     for spec in all_specs():
-        lines.append(f"Options of {spec.family}* tasks (--metadata '{{\"key\": value}}'):")
+        names = sorted(by_family.get(spec.family, []), key=len)
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        lines.append(f"Options of the {spec.family} tasks ({shown}) (--metadata '{{\"key\": value}}'):")
         lines.extend(f"  {line}" for line in describe_keys(spec))
     lines += [
         f"Output: one compact table of the headline metrics; {'--full_tables'} prints lm-eval's full tables",
