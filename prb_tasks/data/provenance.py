@@ -89,6 +89,10 @@ def summary_lines(sources: dict[str, DataSource]) -> list[str]:
         by_place.setdefault((source.kind, source.location), {})[source.subset] = source.rows
     lines = []
     for (kind, location), subsets in sorted(by_place.items()):
+        # A task reading several subsets at once records them as "a+b+c"; when each is
+        # also listed on its own, those rows are already counted.
+        subsets = {name: rows for name, rows in subsets.items()
+                   if "+" not in name or not all(part in subsets for part in name.split("+"))}
         counts = ", ".join(f"{name} {rows:,}" for name, rows in sorted(subsets.items()))
         note = " (written for this project: its numbers say nothing about the benchmark)" if kind == "sample" else ""
         lines.append(f"Data: {_label(kind, location)}{note}: {counts} rows ({sum(subsets.values()):,} in total)")

@@ -146,7 +146,9 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
         return []
     if only is None:
         return [*lines, _STDERR]
+    # A Best-of-N row scores questions (N candidates each), not pairs.
+    questions = "; on a Best-of-N row it counts questions" if any(m.startswith("bon_") for _, m in shown) else ""
     if "_starred" not in only:
-        return [*lines, _CI_PAIRS]
+        return [*lines, _CI_PAIRS + questions]
     judges = any(kind == "judge" for kind, _ in shown)
-    return [*lines, _CI_STDERR if judges else _CI_STDERR_SCALAR]
+    return [*lines, (_CI_STDERR if judges else _CI_STDERR_SCALAR) + questions]
