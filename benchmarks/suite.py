@@ -305,8 +305,8 @@ class Suite:
                 f"{parts['total'] / 1e6:.1f} MB: documents {parts['doc'] / 1e6:.1f} MB (of which a `prompt` "
                 f"field {parts['doc_prompt'] / 1e6:.1f} MB), requests as sent (`arguments`) "
                 f"{parts['arguments'] / 1e6:.1f} MB, the rest {parts['rest'] / 1e6:.1f} MB.")
-        section.notes.append("lm-eval's `writing` includes its environment report, which imports torch "
-                             "(about 2 s and 200 MB) even when no model used it.")
+        section.notes.append("`writing` includes lm-eval's environment report for the results file; prb computes "
+                             "it in a child process so that the run itself never imports torch.")
         section.commands.append(f"python benchmarks/fullsize_data.py {data}")
         section.commands.append(f"python benchmarks/phases.py --model prb-judge --model_args model=openai/fake,"
                                 "api_base=URL/v1,api_key_env=PRB_BENCH_KEY,cache=off,num_concurrent=64,"
