@@ -235,4 +235,5 @@ class EmbeddingScorer(Scorer):
             return lines
         rate = self._encoded / max(self._encode_seconds, 1e-9)
         return lines + [f"embedding: encoded {self._encoded:,} texts ({len(self._post_vectors):,} users' posts) "
-                f"in {self._encode_seconds:.1f} s, {rate:.0f} texts/s, {self.dtype} on {self.device}"]
+                f"in {self._encode_seconds:.1f} s, {rate:.0f} texts/s, {self.dtype} on {self.device}"
+                f"{' (openvino)' if self.backend == 'openvino' else ''}"]
