@@ -20,7 +20,6 @@ import numpy as np  # noqa: E402
 
 from prb_tasks.data.errors import DataError  # noqa: E402
 from prb_tasks.docs.personalized_rb import DocOptions, build_docs  # noqa: E402
-from prb_tasks.prompts import rank_cache, selection_cache  # noqa: E402
 from prb_tasks.prompts.retrieval import rank_profiles, retriever_identity  # noqa: E402
 from prb_tasks.rm.errors import RMError  # noqa: E402
 from prb_tasks.text.encoder import (  # noqa: E402
@@ -46,15 +45,8 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("prb-cache")
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Empty ranking and selection caches for every test (the converted model lives in ``model_cache``)."""
-    monkeypatch.setenv("PRB_CACHE_DIR", str(tmp_path / "cache"))
-    rank_cache._CACHES.clear()
-    selection_cache._MEMORY.clear()
-    yield tmp_path / "cache"
-    rank_cache._CACHES.clear()
-    selection_cache._MEMORY.clear()
+# Empty ranking and selection caches for every test (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 @pytest.fixture(scope="module")
