@@ -90,10 +90,10 @@ class EmbeddingScorer(Scorer):
             from prb_tasks.text.encoder import EncoderUnavailable, check_backend
 
             try:
-                check_backend("prb-rm: scorer=embedding", backend, choose_dtype(dtype, "cpu", backend),
+                check_backend("scorer=embedding", backend, choose_dtype(dtype, "cpu", backend),
                               "cpu" if device_from_harness else device)
             except EncoderUnavailable as exc:
-                raise RMError(str(exc)) from None
+                raise RMError(str(exc).replace("prb: ", "prb-rm: ", 1)) from None
             device, device_from_harness = "cpu", False
         self.device = resolve_device(device, from_harness=device_from_harness)
         self.dtype = choose_dtype(dtype, self.device, backend)
