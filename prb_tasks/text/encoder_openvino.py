@@ -8,9 +8,10 @@ are stored in float32; the precision is chosen when the model is compiled
 (``INFERENCE_PRECISION_HINT``: ``f32``, or ``bf16``, which OpenVINO computes in hardware
 on CPUs with AVX512-BF16 or AMX).
 
-Batches run two at a time (OpenVINO's throughput mode: one stream per core pair on a
-small CPU), which keeps both cores of a 2-core machine busy where a single stream leaves
-part of each batch (tokenization hand-off, pooling, small kernels) on one core.
+Batches run several at a time (OpenVINO's throughput mode: two streams of one thread each
+on a 2-core CPU), which keeps both cores busy where a single stream leaves part of each
+batch (small kernels, pooling, hand-offs) on one core: 60 against 32-51 texts/s in the
+same loaded minute here.
 """
 
 from __future__ import annotations
@@ -120,18 +121,32 @@ class OpenVINOModel:
             on_batch: called with each finished batch's size (a progress bar's update).
         """
         import numpy as np
-        import openvino as ov
 
+        compiled = self.compiled(dtype)
+        # One request per stream, fed in turn from this thread. No Python callback runs on
+        # OpenVINO's threads: with AsyncInferQueue's callbacks, freeing the compiled model
+        # later could deadlock (a stream thread waiting for the GIL the freeing thread held).
+        count = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
+        requests = [compiled.create_infer_request() for _ in range(min(count, len(batches)))]
+        pending: list[int | None] = [None] * len(requests)
         out: list[Any] = [None] * len(batches)
-        queue = ov.AsyncInferQueue(self.compiled(dtype), 0)  # 0: as many requests as streams
 
-        def done(request: Any, index: int) -> None:
-            out[index] = np.array(request.get_output_tensor(0).data, dtype=np.float32)
+        def collect(slot: int) -> None:
+            index = pending[slot]
+            if index is None:
+                return
+            requests[slot].wait()
+            out[index] = np.array(requests[slot].get_output_tensor(0).data, dtype=np.float32)  # a copy
+            pending[slot] = None
             if on_batch is not None:
                 on_batch(len(out[index]))
 
-        queue.set_callback(done)
         for index, batch in enumerate(batches):
-            queue.start_async({"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}, index)
-        queue.wait_all()
+            slot = index % len(requests)
+            collect(slot)
+            requests[slot].start_async({"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]},
+                                       share_inputs=False)
+            pending[slot] = index
+        for slot in range(len(requests)):
+            collect(slot)
         return out
