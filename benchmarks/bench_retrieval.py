@@ -21,10 +21,13 @@ Measured, each on an empty cache:
   (float32, 256 texts per call in batches of 64) against today's settings in float32 and
   in each ``--speed-dtypes`` precision, run interleaved N times on the same dense rows
   without any cache (wall texts/s and CPU-ms per text, medians), and the rows whose top-5
-  post set equals the old float32's.
+  post set equals the old float32's; with ``--speed-backends openvino`` also the OpenVINO
+  backend in float32 and each of those precisions; with ``--agree-rows N`` the top-5
+  agreement is counted on N rows (embedded once per setup, untimed) instead of the timed ones.
 
 Run: ``python benchmarks/bench_retrieval.py [--dense-rows 60] [--keep DIR] [--compare-dtype bfloat16]``,
-``python benchmarks/bench_retrieval.py --dense-rows 24 --speed-trials 3 --speed-dtypes bfloat16 --keep DIR``.
+``python benchmarks/bench_retrieval.py --dense-rows 24 --speed-trials 3 --speed-dtypes bfloat16 --keep DIR``,
+``... --speed-backends openvino --agree-rows 60`` (needs the ``embed-fast`` extra).
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ def main() -> None:
                         help="time the old and current encoder settings interleaved this many times (no cache)")
     parser.add_argument("--speed-dtypes", default="bfloat16",
                         help="comma-separated precisions timed with the current settings besides float32")
+    parser.add_argument("--speed-backends", default="",
+                        help="comma-separated encoder backends timed besides torch (openvino)")
+    parser.add_argument("--agree-rows", type=int, default=0,
+                        help="with --speed-trials: count top-5 agreement on this many rows (default: the timed ones)")
     parser.add_argument("--json", type=Path, help="with --speed-trials: also write its results here")
     args = parser.parse_args()
 
@@ -104,7 +111,9 @@ def main() -> None:
         step = max(1, len(queries) // max(args.dense_rows, 1))
         subset = queries[::step][: args.dense_rows]
         if args.speed_trials:
-            result = _compare_speed(subset, args.device, args.speed_trials, args.speed_dtypes.split(","))
+            agree = queries[::max(1, len(queries) // args.agree_rows)][: args.agree_rows] if args.agree_rows else None
+            result = _compare_speed(subset, args.device, args.speed_trials, args.speed_dtypes.split(","),
+                                    [b for b in args.speed_backends.split(",") if b], agree)
             if args.json:
                 args.json.write_text(json.dumps(result, indent=2))
             return
@@ -156,7 +165,8 @@ def _compare_precision(subset: list, device: str, base: str, other: str, base_cp
           f"({same5 / len(subset):.0%}), top-10 on {same10}/{len(subset)}")
 
 
-def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str]) -> dict:
+def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str], backends: list[str] | None = None,
+                   agree: list | None = None) -> dict:
     """Time the encoder's old settings against today's, interleaved, and compare top-5 sets;
     returns, per setup, the wall and CPU seconds of each trial and the rows agreeing.
 
@@ -165,6 +175,8 @@ def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str]) ->
         device: where the encoder runs.
         trials: interleaved rounds; medians are reported.
         dtypes: precisions timed with today's settings besides float32.
+        backends: encoder backends timed besides torch, in float32 and each of ``dtypes``.
+        agree: rows on which top-5 agreement with before's is counted (default: ``subset``).
     """
     import statistics
 
@@ -179,6 +191,10 @@ def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str]) ->
     setups = {"before: float32, 256 per call, batches of 64": (old, 256, "float32")}
     for dtype in ["float32", *dtypes]:
         setups[f"now: {dtype}, {chunk} per call, batches of {new.batch_size}"] = (new, chunk, dtype)
+    for backend in backends or []:
+        other = SentenceEncoder(device, backend=backend)
+        for dtype in ["float32", *dtypes]:
+            setups[f"{backend}: {dtype}, {chunk} per call, batches of {other.batch_size}"] = (other, chunk, dtype)
     walls: dict[str, list[float]] = {name: [] for name in setups}
     cpus: dict[str, list[float]] = {name: [] for name in setups}
     rankings: dict[str, list[list[int]]] = {}
@@ -193,16 +209,22 @@ def _compare_speed(subset: list, device: str, trials: int, dtypes: list[str]) ->
             print(f"  trial {trial + 1}: {name}: {texts / walls[name][-1]:.1f} texts/s, "
                   f"{1000 * cpus[name][-1] / texts:.0f} CPU-ms per text", flush=True)
     base = next(iter(setups))
+    if agree is not None:  # agreement on more rows than were timed: each setup embeds them once
+        for name, (encoder, chunk_texts, dtype) in setups.items():
+            print(f"  agreement rows: {name}", flush=True)
+            rankings[name] = rank_dense(agree, encoder, chunk_texts=chunk_texts, progress=False, dtype=dtype)
+    agree_rows = len(agree if agree is not None else subset)
     print(f"\n{len(subset)} rows, {texts:,} texts, {trials} interleaved trial(s), medians "
-          f"(speed-up against '{base}'):")
-    result: dict = {"rows": len(subset), "texts": texts, "trials": trials, "before": base, "setups": {}}
+          f"(speed-up against '{base}'); top-5 agreement on {agree_rows} rows:")
+    result: dict = {"rows": len(subset), "texts": texts, "trials": trials, "before": base, "agree_rows": agree_rows,
+                    "setups": {}}
     for name in setups:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
         same5 = sum(set(a[:5]) == set(b[:5]) for a, b in zip(rankings[base], rankings[name]))
         result["setups"][name] = {"wall_s": walls[name], "cpu_s": cpus[name], "same_top5": same5}
         print(f"  {name}: {texts / wall:.1f} texts/s ({statistics.median(walls[base]) / wall:.2f}x wall), "
               f"{1000 * cpu / texts:.1f} CPU-ms per text ({statistics.median(cpus[base]) / cpu:.2f}x per "
-              f"CPU-second); top-5 set equal to before's on {same5}/{len(subset)} rows")
+              f"CPU-second); top-5 set equal to before's on {same5}/{agree_rows} rows")
     return result
 
 

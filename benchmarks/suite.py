@@ -543,26 +543,34 @@ class Suite:
         self.finish(section)
 
     def embedding_speed(self) -> None:
+        import importlib.util
+
         plan = self.plan
-        rows = 2 if plan.smoke else 24
+        rows, agree = (2, 4) if plan.smoke else (24, 60)
+        # The OpenVINO backend is timed where its extra (embed-fast) is installed.
+        backends = ["openvino"] if importlib.util.find_spec("openvino") is not None else []
         section = self.section(Section(
             "Dense retrieval: embedding throughput on the CPU",
             f"`bench_retrieval.py --speed-trials`: every post of {rows} rows of the 1x synthetic data (drawn evenly "
             "from the three subsets) embedded with all-MiniLM-L6-v2 on the CPU, no cache, the settings before "
             "length-bucketed batching (float32, 256 texts per call, batches of 64) and today's in float32 and "
-            "bfloat16, interleaved; top-5: rows whose five best posts are the same set as before's (float32).",
+            "bfloat16, with torch" + (" and with OpenVINO (`retriever_backend=openvino`)" if backends else "") +
+            f", interleaved; top-5: of {agree} rows (embedded once per setup, untimed), those whose five best posts "
+            "are the same set as before's (float32).",
             ["setup", "texts/s", "CPU-ms per text", "speed-up, wall", "speed-up, CPU", "same top-5"]))
+        extra = ["--speed-backends", ",".join(backends)] if backends else []
         result = self._script_json("embedding_speed", "bench_retrieval.py", "--keep", str(self.data(0.01 if plan.smoke else 1.0)),
                                    "--dense-rows", str(rows), "--speed-trials", str(plan.trials),
-                                   "--speed-dtypes", "bfloat16", "--device", "cpu")
+                                   "--speed-dtypes", "bfloat16", "--device", "cpu", "--agree-rows", str(agree), *extra)
         texts, base = result["texts"], result["setups"][result["before"]]
         base_wall, base_cpu = Spread(base["wall_s"]).median, Spread(base["cpu_s"]).median
         for name, v in result["setups"].items():
             wall, cpu = Spread(v["wall_s"]).median, Spread(v["cpu_s"]).median
             section.rows.append([name, f"{texts / wall:.1f}", f"{1000 * cpu / texts:.0f}", f"{base_wall / wall:.2f}x",
-                                 f"{base_cpu / cpu:.2f}x", f"{v['same_top5']}/{result['rows']}"])
+                                 f"{base_cpu / cpu:.2f}x", f"{v['same_top5']}/{result['agree_rows']}"])
         section.commands.append(f"python benchmarks/bench_retrieval.py --keep DATA --dense-rows {rows} "
-                                f"--speed-trials {plan.trials} --speed-dtypes bfloat16 --device cpu")
+                                f"--speed-trials {plan.trials} --speed-dtypes bfloat16 --device cpu --agree-rows {agree}"
+                                + (f" --speed-backends {','.join(backends)}" if backends else ""))
         self.finish(section)
 
     # ---------------------------------------------------------------- report

@@ -41,3 +41,16 @@ def write_layout(root: Path, rows_by_config: dict[str, list[dict]], fmt: str) ->
 @pytest.fixture
 def all_sample_rows() -> dict[str, list[dict]]:
     return {s.config: sample_rows(s.config) for s in SUBSETS}
+
+
+@pytest.fixture
+def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty prb cache (rankings, selections) on disk and in memory; its folder."""
+    from prb_tasks.prompts import rank_cache, selection_cache
+
+    monkeypatch.setenv("PRB_CACHE_DIR", str(tmp_path / "cache"))
+    rank_cache._CACHES.clear()
+    selection_cache._MEMORY.clear()
+    yield tmp_path / "cache"
+    rank_cache._CACHES.clear()
+    selection_cache._MEMORY.clear()

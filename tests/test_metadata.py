@@ -85,8 +85,8 @@ def test_every_family_declares_its_keys():
     from prb_tasks.docs.metadata import all_specs
 
     assert METADATA in all_specs()
-    assert set(METADATA.keys) == {"data_dir", "k", "max_post_chars", "retriever", "retriever_device", "retriever_dtype", "plans",
-                                  "plans_missing", "templates", "system_template", "user_template"}
+    assert set(METADATA.keys) == {"data_dir", "k", "max_post_chars", "retriever", "retriever_device", "retriever_dtype",
+                                  "retriever_backend", "plans", "plans_missing", "templates", "system_template", "user_template"}
 
 
 @pytest.mark.slow
@@ -102,7 +102,8 @@ def test_plain_lm_eval_rejects_metadata_typos_but_not_model_args(tmp_path):
     assert bad.returncode != 0
     assert bad.stderr.strip().splitlines()[-1].endswith(
         "prb: unknown --metadata key 'K' for personalized_rb_sample_scalar_art (did you mean 'k'?); "
-        "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_device, retriever_dtype, system_template, "
+        "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, retriever_device, retriever_dtype, "
+        "system_template, "
         "templates, user_template")
 
 

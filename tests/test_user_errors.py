@@ -154,7 +154,8 @@ def test_metadata_typo_stops_the_run(tmp_path):
     # Found before the model is built (prb eval checks the keys of the requested families first).
     assert last_line(proc) == (
         "prb: unknown --metadata key 'datadir' for personalized_rb tasks (did you mean 'data_dir'?); "
-        "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_device, retriever_dtype, system_template, "
+        "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, retriever_device, retriever_dtype, "
+        "system_template, "
         "templates, user_template")
     assert "Initializing prb-rm model" not in proc.stderr
     sample = run_cli([*SAMPLE_RM, "--metadata", json.dumps({"data_dir": str(tmp_path)})], cwd=tmp_path)

@@ -54,6 +54,7 @@ class RetrievalOptions:
         device: where the embedding model runs (``auto``, ``cpu``, ``cuda``...).
         dtype: the embedding model's precision (``float32``, ``bfloat16``, ``float16`` or
             ``auto``: bfloat16 where the hardware computes it natively).
+        backend: what runs the embedding model: ``torch`` or ``openvino`` (CPU only).
     """
 
     retriever: str = "bm25"
@@ -61,6 +62,7 @@ class RetrievalOptions:
     max_post_chars: int = DEFAULT_MAX_POST_CHARS
     device: str = "auto"
     dtype: str = "float32"
+    backend: str = "torch"
 
 
 def truncate(text: str, limit: int) -> str:
@@ -93,22 +95,25 @@ def retrieval_cache_dir() -> Path:
     return cache_root() / "retrieval"
 
 
-def retriever_identity(retriever: str, dtype: str = "float32") -> str:
-    """What determines a ranking: the retriever and, for dense, the encoder and its
-    precision (``dtype``, resolved: not ``auto``), for cache keys."""
+def retriever_identity(retriever: str, dtype: str = "float32", backend: str = "torch") -> str:
+    """What determines a ranking: the retriever and, for dense, the encoder, its
+    precision (``dtype``, resolved: not ``auto``) and its backend, for cache keys."""
     if retriever == "embedding":
         from prb_tasks.text.encoder import encoder_identity
 
-        return "dense-dot|" + encoder_identity("retriever=embedding", dtype)
+        return "dense-dot|" + encoder_identity("retriever=embedding", dtype, backend)
     return _BM25_IDENTITY
 
 
-def resolved_dtype(retriever: str, device: str, dtype: str) -> str:
-    """The precision dense retrieval runs in (``auto`` resolved for ``device``); float32 for BM25."""
+def resolved_dtype(retriever: str, device: str, dtype: str, backend: str = "torch") -> str:
+    """The precision dense retrieval runs in (``auto`` resolved for ``device`` and ``backend``); float32 for BM25."""
     if retriever != "embedding" or dtype != "auto":
         return dtype if retriever == "embedding" else "float32"
-    from prb_tasks.rm.devices import resolve_device
     from prb_tasks.text.encoder import choose_dtype
+
+    if backend != "torch":
+        return choose_dtype("auto", "cpu", backend)
+    from prb_tasks.rm.devices import resolve_device
 
     return choose_dtype("auto", resolve_device(device))
 
@@ -119,6 +124,7 @@ def rank_profiles(
     device: str = "auto",
     progress: bool = True,
     dtype: str = "float32",
+    backend: str = "torch",
 ) -> list[tuple[int, ...]]:
     """The full ranking (post indices, best first) of each row's posts.
 
@@ -128,8 +134,9 @@ def rank_profiles(
         device: where the embedding model runs (dense only).
         progress: show a progress bar while embedding.
         dtype: the embedding model's precision (dense only; see :class:`RetrievalOptions`).
+        backend: what runs the embedding model (dense only; see :class:`RetrievalOptions`).
     """
-    dtype, identity = _identity_checked(retriever, device, dtype)
+    dtype, identity = _identity_checked(retriever, device, dtype, backend)
     keys = [ranking_key(identity, question, posts) for question, posts in queries]
 
     def lists(start: int, stop: int) -> Any:
@@ -138,8 +145,8 @@ def rank_profiles(
         return pa.array([list(posts) for _, posts in queries[start:stop]], pa.list_(pa.string()))
 
     return _rank_cached(
-        keys, [len(posts) for _, posts in queries], [q for q, _ in queries], retriever, device, dtype, progress,
-        lists, lambda rows: [(queries[i][0], list(queries[i][1])) for i in rows],
+        keys, [len(posts) for _, posts in queries], [q for q, _ in queries], retriever, device, dtype, backend,
+        progress, lists, lambda rows: [(queries[i][0], list(queries[i][1])) for i in rows],
     )
 
 
@@ -150,6 +157,7 @@ def rank_columns(
     device: str = "auto",
     progress: bool = True,
     dtype: str = "float32",
+    backend: str = "torch",
 ) -> list[tuple[int, ...]]:
     """:func:`rank_profiles` for a subset held as Arrow columns: the same rankings and cache
     keys, computed from the column's bytes without a Python string per post.
@@ -161,23 +169,29 @@ def rank_columns(
         device: where the embedding model runs (dense only).
         progress: show a progress bar while embedding.
         dtype: the embedding model's precision (dense only; see :class:`RetrievalOptions`).
+        backend: what runs the embedding model (dense only; see :class:`RetrievalOptions`).
     """
-    dtype, identity = _identity_checked(retriever, device, dtype)
+    dtype, identity = _identity_checked(retriever, device, dtype, backend)
     keys = [ranking_key_of_bytes(identity, question, profiles.post_bytes(row))
             for row, question in enumerate(questions)]
     return _rank_cached(
         keys, [profiles.count(row) for row in range(len(questions))], list(questions), retriever, device, dtype,
-        progress,
+        backend, progress,
         profiles.text_lists, lambda rows: [(questions[i], profiles.texts(i)) for i in rows],
     )
 
 
-def _identity_checked(retriever: str, device: str, dtype: str) -> tuple[str, str]:
-    """The resolved precision and the ranking identity, for a known retriever."""
+def _identity_checked(retriever: str, device: str, dtype: str, backend: str = "torch") -> tuple[str, str]:
+    """The resolved precision and the ranking identity, for a known retriever (and, for
+    dense, a backend that can run here: a one-line error before any work otherwise)."""
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; expected one of {RETRIEVERS}")
-    dtype = resolved_dtype(retriever, device, dtype)
-    return dtype, retriever_identity(retriever, dtype)
+    dtype = resolved_dtype(retriever, device, dtype, backend)
+    if retriever == "embedding" and backend != "torch":
+        from prb_tasks.text.encoder import check_backend
+
+        check_backend("retriever=embedding", backend, dtype, device)
+    return dtype, retriever_identity(retriever, dtype, backend)
 
 
 def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
@@ -198,6 +212,7 @@ def _rank_cached(
     retriever: str,
     device: str,
     dtype: str,
+    backend: str,
     progress: bool,
     lists: Callable[[int, int], Any],
     texts: Callable[[list[int]], list[tuple[str, list[str]]]],
@@ -211,6 +226,7 @@ def _rank_cached(
         retriever: ``bm25`` or ``embedding``.
         device: where the embedding model runs (dense only).
         dtype: the embedding model's precision, resolved (dense only).
+        backend: what runs the embedding model (dense only).
         progress: show a progress bar while embedding.
         lists: rows ``start`` to ``stop`` as an Arrow ``list<string>`` of post texts (BM25).
         texts: the question and post texts of the given rows (dense).
@@ -231,7 +247,7 @@ def _rank_cached(
             def store(chunk: list[int], done: list[list[int]]) -> None:
                 cache.put_many([(keys[rows[i]], order) for i, order in zip(chunk, done)])
 
-            rank_dense(texts(rows), shared_encoder(device), on_chunk=store, progress=progress, dtype=dtype)
+            rank_dense(texts(rows), shared_encoder(device, backend=backend), on_chunk=store, progress=progress, dtype=dtype)
         else:
             from prb_tasks.text.bm25_columns import rank_lists
 
@@ -254,7 +270,7 @@ def select_posts_many(
         return [[] for _ in queries]
     rankings = rank_profiles(
         [(question, [p.text for p in profile]) for question, profile in queries],
-        options.retriever, options.device, dtype=options.dtype,
+        options.retriever, options.device, dtype=options.dtype, backend=options.backend,
     )
     return [
         _selected(options, [profile[i] for i in ranking[: options.k]])
@@ -277,7 +293,7 @@ def select_posts_columns(
     selected: list[list[SelectedPost]] = []
     for start, profiles in batches:
         rankings = rank_columns(questions[start:start + len(profiles)], profiles, options.retriever, options.device,
-                                dtype=options.dtype)
+                                dtype=options.dtype, backend=options.backend)
         selected.extend(_selected(options, profiles.posts(row, ranking[: options.k]))
                         for row, ranking in enumerate(rankings))
     if len(selected) != len(questions):

@@ -29,6 +29,7 @@ def build_scorer(options: RMOptions, device_from_harness: bool = False) -> Score
 
         return EmbeddingScorer(top_k=options.embed_top_k, question_weight=options.embed_question_weight,
                                max_posts=options.embed_max_posts, device=options.device, dtype=options.dtype,
+                               backend=options.embed_backend,
                                batch_size=max(options.effective_batch_size, 32),
                                device_from_harness=device_from_harness)
     if kind == "hf":

@@ -16,8 +16,14 @@ callers hand over many texts at once and the encoder batches them, sorted by len
 
 Precision: float32 by default. ``dtype="bfloat16"`` (or ``float16``) runs the model
 under torch autocast; on CPUs that compute bfloat16 in hardware (AVX512-BF16, AMX)
-that is about twice as fast here, and the vectors differ from float32's by well under
-1%. Every cache keyed on embeddings includes the dtype (:func:`encoder_identity`).
+that needs about 1.5x less CPU time, and the vectors differ from float32's by well
+under 1%.
+
+Backend: ``torch`` by default (sentence-transformers). ``backend="openvino"`` (extra
+``embed-fast``) runs the same model, converted once, with OpenVINO on the CPU
+(:mod:`prb_tasks.text.encoder_openvino`); see docs/tasks.md, "Batching by length", for
+its speed. Every cache keyed on embeddings includes the precision and the backend
+(:func:`encoder_identity`).
 """
 
 from __future__ import annotations
@@ -42,9 +48,12 @@ class EncoderUnavailable(PRBError):
     """The embedding model cannot be used here (extra not installed, device missing)."""
 
 
-def _missing_extra(what: str, exc: ImportError) -> EncoderUnavailable:
+BACKENDS = ("torch", "openvino")
+
+
+def _missing_extra(what: str, exc: ImportError, extra: str = "embed") -> EncoderUnavailable:
     return EncoderUnavailable(
-        f"prb: {what} needs the 'embed' extra (pip install 'prb-tasks[embed]'); missing: {exc.name}"
+        f"prb: {what} needs the '{extra}' extra (pip install 'prb-tasks[{extra}]'); missing: {exc.name}"
     )
 
 
@@ -70,8 +79,8 @@ def package_facts() -> tuple[str, int]:
     return package_version, max_len
 
 
-def encoder_identity(what: str = "this option", dtype: str = "float32") -> str:
-    """What determines an embedding (model, package version, input limit, pooling, precision).
+def encoder_identity(what: str = "this option", dtype: str = "float32", backend: str = "torch") -> str:
+    """What determines an embedding (model, package version, input limit, pooling, precision, backend).
 
     Read from the installed package's files, without loading the model, so cached
     results can be found before deciding whether the model is needed at all.
@@ -80,13 +89,48 @@ def encoder_identity(what: str = "this option", dtype: str = "float32") -> str:
         what: the feature asking, named in the error when the extra is missing.
         dtype: the precision the embeddings are computed in (float32 adds nothing, so
             keys made before the option existed stay valid).
+        backend: what runs the model (``torch`` adds nothing, for the same reason;
+            ``openvino`` adds its version).
     """
     try:
         package_version, max_len = package_facts()
     except ImportError as exc:
         raise _missing_extra(what, exc) from None
     precision = "" if dtype == "float32" else f"|{dtype}"
-    return f"{MODEL_NAME}|{PACKAGE}=={package_version}|max_seq_length={max_len}|mean{precision}"
+    runner = ""
+    if backend != "torch":
+        check_backend(what, backend, dtype)
+        from prb_tasks.text.encoder_openvino import openvino_version
+
+        runner = f"|openvino=={openvino_version()}"
+    return f"{MODEL_NAME}|{PACKAGE}=={package_version}|max_seq_length={max_len}|mean{precision}{runner}"
+
+
+def check_backend(what: str, backend: str, dtype: str = "float32", device: str = "cpu") -> None:
+    """Fail in one line unless ``backend`` can run here in ``dtype`` (resolved) on ``device``.
+
+    Args:
+        what: the option or feature asking, named in the error.
+        backend: one of :data:`BACKENDS`.
+        dtype: the resolved precision.
+        device: the requested device (OpenVINO runs on the CPU: ``auto`` or ``cpu``).
+    """
+    if backend not in BACKENDS:
+        raise EncoderUnavailable(f"prb: {what}: unknown encoder backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    if backend == "torch":
+        return
+    try:
+        from prb_tasks.text.encoder_openvino import PRECISION_HINTS, openvino_version
+
+        openvino_version()
+    except ImportError as exc:
+        raise _missing_extra(f"{what} with the openvino backend", exc, "embed-fast") from None
+    if dtype not in PRECISION_HINTS:
+        raise EncoderUnavailable(f"prb: {what}: the openvino backend computes in {' or '.join(PRECISION_HINTS)}, "
+                                 f"not {dtype}; use float32, bfloat16 or auto")
+    if device not in ("auto", "cpu"):
+        raise EncoderUnavailable(f"prb: {what}: the openvino backend runs on the CPU, not '{device}'; "
+                                 "use device auto or cpu, or the torch backend")
 
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -102,15 +146,18 @@ def native_bf16() -> bool:
     return " avx512_bf16" in flags or " amx_bf16" in flags
 
 
-def choose_dtype(requested: str, device: str) -> str:
+def choose_dtype(requested: str, device: str, backend: str = "torch") -> str:
     """The encoder precision: ``requested``, or for ``auto`` bfloat16 where it is fast.
 
     Args:
         requested: one of :data:`DTYPES`.
         device: the resolved torch device.
+        backend: what runs the model (OpenVINO has no float16 on the CPU: float32 there).
     """
     if requested != "auto":
         return requested
+    if backend == "openvino":
+        return "bfloat16" if native_bf16() else "float32"
     if device.startswith("cuda"):
         import torch
 
@@ -152,26 +199,37 @@ class SentenceEncoder:
 
     Args:
         device: ``auto`` (CUDA if present, else MPS, else CPU), ``cpu``, ``cuda``,
-            ``cuda:N`` or ``mps``.
+            ``cuda:N`` or ``mps``; the openvino backend runs on the CPU (``auto`` or ``cpu``).
         batch_size: texts per forward pass.
+        backend: ``torch`` (sentence-transformers) or ``openvino`` (extra ``embed-fast``).
     """
 
-    def __init__(self, device: str = "auto", batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+    def __init__(self, device: str = "auto", batch_size: int = DEFAULT_BATCH_SIZE, backend: str = "torch") -> None:
         try:
             from sentence_transformers import SentenceTransformer
             _model_dir()
         except ImportError as exc:
             raise _missing_extra("the all-MiniLM-L6-v2 encoder", exc) from None
-        self.device = _device(device)
+        check_backend("the all-MiniLM-L6-v2 encoder", backend, device=device)
+        self.backend = backend
+        self.device = "cpu" if backend == "openvino" else _device(device)
         self.batch_size = max(int(batch_size), 1)
         full = SentenceTransformer(_model_dir(), device=self.device)
         # Transformer + mean pooling only: the raw pooled vector. Normalizing it is
         # the model's last module, done here in numpy when asked for.
         self._model = SentenceTransformer(modules=[full[0], full[1]], device=self.device)
         self.max_seq_length = int(full.max_seq_length or 256)
-        self.identity = encoder_identity()
+        self.identity = encoder_identity(backend=backend)
         self.stats = EncoderStats()
         self._lock = threading.Lock()
+        self._openvino: Any = None
+        if backend == "openvino":
+            from prb_tasks.text.encoder_openvino import OpenVINOModel, convert, stored_model_path
+
+            path = stored_model_path(package_facts()[0])
+            if not path.is_file():
+                convert(full[0].auto_model, path)
+            self._openvino = OpenVINOModel(path)
 
     def encode(self, texts: Sequence[str], *, normalize: bool = False, progress: bool = False,
                dtype: str = "float32") -> Any:
@@ -181,22 +239,48 @@ class SentenceEncoder:
             texts: the texts; pass many at once (they are batched sorted by length).
             normalize: scale each vector to unit length (cosine similarity by dot product).
             progress: show a progress bar over batches.
-            dtype: ``float32``, ``bfloat16`` or ``float16`` (resolved, not ``auto``).
+            dtype: ``float32``, ``bfloat16`` or ``float16`` (resolved, not ``auto``; the
+                openvino backend: float32 or bfloat16).
         """
         import numpy as np
 
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
-        with self._lock, precision(dtype, self.device):
-            vectors = self._model.encode(
-                list(texts), batch_size=self.batch_size, convert_to_numpy=True,
-                show_progress_bar=progress,
-            ).astype(np.float32, copy=False)
+        with self._lock:
+            if self._openvino is not None:
+                check_backend("the all-MiniLM-L6-v2 encoder", self.backend, dtype)
+                vectors = self._encode_openvino(list(texts), dtype, progress)
+            else:
+                with precision(dtype, self.device):
+                    vectors = self._model.encode(
+                        list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                        show_progress_bar=progress,
+                    ).astype(np.float32, copy=False)
             self.stats.calls += 1
             self.stats.texts += len(texts)
         if normalize:
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors = vectors / np.maximum(norms, 1e-12)
+        return vectors
+
+    def _encode_openvino(self, texts: list[str], dtype: str, progress: bool) -> Any:
+        """The raw mean-pooled vectors by OpenVINO: texts sorted by length (longest first,
+        as sentence-transformers does), tokenized by the model's own tokenizer, in batches."""
+        import numpy as np
+        from tqdm.auto import tqdm
+
+        order = np.argsort([-len(text) for text in texts], kind="stable")
+        module = self._model[0]
+        tokenize = getattr(module, "preprocess", None) or module.tokenize
+        batches = []
+        for start in range(0, len(texts), self.batch_size):
+            features = tokenize([texts[i] for i in order[start:start + self.batch_size]])
+            batches.append({name: features[name].numpy().astype(np.int64, copy=False)
+                            for name in ("input_ids", "attention_mask")})
+        with tqdm(total=len(texts), desc="Batches", unit="text", disable=not progress) as bar:
+            pooled = self._openvino.run(batches, dtype, on_batch=bar.update)
+        vectors = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        vectors[order] = np.concatenate(pooled)
         return vectors
 
 
@@ -212,20 +296,22 @@ def _device(requested: str) -> str:
         ) from None
 
 
-_SHARED: dict[tuple[str, int], SentenceEncoder] = {}
+_SHARED: dict[tuple[str, int, str], SentenceEncoder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_encoder(device: str = "auto", batch_size: int = DEFAULT_BATCH_SIZE) -> SentenceEncoder:
-    """The process-wide encoder for ``device`` (loaded on first use, then reused).
+def shared_encoder(device: str = "auto", batch_size: int = DEFAULT_BATCH_SIZE,
+                   backend: str = "torch") -> SentenceEncoder:
+    """The process-wide encoder for ``device`` and ``backend`` (loaded on first use, then reused).
 
     Args:
         device: as for :class:`SentenceEncoder`.
         batch_size: texts per forward pass.
+        backend: ``torch`` or ``openvino``.
     """
-    key = (device, batch_size)
+    key = (device, batch_size, backend)
     with _SHARED_LOCK:
         encoder = _SHARED.get(key)
         if encoder is None:
-            encoder = _SHARED[key] = SentenceEncoder(device, batch_size)
+            encoder = _SHARED[key] = SentenceEncoder(device, batch_size, backend)
         return encoder
