@@ -139,15 +139,12 @@ def fix_prompt_hashes(samples: Mapping[str, list[dict[str, Any]]]) -> None:
     lm-eval hashed the compact reference; the results file's task hashes and the samples
     file should carry the hash of the prompt itself, as without compact contexts.
     """
-    from lm_eval.utils import hash_string
-
     for task_samples in samples.values():
         for sample in task_samples:
             arguments = sample.get("arguments")
             if arguments and isinstance(arguments, list) and arguments[0] and isinstance(arguments[0][0], CompactChat):
-                ref = str.__str__(arguments[0][0])
-                known = _HASHES.get(ref)
-                sample["prompt_hash"] = known if known is not None else hash_string(expand_json(arguments[0][0]))
+                # Taken in chat_context, which fills _HASHES together with _ENTRIES.
+                sample["prompt_hash"] = _HASHES[str.__str__(arguments[0][0])]
 
 
 def expand_samples(samples: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
