@@ -30,6 +30,8 @@ EXPECTED = {
     "personalized_custom_example_scalar_history": "demographics_history",
     **{f"{family}_fewshot{kind}": "fewshot" for family in ("personalllm", "personalized_custom")
        for kind in ("", "_judge", "_judge_similar")},
+    # General RM benchmarks: the RM sees the question only.
+    **{f"rewardbench2_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},
 }
 
 

@@ -26,7 +26,9 @@ HEADLINE = ("acc_macro", "acc_user", "acc_tag", "acc_pair", "consistency", "doub
             "tie_rate", "parse_fail", "plan_recall", "plan_precision", "plan_empty",
             # Best-of-N on Personalized RewardBench (prb_tasks/scoring/bestofk.py), at k = N.
             "bon_gold", "bon_gain", "bon_top", "ungraded", "gold", "grade_unparsed", "candidate_words",
-            "failed_candidate")
+            "failed_candidate",
+            # General RM benchmarks: RewardBench 2 (scoring/rewardbench2.py), RM-Bench (scoring/rmbench.py).
+            "score", "top1", "easy_acc", "normal_acc", "hard_acc")
 #: Values on their own scale (rewards, 0-2 grades, words), not shares shown in percent.
 _NOT_SHARES = ("bon_reward", "bon_regret", "plan_size", "bon_gold", "bon_gain", "gold", "candidate_words")
 #: Failures shown only when they happened: a column of zeros says nothing.

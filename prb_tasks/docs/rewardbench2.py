@@ -1,0 +1,86 @@
+"""Turn RewardBench 2 rows into the documents lm-eval iterates over.
+
+One document per row: every response (``chosen`` then ``rejected``, as allenai's
+loader unrolls them) is one choice of a ``multiple_choice`` task, so a scalar RM
+scores each response exactly once and :mod:`prb_tasks.scoring.rewardbench2` applies
+allenai's rules to the rewards. The RM sees ``[user: prompt, assistant: response]``,
+the conversation allenai's ``run_v2.py`` builds. The task YAML names the subset
+(``dataset_kwargs``); the user can point at a local copy with ``--metadata``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prb_tasks.data import provenance
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.rewardbench2.schema import SUBSETS, Row, subset_slug
+from prb_tasks.data.rewardbench2.sources import ENV_VAR, HF_REPO, HF_SPLIT, load_rows, resolve_data_dir
+from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.docs.options import parse_options
+from prb_tasks.docs.pairs import DocList, to_dataset
+
+
+class RewardBench2Options(BaseModel):
+    """``--metadata`` options of the RewardBench 2 tasks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data_dir: Optional[str] = Field(
+        None, description=f"local copy in the HF layout (<dir>/data/test-*.parquet); else ${ENV_VAR}, else the HF hub")
+
+
+#: The ``--metadata`` keys of every ``rewardbench2*`` task.
+METADATA = MetadataSpec.from_options("rewardbench2", RewardBench2Options, fixed=frozenset({"subset"}))
+
+
+def row_doc(row: Row) -> dict[str, Any]:
+    """The document of one row.
+
+    Args:
+        row: a validated row.
+    """
+    return {
+        "id": row.id,
+        "subset": row.subset,
+        "row": row.index,
+        "question": row.prompt,
+        "prompt": row.prompt,
+        "choices": list(row.responses),
+        "num_correct": row.num_correct,
+    }
+
+
+def build_docs(subset: str, **kwargs: Any) -> list[dict[str, Any]]:
+    """Documents of one subset, in dataset order.
+
+    Args:
+        subset: a subset as the hub names it (``Precise IF``), or its task form (``precise_if``).
+        **kwargs: ``--metadata`` / ``--model_args`` keys; see :class:`RewardBench2Options`.
+    """
+    check_options(METADATA, kwargs, task_name(kwargs))
+    opts = parse_options(RewardBench2Options, kwargs)
+    wanted = subset_slug(subset)
+    if wanted not in {subset_slug(s) for s in SUBSETS}:
+        raise DataError(f"prb: unknown RewardBench 2 subset '{subset}'; expected one of {', '.join(SUBSETS)}")
+    rows = load_rows(opts.data_dir)
+    docs = [row_doc(row) for row in rows if subset_slug(row.subset) == wanted]
+    folder = resolve_data_dir(opts.data_dir)
+    name = next(s for s in SUBSETS if subset_slug(s) == wanted)
+    origin = (provenance.DataSource("hub", HF_REPO, f"{HF_SPLIT}: {name}", len(docs)) if folder is None
+              else provenance.DataSource("local", str(folder), f"{HF_SPLIT}: {name}", len(docs)))
+    provenance.record(kwargs, origin, task_name(kwargs) or f"rewardbench2_{wanted}")
+    if not docs:
+        where = "the HF hub" if folder is None else str(folder)
+        found = sorted({r.subset for r in rows})
+        raise DataError(f"prb: RewardBench 2 in {where} has no rows of subset '{name}' (it holds "
+                        f"{', '.join(found) or 'none'}); download the whole test split")
+    return docs
+
+
+def load_dataset(**kwargs: Any) -> dict[str, DocList]:
+    """``custom_dataset`` entry point for the RewardBench 2 task YAMLs."""
+    subset = kwargs.pop("subset")
+    return to_dataset(build_docs(subset, **kwargs))
