@@ -207,6 +207,12 @@ def _parser() -> argparse.ArgumentParser:
     val_.add_argument("--format", choices=("table", "json"), default="table", help="what to print")
     val_.add_argument("--iters", type=int, default=2000, help="bootstrap draws per interval (default 2000)")
     val_.add_argument("--no-charts", action="store_true", help="skip the scatter chart")
+    val_.add_argument("--compare-with", metavar="TASK", action="append",
+                      help="another benchmark from the same runs (a task or group, e.g. rewardbench2, by its "
+                      "score or acc); repeatable; compares the benchmarks' correlations with the downstream")
+    val_.add_argument("--scores", type=Path, metavar="FILE",
+                      help="published benchmark scores, CSV (model,<benchmark>,...) or JSON ({model: {benchmark: "
+                      "score}}), matched to the contestants by name; compares the benchmarks")
 
     audit = sub.add_parser("audit", help="how far content-blind shortcuts (longer, shorter, overlap, position) "
                            "get on a data set, with intervals")
@@ -315,6 +321,10 @@ def _main(args_list: list[str]) -> int:
 
         return run_command(args)
     if args.command == "validity":
+        from prb_tasks.report import validity_benchmarks_output as across
+
+        if across.wanted(args):
+            return across.run_command(args)
         from prb_tasks.report.validity_output import run_command as run_validity
 
         return run_validity(args)
