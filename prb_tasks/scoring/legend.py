@@ -62,9 +62,10 @@ _SCALAR = {
     "aukc": _JUDGE["aukc"],
     **{name: meaning for name, meaning in _JUDGE.items() if name.startswith("bon_")},
     "ungraded": _JUDGE["ungraded"],
-    "score": "RewardBench 2's official score (allenai's rules): a best-of-N subset's mean of 1/k when the correct "
-             "answer has the top reward shared by k answers (else 0); Ties: 0.3 tied + 0.3 ref accuracy + 0.2 + 0.2 "
-             "margin shares + 0.01 margin term; the group row: the plain mean of the six subsets (the leaderboard's)",
+    "score": "the benchmark's official score, by its authors' rules. RewardBench 2: a best-of-N subset's mean of "
+             "1/k when the correct answer has the top reward shared by k answers (else 0); Ties: 0.3 tied + 0.3 ref "
+             "accuracy + 0.2 + 0.2 margin shares + 0.01 margin term; group row: the plain mean of the six subsets. "
+             "RM-Bench: a domain's mean of hard, normal and easy; group row: the plain mean of the four domains",
     "top1": "share of best-of-N rows where the correct answer alone has the top reward",
     "easy_acc": "RM-Bench: share of (chosen, rejected) style pairs won where the chosen answer is the more "
                 "elaborate style (below the diagonal of the 3x3 matrix)",
