@@ -159,6 +159,7 @@ class _Runs:
     down: dict[str, dict[str, Side]] = field(default_factory=lambda: defaultdict(dict))
     bench: dict[str, dict[str, Side]] = field(default_factory=lambda: defaultdict(dict))
     headline: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
+    tasks: set[str] = field(default_factory=set)
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -184,6 +185,7 @@ def _read_runs(paths: list[Path], compare_with: list[str], notes: list[str]) -> 
         for task, side in _read_downstream(path, notes).items():
             runs.down[task][label] = side
         results = data.get("results") if isinstance(data.get("results"), dict) else {}
+        runs.tasks.update(name for name, entry in results.items() if headline(entry) is not None)
         for task in compare_with:
             value = headline(results.get(task))
             if value is not None:
@@ -364,7 +366,8 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
         have = runs.headline.get(task, {})
         if not have:
             problems.append(f"prb validity: --compare-with {task}: no run under these folders reports it (a task or "
-                            "group with a score or acc); run it with the contestants' --model and --model_args")
+                            f"group with a score or acc){did_you_mean(task, runs.tasks)}; run it with the "
+                            "contestants' --model and --model_args")
             continue
         line = _missing_line(task, "runs", set(have), contestants)
         if line:

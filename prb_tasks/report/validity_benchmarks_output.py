@@ -160,7 +160,7 @@ def draw_panels(report: CrossValidity, stem: Path) -> None:
     pad = max(1.0, 0.08 * float(np.ptp(xs_all)))
     # Room above the highest point for its label (labels sit above their points).
     y_pad = max(1e-6, float(np.ptp(gains))) if len(gains) else 1.0
-    y_limits = (float(gains.min()) - 0.1 * y_pad, float(gains.max()) + 0.3 * y_pad) if len(gains) else (0.0, 1.0)
+    y_limits = (float(gains.min()) - 0.1 * y_pad, float(gains.max()) + 0.35 * y_pad) if len(gains) else (0.0, 1.0)
     for k, bench in enumerate(report.benchmarks):
         ax = axes[k // columns][k % columns]
         xs = _shown(bench.values)
@@ -219,6 +219,8 @@ def run_command(args: Any) -> int:
     try:
         if args.iters < 100:
             raise PRBError(f"prb validity: --iters must be at least 100 (got {args.iters}); 2000 is the default")
+        if args.scores and args.scores.is_dir():
+            raise PRBError(f"prb validity: --scores {args.scores} is a folder; give a CSV or JSON file of scores")
         scores = read_scores(args.scores) if args.scores else None
         report = cross_validity(args.paths, scores, args.compare_with, args.benchmark, args.downstream,
                                 iters=args.iters)
