@@ -190,3 +190,16 @@ def test_rewardbench2_through_prb_rm(tmp_path: Path, copy_dir: Path) -> None:
     # Every response was scored once: one request per response, none twice.
     assert re.search(rf"prb-rm \(length\): {responses} responses \(", proc.stderr), proc.stderr[-2000:]
     assert f"Data: local folder {copy_dir}" in proc.stdout
+
+
+def test_prb_data_validate(copy_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from prb_tasks.cli import main
+
+    assert main(["data", "validate", str(copy_dir), "--family", "rewardbench2"]) == 0
+    out = capsys.readouterr().out
+    assert "Precise IF" in out and "total                                      40  ok (the published data has 1865" in out
+    rows = fixture_rows()
+    rows[3]["num_correct"] = 4
+    broken = write_rewardbench2(tmp_path / "b", rows)
+    assert main(["data", "validate", str(broken), "--family", "rewardbench2"]) == 1
+    assert "row 4 (id '3'): field 'row': Value error, num_correct 4 leaves no incorrect" in capsys.readouterr().out

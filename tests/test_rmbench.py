@@ -139,3 +139,11 @@ def test_rmbench_through_prb_rm(tmp_path: Path, copy_dir: Path) -> None:
         assert metric(results, "rmbench", key) == pytest.approx(theirs[key]), key
     # Six responses per prompt, each scored once.
     assert re.search(rf"prb-rm \(length\): {6 * len(raw)} responses \({len(raw)} documents\)", proc.stderr)
+
+
+def test_prb_data_validate(copy_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from prb_tasks.cli import main
+
+    assert main(["data", "validate", str(copy_dir)]) == 0  # the family is guessed from total_dataset.json
+    out = capsys.readouterr().out
+    assert "safety-response" in out and "total                                      25  ok (the published data has 1327" in out

@@ -162,11 +162,12 @@ def _parser() -> argparse.ArgumentParser:
     dl = data_sub.add_parser("download", help="download the HF dataset into DIR (HF repo layout)")
     dl.add_argument("dir", type=Path)
     dl.add_argument("--subset", action="append", help="HF config to fetch (repeatable; default all)")
-    dl.add_argument("--family", choices=("personalized_rb", "personalllm"), default="personalized_rb",
+    dl.add_argument("--family", choices=("personalized_rb", "personalllm", "rewardbench2", "rmbench"),
+                    default="personalized_rb",
                     help="which benchmark (default personalized_rb)")
     val = data_sub.add_parser("validate", help="check a local copy (or a preference file) and print counts")
     val.add_argument("dir", type=Path, help="the copy's folder (or a preference file), or 'sample' for the bundled sample")
-    val.add_argument("--family", choices=("personalized_rb", "personalllm", "custom"),
+    val.add_argument("--family", choices=("personalized_rb", "personalllm", "custom", "rewardbench2", "rmbench"),
                      help="what DIR holds (default: guessed; a file = custom)")
 
     tpl = sub.add_parser("templates", help="prompt templates: write the authors' wording for --metadata templates")

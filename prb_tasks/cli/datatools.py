@@ -26,6 +26,13 @@ def download(target: Path, subsets: list[str] | None = None, family: str = "pers
         family: ``personalized_rb`` or ``personalllm`` (its test split, and the train split
             the authors' public-script preset draws histories from).
     """
+    if family in ("rewardbench2", "rmbench"):
+        from prb_tasks.cli import general_data
+
+        if subsets:
+            print(f"prb: --subset applies to personalized_rb only; {family} is downloaded whole")
+            return 2
+        return general_data.download(target, family)
     if family == "personalllm":
         from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO as PLLM_REPO, HF_SPLIT, TRAIN_SPLIT
 
@@ -101,6 +108,10 @@ def validate(folder: Path, family: str | None = None) -> int:
         # As for the tasks and prb audit: 'example' is the bundled example preference file.
         folder = example_path()
     family = family or detect_family(folder)
+    if family in ("rewardbench2", "rmbench"):
+        from prb_tasks.cli import general_data
+
+        return general_data.validate(folder, family)
     if family == "personalllm":
         return validate_personalllm(folder)
     if family == "custom":

@@ -32,7 +32,7 @@ EXPECTED_ROWS = 1865
 LAYOUT = f"<dir>/{DATA_FOLDER}/{HF_SPLIT}-00000-of-00001.parquet"
 
 _OFFLINE_ADVICE = (
-    f"on an offline machine download {HF_REPO} elsewhere (its {LAYOUT} file) and pass "
+    f"on an offline machine run `prb data download DIR --family rewardbench2` elsewhere and pass "
     f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
 )
 

@@ -32,7 +32,8 @@ ENV_VAR = "PRB_RMBENCH_DIR"
 EXPECTED_ROWS = 1327
 
 _OFFLINE_ADVICE = (
-    f"on an offline machine download {FILE_NAME} from {HF_REPO} (or the authors' GitHub data/ folder) and pass "
+    f"on an offline machine run `prb data download DIR --family rmbench` elsewhere (or copy {FILE_NAME} from the "
+    "authors' GitHub data/ folder) and pass "
     f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}"
 )
 
