@@ -73,7 +73,8 @@ def rank_dense(
               "once per data set",
               file=sys.stderr, flush=True)
     rankings: list[list[int]] = [[] for _ in queries]
-    bar = tqdm(total=total, desc="prb: dense retrieval (all-MiniLM-L6-v2)", unit="text",
+    name = str(getattr(encoder, "name", "all-MiniLM-L6-v2")).rstrip("/").rsplit("/", 1)[-1]
+    bar = tqdm(total=total, desc=f"prb: dense retrieval ({name})", unit="text",
                disable=not progress, file=sys.stderr)
     try:
         limit = chunk_texts or CHUNK_TEXTS["cpu" if encoder.device == "cpu" else "gpu"]
