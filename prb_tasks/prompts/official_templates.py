@@ -132,9 +132,9 @@ def script_system_message(data: bytes, source: PromptFile) -> str:
     except (SyntaxError, UnicodeDecodeError, ValueError):
         raise PRBError(f"prb: {source.path} is not a Python script this command can read; use the file of "
                        f"commit {COMMIT[:7]}") from None
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Dict):
-            continue
+    literals = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Dict)),
+                      key=lambda node: (node.lineno, node.col_offset))  # walk() is breadth-first: source order
+    for node in literals:
         fields = {key.value: value for key, value in zip(node.keys, node.values)
                   if isinstance(key, ast.Constant) and isinstance(key.value, str)}
         role, content = fields.get("role"), fields.get("content")
