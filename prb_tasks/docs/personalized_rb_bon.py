@@ -40,7 +40,7 @@ from prb_tasks.data.personalized_rb.sources import load_table
 from prb_tasks.data.personalized_rb.subsets import SUBSETS, Subset
 from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, parse_options
-from prb_tasks.docs.pairs import DocList, judge_system_prompt, to_dataset
+from prb_tasks.docs.pairs import ASK_ONCE, DocList, judge_system_prompt, to_dataset
 from prb_tasks.docs.personalized_rb import DocOptions, selected_posts, subset_source
 from prb_tasks.prompts.retrieval import DEFAULT_MAX_POST_CHARS, RETRIEVERS, format_posts
 from prb_tasks.prompts.templates import render, resolve
@@ -195,7 +195,7 @@ def _sample_docs(tables: list[tuple[Subset, SubsetTable]], options: BonOptions) 
                          "variant": "bon_sample", "post_ids": [p.id for p in posts],
                          # "" sends no system message (prb's protocol has none).
                          "system_prompt": system, "prompt": prompt,
-                         **({"rule": OFFICIAL} if official else {})})
+                         **({"rule": OFFICIAL, ASK_ONCE: True} if official else {})})
     return docs
 
 
@@ -225,7 +225,8 @@ def _grade_docs(tables: list[tuple[Subset, SubsetTable]], options: BonOptions) -
                 docs.append({"pair_key": key, "id": row.id, "subset": subset.config, "variant": "bon_grade",
                              "candidate": number, "candidate_sha": text_sha(text), "aspects": len(aspects),
                              "system_prompt": system, "prompt": prompt,
-                             **({"rule": OFFICIAL} if official else {})})
+                             # Their vLLM run reads one reply per request, an empty one included.
+                             **({"rule": OFFICIAL, ASK_ONCE: True} if official else {})})
     return docs
 
 

@@ -202,8 +202,9 @@ def fetch(base_url: str = RAW_BASE, timeout: float = 30.0,
             of :data:`ALL_FILES`, with the pinned commit's digests).
     """
     digests = expected or {f.path: f.sha256 for f in ALL_FILES}
-    files = {f: _download(f, base_url, timeout) for f in ALL_FILES if f.path in digests}
-    for source, data in files.items():
+    files: dict[PromptFile, bytes] = {}
+    for source in (f for f in ALL_FILES if f.path in digests):
+        data = files[source] = _download(source, base_url, timeout)
         if hashlib.sha256(data).hexdigest() != digests[source.path]:
             raise PRBError(
                 f"prb: {base_url}/{source.path} is not the file of commit {COMMIT[:7]} (sha256 differs); "
