@@ -227,6 +227,8 @@ def _generation_doc(sim: Simulation, item: UserItem, history: list[PastChoice], 
         "best_response_reward": float(rewards.max()),
         "reference_model": row.models[reference] if reference is not None else None,
         "reference_reward": float(rewards[reference]) if reference is not None else None,
+        # Which construction made the item: the authors' presets also score win_rate_reference their way.
+        "preset": sim.config.preset or "prb",
     }
 
 
