@@ -354,3 +354,70 @@ def test_summary_command(tmp_path) -> None:
     refused = run_cli(["bon", "summary", str(run)], cwd=tmp_path)
     assert refused.returncode == 2 and "was run with preset prb" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- end to end through prb eval
+
+
+@pytest.mark.slow
+def test_official_pipeline_end_to_end(tmp_path, official_dir, tiny_contriever) -> None:
+    """Sample, grade and score through ``prb eval`` under the preset; every figure is
+    recomputed from the requests by the transcriptions above."""
+    import itertools
+    import threading
+
+    from prb_tasks.testing.fake_server import FakeLLMServer
+    from tests.runner import read_samples, run_cli
+
+    counter, lock = itertools.count(), threading.Lock()
+    styles = ["[2, 1, 0]", "[1]", "no grade", "Aspect 1: 2", "[2, 2, 2, 2]", ""]
+
+    def policy(messages, model):
+        if messages[0]["content"] == "Our system line.":
+            with lock:
+                n = next(counter)
+            return f"Answer {n:03d}: " + "x" * (n % 3)  # lengths tie often: the length RM ties
+        answer = re.search(r"---\n(.*)\n---", messages[-1]["content"], re.S).group(1)
+        return styles[int(answer[7:10]) % len(styles)]
+
+    meta = {"data_dir": "sample", "preset": "official", "templates": str(official_dir),
+            "retriever_model": str(tiny_contriever), "retriever_device": "cpu"}
+    env = {"OPENAI_API_KEY": "sk-fake-bon", "PRB_CACHE_DIR": str(tmp_path / "cache")}
+
+    def evaluate(args):
+        proc = run_cli(["eval", *args, "--log_samples"], cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+
+    with FakeLLMServer(policy) as server:
+        judge = ["--model", "prb-judge", "--model_args", f"model=openai/m,api_base={server.openai_base},num_concurrent=1"]
+        evaluate([*judge, "--tasks", "personalized_rb_bon_sample", "--limit", "2", "--metadata", json.dumps(meta),
+                  "--output_path", str(tmp_path / "sample")])
+        sampled = [r["body"]["messages"] for r in server.requests]
+        evaluate([*judge, "--tasks", "personalized_rb_bon_grade", "--gen_kwargs", "max_gen_toks=32",
+                  "--metadata", json.dumps({**meta, "candidates": str(tmp_path / "sample")}),
+                  "--output_path", str(tmp_path / "grade")])
+        graded = [r["body"] for r in server.requests[len(sampled):]]
+    assert len(sampled) == 32 and all(m[0] == {"role": "system", "content": "Our system line."} for m in sampled)
+    assert len(graded) == 32 and {b["max_tokens"] for b in graded} == {32}
+    evaluate(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_bon",
+              "--metadata", json.dumps({**meta, "candidates": str(tmp_path / "sample"),
+                                        "grades": str(tmp_path / "grade")}),
+              "--output_path", str(tmp_path / "rm")])
+    grades = {s["doc"]["candidate_sha"]: (s["doc"]["pair_key"], s["filtered_resps"][0])
+              for s in read_samples(tmp_path / "grade", "personalized_rb_bon_grade")}
+    assert {reply for _, reply in grades.values()} >= {"no grade", ""}
+    from prb_tasks.data.bon_files import text_sha
+
+    questions = []
+    for sample in read_samples(tmp_path / "rm", "personalized_rb_bon"):
+        doc = sample["doc"]
+        texts = [c for c in doc["choices"]]
+        assert doc["gold"] == [authors_parse(grades[text_sha(t)][1]) for t in texts]
+        rewards = [float(r[0]) for r in sample["filtered_resps"]]
+        chosen = [{"id": doc["pair_key"], "generated_response": t} for t in texts]
+        pick = authors_select(chosen, rewards, 4)[0]["output"]
+        assert sample["bon_gold_k4"] == pytest.approx(doc["gold"][texts.index(pick)])
+        questions.append(doc)
+    assert len(questions) == 2
+    proc = run_cli(["bon", "summary", str(tmp_path / "rm")], cwd=tmp_path)
+    assert proc.returncode == 0 and "Art_and_Entertainment:" in proc.stdout and "   128      2" in proc.stdout
