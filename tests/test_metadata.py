@@ -86,7 +86,8 @@ def test_every_family_declares_its_keys():
 
     assert METADATA in all_specs()
     assert set(METADATA.keys) == {"data_dir", "k", "max_post_chars", "retriever", "retriever_device", "retriever_dtype",
-                                  "retriever_backend", "plans", "plans_missing", "templates", "system_template", "user_template"}
+                                  "retriever_backend", "retriever_model", "plans", "plans_missing", "templates", "system_template",
+                                  "user_template"}
 
 
 @pytest.mark.slow
