@@ -35,13 +35,22 @@ DEFAULT_BATCH_SIZE = 16
 _WEIGHT_SUFFIXES = (".json", ".txt", ".safetensors", ".bin", ".model")
 
 
+_FIX = ("; on a connected machine run `huggingface-cli download {model}` once (it is then read from the local "
+        "cache), or add \"retriever_model\": \"<a local folder with the model>\" to --metadata")
+
+
+def _looks_like_path(model: str) -> bool:
+    return model.startswith(("/", "./", "../", "~")) or model in (".", "..")
+
+
 def _unavailable(model: str, exc: BaseException) -> EncoderUnavailable:
+    if _looks_like_path(model) and not Path(model).expanduser().is_dir():
+        return EncoderUnavailable(f"prb: retriever_model '{model}' is not a folder; give a local folder with the "
+                                  f"model (config.json, weights, tokenizer) or a hub name such as {DEFAULT_MODEL}")
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return EncoderUnavailable(
-        f"prb: cannot load the retriever model '{model}' ({reason[:200]}); on a connected machine run "
-        f"`huggingface-cli download {DEFAULT_MODEL}` once (it is then read from the local cache), or pass "
-        "--metadata retriever_model=<a local folder with the model>"
-    )
+    hub = model if not _looks_like_path(model) else DEFAULT_MODEL
+    return EncoderUnavailable(f"prb: cannot load the retriever model '{model}' ({reason[:200]})"
+                              + _FIX.format(model=hub))
 
 
 @lru_cache(maxsize=16)
