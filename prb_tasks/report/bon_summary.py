@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -112,13 +113,16 @@ def run_command(args: argparse.Namespace) -> int:
             print()
             out[str(file)] = summary_json(summary)
         if args.json:
-            Path(args.json).write_text(json.dumps(out if len(out) > 1 else next(iter(out.values())), indent=2),
-                                       encoding="utf-8")
+            try:
+                Path(args.json).write_text(json.dumps(out if len(out) > 1 else next(iter(out.values())), indent=2),
+                                           encoding="utf-8")
+            except OSError as exc:
+                raise PRBError(f"prb: cannot write --json '{args.json}': {exc.strerror or exc}") from None
             print(f"wrote {args.json}")
     except PRBError as exc:
         print(str(exc).splitlines()[0], file=sys.stderr, flush=True)
         return 2
-    except OSError as exc:
-        print(f"prb: cannot write '{args.json}': {exc.strerror or exc}", file=sys.stderr, flush=True)
-        return 2
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as other command-line tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
