@@ -178,8 +178,10 @@ def test_summary_equals_their_evaluation_summary() -> None:
 
 POLICY_FIXTURE = "  Our own policy wording.\nQuestion: {question}\nPosts:\n{profile}\nAnswer briefly.  \n"
 GRADE_FIXTURE = "Grade it.\n{question}\n---\n{answer}\n---\nAspects: {aspects}\nReply with a list.\n"
-SCRIPT_FIXTURE = ('import x\n\ndef f(item):\n    return [\n        {"role": "system", "content": "Our system line."},\n'
-                  '        {"role": "user", "content": item},\n    ]\n\nOTHER = {"role": "system", "content": "later"}\n')
+SCRIPT_FIXTURE = ('import x\n\ndef f(item):\n    return [\n'
+                  '        {"role": "system", "content": "Our system line."},\n'
+                  '        {"role": "user", "content": item},\n    ]\n\n'
+                  'OTHER = {"role": "system", "content": "later"}\n')
 
 
 def _bon_files(script_text: str = SCRIPT_FIXTURE) -> dict:
@@ -389,7 +391,8 @@ def test_official_pipeline_end_to_end(tmp_path, official_dir, tiny_contriever) -
         assert proc.returncode == 0, proc.stderr[-3000:]
 
     with FakeLLMServer(policy) as server:
-        judge = ["--model", "prb-judge", "--model_args", f"model=openai/m,api_base={server.openai_base},num_concurrent=1"]
+        judge = ["--model", "prb-judge", "--model_args",
+                 f"model=openai/m,api_base={server.openai_base},num_concurrent=1"]
         evaluate([*judge, "--tasks", "personalized_rb_bon_sample", "--limit", "2", "--metadata", json.dumps(meta),
                   "--output_path", str(tmp_path / "sample")])
         sampled = [r["body"]["messages"] for r in server.requests]

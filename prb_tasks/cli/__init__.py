@@ -172,8 +172,10 @@ def _parser() -> argparse.ArgumentParser:
 
     tpl = sub.add_parser("templates", help="prompt templates: write the authors' wording for --metadata templates")
     tpl_sub = tpl.add_subparsers(dest="templates_command", metavar="ACTION", required=True)
-    official = tpl_sub.add_parser("official", help="download the authors' judge prompts (pinned commit) into DIR")
-    official.add_argument("dir", type=Path, help="templates folder to write (DIR/judge/*.jinja)")
+    official = tpl_sub.add_parser("official", help="download the authors' prompts (pinned commit) into DIR: the "
+                                  "pairwise judge's and Best-of-N's (policy, grader)")
+    official.add_argument("dir", type=Path,
+                          help="templates folder to write (DIR/judge/*.jinja, DIR/bon/official_*.jinja)")
     official.add_argument("--source", type=Path, help="read them from a local checkout of the authors' repository")
     official.add_argument("--force", action="store_true", help="replace existing templates that differ")
 

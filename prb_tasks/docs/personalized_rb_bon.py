@@ -65,8 +65,9 @@ class BonOptions(TemplateOptions):
                    "as the authors' Best-of-N pipeline)")
     max_post_chars: int = Field(DEFAULT_MAX_POST_CHARS, ge=0, description="longest post text shown; 0 = whole posts "
                                 "(default 1000; preset official: 0)")
-    retriever: Literal[RETRIEVERS] = Field("bm25", description="how posts are ranked: bm25 (default), embedding "  # type: ignore[valid-type]
-                                           "(all-MiniLM-L6-v2) or contriever (the authors' encoder; preset official)")
+    retriever: Literal[RETRIEVERS] = Field(  # type: ignore[valid-type]
+        "bm25", description="how posts are ranked: bm25 (default), embedding (all-MiniLM-L6-v2) or contriever "
+        "(the authors' encoder; preset official)")
     retriever_model: Optional[str] = Field(None, description="retriever=contriever's checkpoint: hub name or local "
                                            "folder (default facebook/contriever-msmarco)")
     retriever_device: str = Field("auto", description="where a dense retriever runs: auto (default), cpu, cuda, "

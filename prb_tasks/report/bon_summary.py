@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
-from prb_tasks.data.bon_files import _lines
+from prb_tasks.common.textfiles import json_lines
 from prb_tasks.scoring.bon_official import RULE, KSummary, summarize, summary_json
 
 TASK_VARIANT = "bon"
@@ -62,7 +62,7 @@ def read_questions(file: Path) -> tuple[list[tuple[str, list[float], list[float]
     """
     questions: list[tuple[str, list[float], list[float]]] = []
     left_out = 0
-    for number, sample in _lines(file, "samples file"):
+    for number, sample in json_lines(file, "samples file", "is the file complete? re-run that evaluation"):
         doc = sample.get("doc") if isinstance(sample, dict) else None
         if not isinstance(doc, dict) or doc.get("variant") != TASK_VARIANT:
             raise PRBError(f"prb: '{file}' line {number} is not a personalized_rb_bon sample")
@@ -88,7 +88,8 @@ def format_table(summary: dict[str, list[KSummary]]) -> str:
     """Per subset, one line per k: questions, mean and standard deviation (their layout, plus n)."""
     lines = []
     for subset, rows in summary.items():
-        lines += [f"{subset}:", f"  {'k':>4}  {'n':>5}  {'Mean':>8}  {'Std':>8}", f"  {'-' * 4}  {'-' * 5}  {'-' * 8}  {'-' * 8}"]
+        lines += [f"{subset}:", f"  {'k':>4}  {'n':>5}  {'Mean':>8}  {'Std':>8}",
+                  f"  {'-' * 4}  {'-' * 5}  {'-' * 8}  {'-' * 8}"]
         lines += [f"  {r.k:>4}  {r.num_examples:>5}  {r.mean_score:>8.4f}  {r.std_score:>8.4f}" for r in rows]
         lines.append("")
     return "\n".join(lines).rstrip()
