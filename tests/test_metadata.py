@@ -104,7 +104,7 @@ def test_plain_lm_eval_rejects_metadata_typos_but_not_model_args(tmp_path):
     assert bad.stderr.strip().splitlines()[-1].endswith(
         "prb: unknown --metadata key 'K' for personalized_rb_sample_scalar_art (did you mean 'k'?); "
         "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, retriever_device, retriever_dtype, "
-        "system_template, "
+        "retriever_model, system_template, "
         "templates, user_template")
 
 
