@@ -424,3 +424,26 @@ def test_official_pipeline_end_to_end(tmp_path, official_dir, tiny_contriever) -
     assert len(questions) == 2
     proc = run_cli(["bon", "summary", str(tmp_path / "rm")], cwd=tmp_path)
     assert proc.returncode == 0 and "Art_and_Entertainment:" in proc.stdout and "   128      2" in proc.stdout
+
+
+def test_templates_command_writes_the_best_of_n_files_from_a_checkout(tmp_path) -> None:
+    from tests.runner import run_cli
+
+    checkout = tmp_path / "their-repo"
+    files = {"prompts/pairwise_system.txt": "Pick one.",
+             "prompts/pairwise_user.txt": "{question} {Response_A} {Response_B}",
+             BON_POLICY.path: POLICY_FIXTURE, BON_GRADE.path: GRADE_FIXTURE, BON_POLICY_SYSTEM.path: SCRIPT_FIXTURE,
+             BON_GRADE_SYSTEM.path: SCRIPT_FIXTURE.replace("Our system line.", "Our grader line.")}
+    for path, text in files.items():
+        (checkout / path).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / path).write_text(text, encoding="utf-8")
+    proc = run_cli(["templates", "official", str(tmp_path / "t"), "--source", str(checkout)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    written = sorted(p.relative_to(tmp_path / "t").as_posix() for p in (tmp_path / "t").rglob("*.jinja"))
+    assert written == sorted(["judge/system.jinja", "judge/user.jinja", *(f.target for f in BON_FILES)])
+    assert '"preset": "official"' in proc.stdout and "no Best-of-N templates" not in proc.stdout
+    for source in BON_FILES:
+        (checkout / source.path).unlink()
+    judge_only = run_cli(["templates", "official", str(tmp_path / "u"), "--source", str(checkout)], cwd=tmp_path)
+    assert judge_only.returncode == 0 and "no Best-of-N templates written" in judge_only.stdout
+    assert not (tmp_path / "u" / "bon").exists()
