@@ -45,6 +45,25 @@ def test_win_rates_are_strict_and_intervals_resample_users() -> None:
     assert none["win_rate_reference"] is None
 
 
+def test_authors_presets_divide_the_reference_win_rate_by_every_row(capsys) -> None:
+    # The authors' eval.py: (score > gpt4o_reward) over len(df); a missing reward is NaN there, never won.
+    gens = [Generated(g.user, "q", "r", g.weights, False, g.best, g.reference, "paper") for g in (
+        _gen("u1", 1.0, 0.0), _gen("u1", 1.0, 2.0), _gen("u2", 0.5, 0.5), _gen("u3", -1.0, None))]
+    rewards = np.array([1.5, 1.0, 0.5, -0.5])
+    out = summarise(rewards, gens, resamples=200)
+    references = [np.nan if g.reference is None else g.reference for g in gens]
+    theirs = (rewards > np.asarray(references)).sum() / len(gens) * 100
+    assert out["win_rate_reference"] == pytest.approx(theirs) == pytest.approx(25.0)
+    assert out["reference_rule"] == "all_rows" and out["reference_missing"] == 1
+    from prb_tasks.scoring.personalllm_gen import _print
+
+    _print({**out, "samples": "s.jsonl", "scored_fresh": {}, "scored_from_cache": 0})
+    assert "1 rows without a reference response count as not won" in capsys.readouterr().out
+    # prb's own items keep leaving such rows out, and say so.
+    assert summarise(rewards, [_gen(g.user, g.best, g.reference) for g in gens])["reference_rule"] == \
+        "rows_with_reference"
+
+
 def test_user_reward_is_weights_times_published_z_scores() -> None:
     raw = np.array([[NORMALISATION[m][0] + NORMALISATION[m][1] * (i + 1) for i, m in enumerate(REWARD_MODELS)]])
     weights = [0.0] * 10

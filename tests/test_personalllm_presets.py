@@ -2,7 +2,7 @@
 
 ``authors_database`` below is a reference implementation written for this test from
 the sampling logic of the authors' ``data/gen_pref_interaction_database.py``
-(namkoong-lab/PersonalLLM @2b32f2a; the paper's settings in
+(namkoong-lab/PersonalLLM @2b32f2a; the version kept with the paper's source in
 namkoong-lab/Private_PersonalLLM @0fd9a3c): personas from
 ``scipy.stats.dirichlet.rvs`` with ``random_state=seed``; then one ``np.random.seed(seed)``
 and, person after person, a history length ``np.random.randint(lo, high=hi)`` and per

@@ -145,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb validity runs/ --out validity/\n"
             "  prb audit sample ; prb audit my_prefs.jsonl\n"
             "  prb personalllm score runs/ --json scores.json\n"
+            "  prb bon summary runs/skywork\n"
             "  prb batch status ; prb batch cancel BATCH_ID\n"
             "  prb collect serve pairs.jsonl --out prefs.json --participants ana,ben ; prb collect status prefs.json\n"
             "Run `prb eval --help` for every lm-eval option."
@@ -172,8 +173,10 @@ def _parser() -> argparse.ArgumentParser:
 
     tpl = sub.add_parser("templates", help="prompt templates: write the authors' wording for --metadata templates")
     tpl_sub = tpl.add_subparsers(dest="templates_command", metavar="ACTION", required=True)
-    official = tpl_sub.add_parser("official", help="download the authors' judge prompts (pinned commit) into DIR")
-    official.add_argument("dir", type=Path, help="templates folder to write (DIR/judge/*.jinja)")
+    official = tpl_sub.add_parser("official", help="download the authors' prompts (pinned commit) into DIR: the "
+                                  "pairwise judge's and Best-of-N's (policy, grader)")
+    official.add_argument("dir", type=Path,
+                          help="templates folder to write (DIR/judge/*.jinja, DIR/bon/official_*.jinja)")
     official.add_argument("--source", type=Path, help="read them from a local checkout of the authors' repository")
     official.add_argument("--force", action="store_true", help="replace existing templates that differ")
 
@@ -258,6 +261,18 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     score.add_argument("--quiet", action="store_true", help="no progress bars")
 
+    bon = sub.add_parser("bon", help="Personalized RewardBench Best-of-N as its authors report it")
+    bon_sub = bon.add_subparsers(dest="bon_command", metavar="ACTION", required=True)
+    bon_summary = bon_sub.add_parser(
+        "summary", help="per subset and k: questions, mean and std of the picks' grades (preset official runs)",
+        description="The authors' Best-of-N table from personalized_rb_bon runs made with --metadata preset "
+        "official: per subset and per k in 1, 2, 4, ..., 128, the number of questions and the mean and standard "
+        "deviation of the picked candidates' grades.")
+    bon_summary.add_argument("paths", nargs="+", type=Path,
+                             help="personalized_rb_bon --output_path folders or samples files")
+    bon_summary.add_argument("--json", metavar="FILE", help="also write the figures as JSON (their "
+                             "evaluation_summary.json shape: subset -> k -> fields)")
+
     batch = sub.add_parser("batch", help="provider batches submitted by prb-judge runs with batch=true")
     batch_sub = batch.add_subparsers(dest="batch_command", metavar="ACTION", required=True)
     status = batch_sub.add_parser("status", help="list recorded batches; refresh the running ones")
@@ -333,6 +348,10 @@ def _main(args_list: list[str]) -> int:
         from prb_tasks.audit.command import run_command as run_audit
 
         return run_audit(args)
+    if args.command == "bon":
+        from prb_tasks.report.bon_summary import run_command as bon_summary
+
+        return bon_summary(args)
     if args.command == "personalllm":
         from prb_tasks.scoring.personalllm_gen import run as score_generations
 

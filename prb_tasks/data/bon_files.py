@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from prb_tasks.data.errors import DataError
-from prb_tasks.scoring.bestofk import parse_grade
+from prb_tasks.scoring.bestofk import grade_value
 from prb_tasks.scoring.verdict import marker_outcome
 from prb_tasks.common.textfiles import read_text
 
@@ -176,11 +176,13 @@ def load_candidates(path: str) -> Candidates:
     return Candidates(sets, failed)
 
 
-def load_grades(path: str) -> dict[tuple[str, str], Optional[float]]:
+def load_grades(path: str, rule: str = "prb") -> dict[tuple[str, str], Optional[float]]:
     """Every gold grade under ``path``: (pair_key, candidate hash) -> mean grade (None: unreadable).
 
     Args:
         path: a ``personalized_rb_bon_grade`` samples file or output folder (``--metadata grades``).
+        rule: the contestant's preset (``prb`` or ``official``); grades made under the
+            other one are refused (their readings differ).
     """
     root = _exists(path, "grades", "personalized_rb_bon_grade")
     files = [root] if root.is_file() else _variant_files(root, GRADE_VARIANT, "personalized_rb_bon_grade")
@@ -192,6 +194,10 @@ def load_grades(path: str) -> dict[tuple[str, str], Optional[float]]:
             if not isinstance(doc, dict) or doc.get("variant") != GRADE_VARIANT or not replies:
                 raise DataError(f"prb: '{file}' line {number} is not a personalized_rb_bon_grade sample; pass "
                                 "that task's samples (run with --log_samples)")
-            reading = parse_grade(replies[0], int(doc.get("aspects", 0)))
-            grades[(str(doc.get("pair_key")), str(doc.get("candidate_sha")))] = reading.value
+            made = str(doc.get("rule") or "prb")
+            if made != rule:
+                raise DataError(f"prb: the grades in '{file}' were made with preset {made}, this run uses preset "
+                                f"{rule}; grade the candidates again with --metadata preset {rule}, or run this "
+                                f"step with preset {made}")
+            grades[(str(doc.get("pair_key")), str(doc.get("candidate_sha")))] = grade_value(doc, replies[0])
     return grades

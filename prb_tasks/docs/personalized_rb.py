@@ -70,7 +70,10 @@ METADATA = MetadataSpec(
         "data_dir": "local copy in the HF layout; 'sample' = the bundled sample (default $PRB_DATA_DIR, else the hub)",
         "k": f"posts shown in profile variants (default {DEFAULT_K})",
         "max_post_chars": f"longest post text shown; 0 = whole posts (default {DEFAULT_MAX_POST_CHARS})",
-        "retriever": "how posts are ranked: bm25 (default) or embedding (dense, all-MiniLM-L6-v2)",
+        "retriever": "how posts are ranked: bm25 (default), embedding (dense, all-MiniLM-L6-v2) or contriever "
+                     "(dense, the authors' facebook/contriever-msmarco)",
+        "retriever_model": "retriever=contriever's checkpoint: a hub name or local folder (default "
+                           "facebook/contriever-msmarco)",
         "retriever_device": "where the dense retriever runs: auto (default), cpu, cuda, cuda:N, mps",
         "retriever_dtype": "dense retriever precision: float32 (default), bfloat16, float16, or auto (bfloat16 "
                            "where the hardware computes it natively)",
@@ -109,6 +112,7 @@ class DocOptions:
         retriever_device: where the dense retriever's model runs (``auto``, ``cpu``, ``cuda``...).
         retriever_dtype: the dense retriever's precision (``float32``, ``bfloat16``, ``float16``, ``auto``).
         retriever_backend: what runs the dense retriever's model (``torch`` or ``openvino``).
+        retriever_model: ``contriever``'s checkpoint (None: facebook/contriever-msmarco).
         plans: stage 1's samples file or output folder (``planned`` variant).
         plans_missing: ``error`` (default) or ``skip`` rows that have no plan.
         templates: folder of replacement templates.
@@ -123,6 +127,7 @@ class DocOptions:
     retriever_device: str = "auto"
     retriever_dtype: str = "float32"
     retriever_backend: str = "torch"
+    retriever_model: str | None = None
     plans: str | None = None
     plans_missing: str = "error"
     templates: str | None = None
@@ -178,6 +183,7 @@ class DocOptions:
             retriever_device=as_str("retriever_device") or "auto",
             retriever_dtype=as_choice("retriever_dtype", "float32", DTYPES),
             retriever_backend=as_choice("retriever_backend", "torch", BACKENDS),
+            retriever_model=as_str("retriever_model"),
             plans=as_str("plans"),
             plans_missing=as_choice("plans_missing", "error", PLANS_MISSING),
             templates=as_str("templates"),
@@ -190,7 +196,7 @@ class DocOptions:
     def retrieval(self) -> RetrievalOptions:
         """How posts are picked for the profile-aware variants."""
         return RetrievalOptions(self.retriever, self.k, self.max_post_chars, self.retriever_device,
-                                self.retriever_dtype, self.retriever_backend)
+                                self.retriever_dtype, self.retriever_backend, self.retriever_model)
 
 
 def selected_posts(table: SubsetTable, subset: Subset, options: DocOptions) -> list[list[SelectedPost]]:

@@ -60,9 +60,11 @@ class PersonalLLMOptions(TemplateOptions):
         None, description="local copy in the HF layout (<dir>/data/test-*.parquet); else $PRB_PERSONALLLM_DIR, "
         "else the HF hub")
     preset: Literal["prb", "paper", "public_script"] = Field(
-        "prb", description="whose item construction: prb (default, our own), paper (the authors' paper settings: "
-        "alpha 0.05, 3-5 earlier choices from the test split) or public_script (their public script: alpha 0.01, "
-        "25-49 earlier choices from the train split); presets keep near-ties and label an exact tie b")
+        "prb", description="whose item construction: prb (default, our own), paper (the interaction-database "
+        "script kept with the paper's source, namkoong-lab/Private_PersonalLLM: alpha 0.05, 3-5 earlier choices "
+        "from the test split; not the histories the paper's text describes) or public_script (their public "
+        "script: alpha 0.01, 25-49 earlier choices from the train split); presets keep near-ties and label an "
+        "exact tie b")
     n_users: int = Field(DEFAULT_USERS, ge=1, description="simulated users (authors' default 1000)")
     alpha: Optional[float] = Field(None, gt=0, description="symmetric Dirichlet concentration (default 0.01 as in "
                                    "the authors' public generation script; the paper's experiments and the paper "
@@ -227,6 +229,8 @@ def _generation_doc(sim: Simulation, item: UserItem, history: list[PastChoice], 
         "best_response_reward": float(rewards.max()),
         "reference_model": row.models[reference] if reference is not None else None,
         "reference_reward": float(rewards[reference]) if reference is not None else None,
+        # Which construction made the item: the authors' presets also score win_rate_reference their way.
+        "preset": sim.config.preset or "prb",
     }
 
 

@@ -6,7 +6,8 @@ inputs truncated to the model's limit). We do the same with all-MiniLM-L6-v2 (se
 :mod:`prb_tasks.text.encoder`): raw mean-pooled vectors, dot product, all posts ranked.
 The model differs (Contriever is a 110M-parameter BERT-base retriever trained on
 MS MARCO; MiniLM-L6 is a 22M-parameter sentence-similarity model), so rankings are
-close in spirit, not identical.
+close in spirit, not identical. ``retriever=contriever`` ranks here with their model
+itself (:mod:`prb_tasks.text.contriever`).
 
 Rows are embedded many at a time: posts of consecutive rows are pooled into chunks of
 a few hundred (CPU) or thousand (GPU) texts, identical texts are embedded once, and each chunk is one
@@ -73,7 +74,8 @@ def rank_dense(
               "once per data set",
               file=sys.stderr, flush=True)
     rankings: list[list[int]] = [[] for _ in queries]
-    bar = tqdm(total=total, desc="prb: dense retrieval (all-MiniLM-L6-v2)", unit="text",
+    name = str(getattr(encoder, "name", "all-MiniLM-L6-v2")).rstrip("/").rsplit("/", 1)[-1]
+    bar = tqdm(total=total, desc=f"prb: dense retrieval ({name})", unit="text",
                disable=not progress, file=sys.stderr)
     try:
         limit = chunk_texts or CHUNK_TEXTS["cpu" if encoder.device == "cpu" else "gpu"]

@@ -1,16 +1,24 @@
-"""``prb templates official DIR``: the authors' judge prompts as a templates folder.
+"""``prb templates official DIR``: the authors' prompts as a templates folder.
 
 Their prompt files have no license, so we never ship their text: this command fetches
-``prompts/pairwise_system.txt`` and ``prompts/pairwise_user.txt`` from their public
-repository at a pinned commit (or reads them from a local checkout with ``--source``),
-and writes ``DIR/judge/system.jinja`` and ``DIR/judge/user.jinja`` for
-``--metadata '{"templates": "DIR"}'``.
+them from their public repository at a pinned commit (or reads them from a local
+checkout with ``--source``) and writes templates for ``--metadata '{"templates": "DIR"}'``:
+
+- ``prompts/pairwise_system.txt`` and ``prompts/pairwise_user.txt`` become
+  ``DIR/judge/system.jinja`` and ``DIR/judge/user.jinja`` (``personalized_rb_official``);
+- for the Best-of-N ``preset: official``: ``prompts/sample.txt`` (the policy's prompt),
+  ``prompts/evaluation.txt`` (the grader's), and the system messages their
+  ``BoN/sample.py`` and ``BoN/evaluate.py`` send (read from those scripts' syntax tree:
+  the ``content`` of the first ``{"role": "system", ...}`` literal) become
+  ``DIR/bon/official_*.jinja``. With ``--source``, a checkout without these files gets
+  the judge templates only, and a note says so.
 
 The written templates reproduce the authors' messages byte for byte:
 - the file is read as their loader reads it (UTF-8, universal newlines, ``str.strip()``);
 - every run of their text sits in ``{% raw %}`` blocks, so Jinja interprets none of it
   (a ``{%`` in the text, which could close a raw block, is emitted as a string instead);
-- ``{question}`` is filled first, then ``{Response_A}`` and ``{Response_B}`` are
+- the first placeholder (``{question}``) is filled first, then the later ones
+  (``{Response_A}``, ``{Response_B}``; ``{profile}``; ``{answer}``, ``{aspects}``) are
   replaced in the whole text, as their chained ``str.replace`` does (so a question
   that contains ``{Response_A}`` gets the response too);
 - the files start with :data:`~prb_tasks.prompts.templates.VERBATIM_MARK`, which tells
@@ -20,6 +28,7 @@ The written templates reproduce the authors' messages byte for byte:
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import sys
@@ -50,15 +59,33 @@ class PromptFile:
     path: str
     target: str
     sha256: str
+    placeholders: tuple[tuple[str, str], ...] = ()
+    from_script: bool = False
 
+
+#: The authors' placeholders of the pairwise judge prompt, in the order their code replaces them, and our variables.
+PLACEHOLDERS = (("{question}", "question"), ("{Response_A}", "response_a"), ("{Response_B}", "response_b"))
 
 SYSTEM = PromptFile("prompts/pairwise_system.txt", "judge/system.jinja",
                     "5438903c1bb5524de540cfac1a67edb5e174504138a0ef97dd89aab16a7ea3d7")
 USER = PromptFile("prompts/pairwise_user.txt", "judge/user.jinja",
-                  "6cdbfc0c2ce1eae2cc0640b61cda573a08399208725e28965e2cb2aad40f773c")
+                  "6cdbfc0c2ce1eae2cc0640b61cda573a08399208725e28965e2cb2aad40f773c", PLACEHOLDERS)
+# Best-of-N (their BoN/): the policy's and the grader's messages. The system messages are
+# string literals inside their scripts, so the scripts themselves are fetched and pinned.
+BON_POLICY_SYSTEM = PromptFile("BoN/sample.py", "bon/official_policy_system.jinja",
+                               "6993b819b42d9e17a117f19787b37a110bd38f2a822c6b6bdecf01fd8412d482", from_script=True)
+BON_POLICY = PromptFile("prompts/sample.txt", "bon/official_policy.jinja",
+                        "9e62073422a5ed1d335c9700a61f9cb16828a021c04f054964900e9e63c883d1",
+                        (("{question}", "question"), ("{profile}", "profile")))
+BON_GRADE_SYSTEM = PromptFile("BoN/evaluate.py", "bon/official_grade_system.jinja",
+                              "2151efb7c95e5c5745e7c9a6a11efc196165359d73e3f8b0466f12266876c7aa", from_script=True)
+BON_GRADE = PromptFile("prompts/evaluation.txt", "bon/official_grade.jinja",
+                       "8dc668fadab47db98e48267081852894d654064f5c6c6b9d2ee101af794b0230",
+                       (("{question}", "question"), ("{answer}", "answer"), ("{aspects}", "aspects")))
 
-#: The authors' placeholders, in the order their code replaces them, and our variables.
-PLACEHOLDERS = (("{question}", "question"), ("{Response_A}", "response_a"), ("{Response_B}", "response_b"))
+JUDGE_FILES = (SYSTEM, USER)
+BON_FILES = (BON_POLICY_SYSTEM, BON_POLICY, BON_GRADE_SYSTEM, BON_GRADE)
+ALL_FILES = JUDGE_FILES + BON_FILES
 
 
 def read_like_authors(data: bytes) -> str:
@@ -92,14 +119,40 @@ def system_template(text: str, source: PromptFile = SYSTEM) -> str:
     return _header(source) + _literal(text)
 
 
+def script_system_message(data: bytes, source: PromptFile) -> str:
+    """The system message one of their scripts sends: the ``content`` of its first
+    ``{"role": "system", "content": "..."}`` dict literal, exactly as the string reads.
+
+    Args:
+        data: the script's bytes.
+        source: which script (named in the error).
+    """
+    try:
+        tree = ast.parse(data.decode("utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        raise PRBError(f"prb: {source.path} is not a Python script this command can read; use the file of "
+                       f"commit {COMMIT[:7]}") from None
+    literals = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Dict)),
+                      key=lambda node: (node.lineno, node.col_offset))  # walk() is breadth-first: source order
+    for node in literals:
+        fields = {key.value: value for key, value in zip(node.keys, node.values)
+                  if isinstance(key, ast.Constant) and isinstance(key.value, str)}
+        role, content = fields.get("role"), fields.get("content")
+        if (isinstance(role, ast.Constant) and role.value == "system" and isinstance(content, ast.Constant)
+                and isinstance(content.value, str)):
+            return content.value
+    raise PRBError(f"prb: {source.path} sends no literal system message; use the file of commit {COMMIT[:7]}")
+
+
 def user_template(text: str, source: PromptFile = USER) -> str:
-    """Template source for the user message, filling the placeholders like their code.
+    """Template source for a user message, filling the placeholders like their code.
 
     Args:
         text: the template, as :func:`read_like_authors` returns it.
-        source: which file it came from (named in the header comment).
+        source: which file it came from (its placeholders, in their replacement order;
+            named in the header comment).
     """
-    (question_mark, question_var), *later = PLACEHOLDERS
+    (question_mark, question_var), *later = source.placeholders
     body = "{{ " + question_var + " }}"
     filled = body.join(_literal(piece) for piece in text.split(question_mark))
     chain = "".join(f' | replace("{mark}", {var})' for mark, var in later)
@@ -140,16 +193,18 @@ def _download(source: PromptFile, base_url: str, timeout: float) -> bytes:
 
 def fetch(base_url: str = RAW_BASE, timeout: float = 30.0,
           expected: dict[str, str] | None = None) -> dict[PromptFile, bytes]:
-    """Download both prompt files and check them against the pinned commit.
+    """Download the prompt files and check them against the pinned commit.
 
     Args:
         base_url: where ``prompts/...`` live (the pinned raw GitHub URL).
         timeout: seconds per request.
-        expected: sha256 per repository path (defaults to the pinned commit's).
+        expected: sha256 per repository path of the files to fetch (default: every file
+            of :data:`ALL_FILES`, with the pinned commit's digests).
     """
-    digests = expected or {f.path: f.sha256 for f in (SYSTEM, USER)}
-    files = {f: _download(f, base_url, timeout) for f in (SYSTEM, USER)}
-    for source, data in files.items():
+    digests = expected or {f.path: f.sha256 for f in ALL_FILES}
+    files: dict[PromptFile, bytes] = {}
+    for source in (f for f in ALL_FILES if f.path in digests):
+        data = files[source] = _download(source, base_url, timeout)
         if hashlib.sha256(data).hexdigest() != digests[source.path]:
             raise PRBError(
                 f"prb: {base_url}/{source.path} is not the file of commit {COMMIT[:7]} (sha256 differs); "
@@ -159,14 +214,17 @@ def fetch(base_url: str = RAW_BASE, timeout: float = 30.0,
 
 
 def read_source(folder: Path) -> tuple[dict[PromptFile, bytes], list[PromptFile]]:
-    """Both prompt files from a local checkout, and those that differ from the pinned commit.
+    """The prompt files of a local checkout, and those that differ from the pinned commit.
+
+    The judge files must be there; the Best-of-N ones are read when all four are.
 
     Args:
         folder: root of a checkout of the authors' repository.
     """
     files: dict[PromptFile, bytes] = {}
     differ: list[PromptFile] = []
-    for source in (SYSTEM, USER):
+    wanted = JUDGE_FILES + (BON_FILES if all((folder / f.path).is_file() for f in BON_FILES) else ())
+    for source in wanted:
         path = folder / source.path
         if not path.is_file():
             raise PRBError(f"prb: no {source.path} under {folder}; --source must be a checkout of "
@@ -185,10 +243,14 @@ def write_templates(target: Path, files: dict[PromptFile, bytes], force: bool = 
         files: raw bytes of the system and user prompt files.
         force: replace existing templates that differ.
     """
-    sources = {
-        SYSTEM.target: system_template(read_like_authors(files[SYSTEM])),
-        USER.target: user_template(read_like_authors(files[USER])),
-    }
+    sources: dict[str, str] = {}
+    for source, data in files.items():
+        if source.from_script:
+            sources[source.target] = system_template(script_system_message(data, source), source)
+        elif source.placeholders:
+            sources[source.target] = user_template(read_like_authors(data), source)
+        else:
+            sources[source.target] = system_template(read_like_authors(data), source)
     paths = [target / name for name in sources]
     for path, text in zip(paths, sources.values()):
         if path.is_file() and path.read_text(encoding="utf-8") != text and not force:
@@ -220,5 +282,12 @@ def run(target: Path, source: Path | None = None, force: bool = False) -> int:
         print(f"wrote {path}")
     for changed in differ:
         print(f"note: {source}/{changed.path} differs from commit {COMMIT[:7]}; converted as it is")
+    if not any(f in files for f in BON_FILES):
+        print(f"note: {source} has no {BON_POLICY.path}, {BON_GRADE.path}, {BON_POLICY_SYSTEM.path} and "
+              f"{BON_GRADE_SYSTEM.path}: no Best-of-N templates written (preset official of personalized_rb_bon* "
+              "needs them)")
     print(f"use it with: prb eval ... --tasks personalized_rb_official --metadata '{{\"templates\": \"{target}\"}}'")
+    if any(f in files for f in BON_FILES):
+        print(f"and for Best-of-N: --tasks personalized_rb_bon_sample (then _grade, then personalized_rb_bon) "
+              f"--metadata '{{\"preset\": \"official\", \"templates\": \"{target}\"}}'")
     return 0

@@ -5,7 +5,10 @@ Two retrievers rank *all* posts of a profile against the question:
 - ``bm25`` (default): Okapi BM25 over the user's posts (:mod:`prb_tasks.text.bm25`,
   computed for many profiles at once by :mod:`prb_tasks.text.bm25_columns`);
 - ``embedding``: dense, as the benchmark authors do (:mod:`prb_tasks.prompts.dense`),
-  with all-MiniLM-L6-v2 offline.
+  with all-MiniLM-L6-v2 offline;
+- ``contriever``: dense with the authors' own encoder, ``facebook/contriever-msmarco``
+  (:mod:`prb_tasks.text.contriever`; from the Hugging Face cache or a local folder,
+  ``RetrievalOptions.model``).
 
 The top ``k`` are shown, each cut to ``max_post_chars`` (0 keeps the text exactly as
 written, as the authors do). Rankings are cached per (retriever, question, posts), in
@@ -28,7 +31,8 @@ if TYPE_CHECKING:
 
 DEFAULT_K = 5
 DEFAULT_MAX_POST_CHARS = 1000
-RETRIEVERS = ("bm25", "embedding")
+RETRIEVERS = ("bm25", "embedding", "contriever")
+DENSE = ("embedding", "contriever")
 # BM25's identity in cache keys: bump the version when tokenization or scoring changes.
 _BM25_IDENTITY = "bm25|k1=1.5|b=0.75|tokenizer=1"
 
@@ -55,6 +59,8 @@ class RetrievalOptions:
         dtype: the embedding model's precision (``float32``, ``bfloat16``, ``float16`` or
             ``auto``: bfloat16 where the hardware computes it natively).
         backend: what runs the embedding model: ``torch`` or ``openvino`` (CPU only).
+        model: ``contriever``'s checkpoint, a hub name or local folder (None:
+            ``facebook/contriever-msmarco``).
     """
 
     retriever: str = "bm25"
@@ -63,6 +69,7 @@ class RetrievalOptions:
     device: str = "auto"
     dtype: str = "float32"
     backend: str = "torch"
+    model: str | None = None
 
 
 def truncate(text: str, limit: int) -> str:
@@ -95,9 +102,15 @@ def retrieval_cache_dir() -> Path:
     return cache_root() / "retrieval"
 
 
-def retriever_identity(retriever: str, dtype: str = "float32", backend: str = "torch") -> str:
+def retriever_identity(retriever: str, dtype: str = "float32", backend: str = "torch",
+                       model: str | None = None) -> str:
     """What determines a ranking: the retriever and, for dense, the encoder, its
-    precision (``dtype``, resolved: not ``auto``) and its backend, for cache keys."""
+    precision (``dtype``, resolved: not ``auto``) and its backend (``model``:
+    ``contriever``'s checkpoint), for cache keys."""
+    if retriever == "contriever":
+        from prb_tasks.text.contriever import DEFAULT_MODEL, model_identity
+
+        return "contriever|" + model_identity(model or DEFAULT_MODEL)
     if retriever == "embedding":
         from prb_tasks.text.encoder import encoder_identity
 
@@ -125,6 +138,7 @@ def rank_profiles(
     progress: bool = True,
     dtype: str = "float32",
     backend: str = "torch",
+    model: str | None = None,
 ) -> list[tuple[int, ...]]:
     """The full ranking (post indices, best first) of each row's posts.
 
@@ -135,8 +149,9 @@ def rank_profiles(
         progress: show a progress bar while embedding.
         dtype: the embedding model's precision (dense only; see :class:`RetrievalOptions`).
         backend: what runs the embedding model (dense only; see :class:`RetrievalOptions`).
+        model: ``contriever``'s checkpoint (see :class:`RetrievalOptions`).
     """
-    dtype, identity = _identity_checked(retriever, device, dtype, backend)
+    dtype, identity = _identity_checked(retriever, device, dtype, backend, model)
     keys = [ranking_key(identity, question, posts) for question, posts in queries]
 
     def lists(start: int, stop: int) -> Any:
@@ -146,7 +161,7 @@ def rank_profiles(
 
     return _rank_cached(
         keys, [len(posts) for _, posts in queries], [q for q, _ in queries], retriever, device, dtype, backend,
-        progress, lists, lambda rows: [(queries[i][0], list(queries[i][1])) for i in rows],
+        progress, lists, lambda rows: [(queries[i][0], list(queries[i][1])) for i in rows], model,
     )
 
 
@@ -158,6 +173,7 @@ def rank_columns(
     progress: bool = True,
     dtype: str = "float32",
     backend: str = "torch",
+    model: str | None = None,
 ) -> list[tuple[int, ...]]:
     """:func:`rank_profiles` for a subset held as Arrow columns: the same rankings and cache
     keys, computed from the column's bytes without a Python string per post.
@@ -170,18 +186,20 @@ def rank_columns(
         progress: show a progress bar while embedding.
         dtype: the embedding model's precision (dense only; see :class:`RetrievalOptions`).
         backend: what runs the embedding model (dense only; see :class:`RetrievalOptions`).
+        model: ``contriever``'s checkpoint (see :class:`RetrievalOptions`).
     """
-    dtype, identity = _identity_checked(retriever, device, dtype, backend)
+    dtype, identity = _identity_checked(retriever, device, dtype, backend, model)
     keys = [ranking_key_of_bytes(identity, question, profiles.post_bytes(row))
             for row, question in enumerate(questions)]
     return _rank_cached(
         keys, [profiles.count(row) for row in range(len(questions))], list(questions), retriever, device, dtype,
         backend, progress,
-        profiles.text_lists, lambda rows: [(questions[i], profiles.texts(i)) for i in rows],
+        profiles.text_lists, lambda rows: [(questions[i], profiles.texts(i)) for i in rows], model,
     )
 
 
-def _identity_checked(retriever: str, device: str, dtype: str, backend: str = "torch") -> tuple[str, str]:
+def _identity_checked(retriever: str, device: str, dtype: str, backend: str = "torch",
+                      model: str | None = None) -> tuple[str, str]:
     """The resolved precision and the ranking identity, for a known retriever (and, for
     dense, a backend that can run here: a one-line error before any work otherwise)."""
     if retriever not in RETRIEVERS:
@@ -191,7 +209,7 @@ def _identity_checked(retriever: str, device: str, dtype: str, backend: str = "t
         from prb_tasks.text.encoder import check_backend
 
         check_backend("retriever=embedding", backend, dtype, device)
-    return dtype, retriever_identity(retriever, dtype, backend)
+    return dtype, retriever_identity(retriever, dtype, backend, model)
 
 
 def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
@@ -216,6 +234,7 @@ def _rank_cached(
     progress: bool,
     lists: Callable[[int, int], Any],
     texts: Callable[[list[int]], list[tuple[str, list[str]]]],
+    model: str | None = None,
 ) -> list[tuple[int, ...]]:
     """Rankings from the cache, computing (and storing) the missing ones.
 
@@ -230,6 +249,7 @@ def _rank_cached(
         progress: show a progress bar while embedding.
         lists: rows ``start`` to ``stop`` as an Arrow ``list<string>`` of post texts (BM25).
         texts: the question and post texts of the given rows (dense).
+        model: ``contriever``'s checkpoint (None: the default).
     """
     cache = rank_cache(retrieval_cache_dir())
     rankings: list[tuple[int, ...] | None] = [cache.get(key, size) for key, size in zip(keys, sizes)]
@@ -240,14 +260,22 @@ def _rank_cached(
             todo.setdefault(keys[index], index)
     if todo:
         rows = sorted(todo.values())
-        if retriever == "embedding":
+        if retriever in DENSE:
             from prb_tasks.prompts.dense import rank_dense
-            from prb_tasks.text.encoder import shared_encoder
+
+            if retriever == "contriever":
+                from prb_tasks.text.contriever import DEFAULT_MODEL, shared_contriever
+
+                encoder: Any = shared_contriever(model or DEFAULT_MODEL, device)
+            else:
+                from prb_tasks.text.encoder import shared_encoder
+
+                encoder = shared_encoder(device, backend=backend)
 
             def store(chunk: list[int], done: list[list[int]]) -> None:
                 cache.put_many([(keys[rows[i]], order) for i, order in zip(chunk, done)])
 
-            rank_dense(texts(rows), shared_encoder(device, backend=backend), on_chunk=store, progress=progress, dtype=dtype)
+            rank_dense(texts(rows), encoder, on_chunk=store, progress=progress, dtype=dtype)
         else:
             from prb_tasks.text.bm25_columns import rank_lists
 
@@ -270,7 +298,7 @@ def select_posts_many(
         return [[] for _ in queries]
     rankings = rank_profiles(
         [(question, [p.text for p in profile]) for question, profile in queries],
-        options.retriever, options.device, dtype=options.dtype, backend=options.backend,
+        options.retriever, options.device, dtype=options.dtype, backend=options.backend, model=options.model,
     )
     return [
         _selected(options, [profile[i] for i in ranking[: options.k]])
@@ -293,7 +321,7 @@ def select_posts_columns(
     selected: list[list[SelectedPost]] = []
     for start, profiles in batches:
         rankings = rank_columns(questions[start:start + len(profiles)], profiles, options.retriever, options.device,
-                                dtype=options.dtype, backend=options.backend)
+                                dtype=options.dtype, backend=options.backend, model=options.model)
         selected.extend(_selected(options, profiles.posts(row, ranking[: options.k]))
                         for row, ranking in enumerate(rankings))
     if len(selected) != len(questions):

@@ -43,8 +43,8 @@ def selection_key(data_key: str, subset: str, options: RetrievalOptions) -> str:
         options: retriever, k and truncation.
     """
     dtype = resolved_dtype(options.retriever, options.device, options.dtype, options.backend)
-    parts = [VERSION, data_key, subset, retriever_identity(options.retriever, dtype, options.backend), options.k,
-             options.max_post_chars]
+    identity = retriever_identity(options.retriever, dtype, options.backend, options.model)
+    parts = [VERSION, data_key, subset, identity, options.k, options.max_post_chars]
     return "select:" + hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
 

@@ -18,6 +18,10 @@ the pick is uniform among the top-scored candidates; an unreadable score ranks l
   readable gold grade (never counted as 0).
 
 Metrics for a k above the run's N are NaN and are left out of means.
+
+Documents of the ``official`` preset (``rule: official``) are read by the authors' rules
+instead (:mod:`prb_tasks.scoring.bon_official`): their grade parsing (an unreadable grade
+is 0) and their pick (the first of tied rewards).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from prb_tasks.scoring import bon_official as official
 from prb_tasks.scoring.bestofn import top_indices
 from prb_tasks.scoring.pointwise import parse_score
 from prb_tasks.scoring.verdict import Outcome, marker_outcome, strip_reasoning
@@ -87,6 +92,19 @@ def parse_grade(completion: object, aspects: int) -> GradeReading:
     return GradeReading("verdict", sum(grades) / aspects, grades)
 
 
+def grade_value(doc: dict[str, Any], completion: object) -> Optional[float]:
+    """One candidate's gold grade by the rule its document names (None: no grade).
+
+    Args:
+        doc: a ``personalized_rb_bon_grade`` document (``aspects``: how many; ``rule``:
+            ``official`` for the authors' parsing, else prb's).
+        completion: the grader's reply.
+    """
+    if doc.get("rule") == official.RULE:
+        return official.official_grade(completion)
+    return parse_grade(completion, int(doc.get("aspects", 0))).value
+
+
 def process_grade(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, float]:
     """One candidate's gold grade (``gold`` NaN when unreadable, counted apart).
 
@@ -94,6 +112,14 @@ def process_grade(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, floa
         doc: a ``personalized_rb_bon_grade`` document (``aspects``: how many).
         results: the grader's completion.
     """
+    if doc.get("rule") == official.RULE:
+        # The authors' reading: every reply is a grade (0 when no number); only a failed
+        # or skipped request is none.
+        completion = results[0] if results else None
+        value = official.official_grade(completion)
+        marked = marker_outcome(completion)
+        return {"gold": value if value is not None else _NAN, "grade_unparsed": 0.0,
+                "error_rate": float(marked == "error"), "skip_rate": float(marked == "skipped")}
     reading = parse_grade(results[0] if results else None, int(doc["aspects"]))
     return {
         "gold": reading.value if reading.value is not None else _NAN,
@@ -206,6 +232,8 @@ def process_bon_scalar(doc: dict[str, Any], results: Sequence[Any]) -> dict[str,
     rewards = [float(r[0]) if isinstance(r, (tuple, list)) else float(r) for r in results]
     if len(rewards) != len(doc["gold"]):
         raise ValueError(f"expected {len(doc['gold'])} rewards, got {len(rewards)}")
+    if doc.get("rule") == official.RULE:
+        return official.question_metrics(rewards, _gold(doc), SIZES, METRICS)
     return question_metrics(rewards, _gold(doc))
 
 

@@ -65,6 +65,7 @@ class Generated:
         flip_cost: the run negated beaver_7b's z-score.
         best: the user's reward of their best dataset response.
         reference: the user's reward of the reference model's dataset response (None: none in the row).
+        preset: the ``personalllm`` preset of the run (``prb``, ``paper`` or ``public_script``).
     """
 
     user: str
@@ -74,6 +75,7 @@ class Generated:
     flip_cost: bool
     best: float
     reference: float | None
+    preset: str = "prb"
 
 
 def sample_files(paths: Sequence[Path]) -> list[Path]:
@@ -111,6 +113,7 @@ def read_generations(path: Path) -> list[Generated]:
             weights=tuple(float(w) for w in doc["user_weights"]), flip_cost=bool(doc.get("flip_beaver", False)),
             best=float(doc["best_response_reward"]),
             reference=None if doc.get("reference_reward") is None else float(doc["reference_reward"]),
+            preset=str(doc.get("preset") or "prb"),
         ))
     if not out:
         raise PRBError(f"prb personalllm score: {path} holds no samples")
@@ -286,7 +289,15 @@ def summarise(rewards: np.ndarray, generations: Sequence[Generated], resamples: 
     }
     has_ref = [i for i, g in enumerate(generations) if g.reference is not None]
     out["reference_missing"] = len(generations) - len(has_ref)
-    if has_ref:
+    # The authors' eval.py divides by every row: a row without a reference response (NaN
+    # there) is never won. Their presets follow them; prb's own leaves such rows out.
+    out["reference_rule"] = "all_rows" if any(g.preset != "prb" for g in generations) else "rows_with_reference"
+    if out["reference_rule"] == "all_rows":
+        wins_all = np.asarray([r > g.reference if g.reference is not None else False
+                               for r, g in zip(rewards, generations)], dtype=float) * 100.0
+        out["win_rate_reference"] = float(wins_all.mean())
+        out["win_rate_reference_ci"] = _user_bootstrap(wins_all, users, resamples, seed)
+    elif has_ref:
         reference = np.asarray([generations[i].reference for i in has_ref])
         wins_ref = (rewards[has_ref] > reference).astype(float) * 100.0
         out["win_rate_reference"] = float(wins_ref.mean())
@@ -351,7 +362,13 @@ def _print(summary: dict[str, Any]) -> None:
           "(intervals: 95%, resampling users)")
     print(f"  mean_reward         {summary['mean_reward']:.4f}{_fmt_ci(summary['mean_reward_ci'])}")
     print(f"  win_rate_best       {summary['win_rate_best']:.1f}%{_fmt_ci(summary['win_rate_best_ci'], '%')}")
-    if summary["win_rate_reference"] is None:
+    if summary.get("reference_rule") == "all_rows":
+        missing = summary["reference_missing"]
+        note = (f" ({missing} rows without a reference response count as not won, as the authors' eval.py "
+                "divides by every row)") if missing else ""
+        print(f"  win_rate_reference  {summary['win_rate_reference']:.1f}%"
+              f"{_fmt_ci(summary['win_rate_reference_ci'], '%')}{note}")
+    elif summary["win_rate_reference"] is None:
         print("  win_rate_reference  n/a: no row has a response by the reference model "
               "(--metadata reference_model names its writer)")
     else:

@@ -6,9 +6,12 @@ way the authors' interaction-database script does, read in their code:
 
 - ``public_script``: namkoong-lab/PersonalLLM @2b32f2a, ``data/gen_pref_interaction_database.py``
   (alpha 0.01, 25-49 earlier choices, prompts from the *train* split);
-- ``paper``: namkoong-lab/Private_PersonalLLM @0fd9a3c, the same script with the paper's
-  settings (alpha 0.05, 3-5 earlier choices, prompts from the *test* split, which is what
-  that script loads).
+- ``paper``: namkoong-lab/Private_PersonalLLM @0fd9a3c (the repository of the paper's
+  source), the same script with its settings there (alpha 0.05, 3-5 earlier choices,
+  prompts from the *test* split, which is what that script loads). The name is the
+  repository's, not the paper's text: the experiments the paper describes build histories
+  otherwise (5 prompts per user, similar or random, each with the user's best and worst
+  of the 8 answers), which no preset reproduces.
 
 Both draw every user's history from one random stream seeded once (``np.random.seed``),
 user after user: the history's length, then per entry a prompt (with replacement) and
