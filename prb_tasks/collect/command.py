@@ -105,7 +105,14 @@ def serve(args: argparse.Namespace) -> int:
               f"({', '.join(kept)} ignored; use a new --out to change them)", flush=True)
     store.lock()
     collection = Collection(store)
-    collection.export()  # the file exists (possibly empty) from the start, and is current after a crash
+    for name, copy in collection.healed.items():
+        print(f"prb collect: {name}'s journal ended in a line cut short (a crash or a full disk while writing; "
+              f"never acknowledged): cut off and kept in {copy}", flush=True)
+    try:
+        collection.export()  # the file exists (possibly empty) from the start, and is current after a crash
+    except OSError as exc:
+        raise PRBError(f"prb collect: cannot write {out}: {exc.strerror or exc}; free some space "
+                       "(or fix the folder's permissions) and run the same command again") from None
     try:
         server = create_server(create_app(collection), host=args.host, port=args.port, threads=8,
                                max_request_body_size=MAX_BODY, ident="prb-collect")
