@@ -75,9 +75,10 @@ def _load_pairs(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def serve(args: argparse.Namespace) -> int:
     """``prb collect serve``: resume or start a collection and serve it until Ctrl-C."""
     try:
-        from waitress.server import create_server
+        import waitress  # noqa: F401 - the extra's other half: say what to install before anything starts
 
         from prb_tasks.collect.app import MAX_BODY, Collection, create_app
+        from prb_tasks.collect.serving import create_bounded_server
     except ImportError:
         print(INSTALL_LINE, file=sys.stderr)
         return 2
@@ -114,8 +115,7 @@ def serve(args: argparse.Namespace) -> int:
         raise PRBError(f"prb collect: cannot write {out}: {exc.strerror or exc}; free some space "
                        "(or fix the folder's permissions) and run the same command again") from None
     try:
-        server = create_server(create_app(collection), host=args.host, port=args.port, threads=8,
-                               max_request_body_size=MAX_BODY, ident="prb-collect")
+        server = create_bounded_server(create_app(collection), args.host, args.port, MAX_BODY)
     except OSError as exc:
         raise PRBError(f"prb collect: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; "
                        "choose another --port") from None
