@@ -160,6 +160,12 @@ class JudgeSettings(BaseModel):
     @field_validator("api_base")
     @classmethod
     def _base(cls, value: str | None) -> str | None:
+        from prb_tasks.common.keyargs import has_url_credentials
+
+        if has_url_credentials(value):
+            # Said without the URL: the message may be printed and logged.
+            raise ValueError("has a user name or password in it (http://USER:PASSWORD@host/...); give the URL "
+                             "without them and the key through api_key_env=NAME")
         # A trailing slash is the same server; keep the cache key stable.
         return value.rstrip("/") if value else None
 
