@@ -136,6 +136,7 @@ class Sleepy(Method):
 '''
 
 
+@pytest.mark.slow  # three prb eval runs (~14 s on 2 cores)
 def test_through_prb_eval_a_nan_method_and_a_hung_one_exit_2(tmp_path: Path) -> None:
     (tmp_path / "nanmethod.py").write_text(textwrap.dedent(NAN_METHOD), encoding="utf-8")
     base = ["eval", "--model", "prb-method", "--tasks", "personalized_custom_fewshot", "--metadata",
