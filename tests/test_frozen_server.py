@@ -42,8 +42,10 @@ def timed_out() -> CallError:
 def test_timeouts_stop_the_run_only_once_nothing_has_answered_for_two_timeouts() -> None:
     now = [0.0]
     watch = EndpointWatch("openai/x", stop_after_timeouts=3, timeout=2.0, clock=lambda: now[0])
+    now[0] = 2.0  # the requests sent at the start time out together
+    assert [watch.failure(timed_out(), 1, False) for _ in range(3)] == [None] * 3
     now[0] = 3.9
-    assert [watch.failure(timed_out(), 1, False) for _ in range(5)] == [None] * 5  # nothing for 3.9 s only
+    assert [watch.failure(timed_out(), 1, False) for _ in range(2)] == [None] * 2  # nothing for 3.9 s only
     now[0] = 4.0
     halt = watch.failure(timed_out(), 1, False)
     assert halt is not None and halt.kind == "unresponsive" and "6 requests in a row" in halt.reason
@@ -55,10 +57,55 @@ def test_timeouts_stop_the_run_only_once_nothing_has_answered_for_two_timeouts()
     assert all(off.failure(timed_out(), 1, False) is None for _ in range(50))
 
 
+def test_a_few_pauses_between_replies_never_stop_but_a_sustained_outage_does() -> None:
+    # The audit's case: timeout 2 s, three 2.5 s pauses 1 s apart; each pause times out a
+    # burst of requests and the chains of retries leave up to ~6 s without a reply.
+    now = [0.0]
+    watch = EndpointWatch("openai/x", stop_after_timeouts=10, timeout=2.0, stop_after_silence=30.0,
+                          clock=lambda: now[0])
+    old_rule = EndpointWatch("openai/x", stop_after_timeouts=10, timeout=2.0, clock=lambda: now[0])
+    old_halts = []
+    for start in (10.0, 20.0, 30.0):
+        for w in (watch, old_rule):
+            now[0] = start
+            w.success()
+        for step in range(12):  # 2 s after the pause began, then retries held by the next pause
+            now[0] = start + 2.0 + step * 0.4
+            assert watch.failure(timed_out(), 1, False) is None
+            old_halts.append(old_rule.failure(timed_out(), 1, False))
+    assert any(old_halts)  # the rule before: "nothing answered for 5 s" stopped the run
+    # A server that froze for good at 40 s: no stop before 30 s of silence, then one.
+    now[0] = 40.0
+    watch.success()
+    halts = []
+    while now[0] < 80.0 and not halts:
+        now[0] += 0.5
+        if now[0] >= 42.0:
+            halt = watch.failure(timed_out(), 1, False)
+            if halt is not None:
+                halts.append((now[0], halt))
+    assert halts and 70.0 <= halts[0][0] <= 72.0, halts
+    assert "nothing answered for 30 s" in halts[0][1].reason and "stop_after_silence=30" in halts[0][1].reason
+    # A long timeout keeps its own bound: twice timeout when that is longer than the floor.
+    assert EndpointWatch("x", timeout=120.0, stop_after_silence=30.0).needed_silence == 240.0
+
+
+def test_an_idle_stretch_of_the_run_is_not_counted_as_silence() -> None:
+    now = [0.0]
+    watch = EndpointWatch("openai/x", stop_after_timeouts=3, timeout=2.0, clock=lambda: now[0])
+    watch.success()
+    now[0] = 100.0  # nothing was sent for 98 s (another task's documents were being built)
+    now[0] = 102.0
+    assert [watch.failure(timed_out(), 1, False) for _ in range(5)] == [None] * 5  # an outage of 2 s only
+    now[0] = 104.0
+    assert watch.failure(timed_out(), 1, False) is not None
+
+
 def test_a_server_freezing_mid_run_stops_within_two_timeouts_and_a_rerun_resumes(tmp_path: Path) -> None:
     cache, out = tmp_path / "cache", tmp_path / "out"
     with FakeLLMServer(chosen_policy(), freeze_after=20, record_requests=False) as srv:
-        proc = popen(tmp_path, eval_args(srv, cache, out, f"num_concurrent=4,timeout={TIMEOUT:g}"))
+        proc = popen(tmp_path, eval_args(srv, cache, out,
+                                         f"num_concurrent=4,timeout={TIMEOUT:g},stop_after_silence=0"))
         while not srv.frozen and proc.poll() is None:
             time.sleep(0.02)
         froze = time.monotonic()
@@ -89,10 +136,10 @@ def test_a_server_freezing_mid_run_stops_within_two_timeouts_and_a_rerun_resumes
 
 def test_a_server_frozen_from_the_start_stops_too(tmp_path: Path) -> None:
     with FakeLLMServer(always("A"), freeze_after=0) as srv:
-        lm = judge(srv, tmp_path, "direct", num_concurrent=4, timeout=0.5)
+        lm = judge(srv, tmp_path, "direct", num_concurrent=4, timeout=0.5, stop_after_silence=3)
         out = lm.generate_until(requests_for(lm, DOCS[:40]))
         elapsed = time.time() - srv.stats()["first_request_at"]
-    assert elapsed < 4 * 0.5 + 2, elapsed
+    assert 3 <= elapsed < 3 + 0.5 + 2, elapsed  # stop_after_silence, then the next timeout
     assert all(o == f"{SKIPPED_MARK} endpoint not answering" for o in out)
     assert take_last_summary()["stopped_kind"] == "unresponsive"
 
@@ -164,3 +211,33 @@ def test_the_fake_server_frozen_mode_holds_requests_until_thawed() -> None:
         srv.thaw()
         assert not srv.frozen and post(5)["choices"][0]["message"]["content"].endswith("Result: A")
         assert srv.stats()["total_requests"] == 3
+
+
+@pytest.mark.slow  # three pauses of 2.5 s and the run around them (~20 s)
+def test_a_server_pausing_three_times_does_not_stop_the_run(tmp_path: Path) -> None:
+    # The fake server's "timeout" fault holds every request that arrives during a pause
+    # for 2.5 s (longer than timeout=2); between the pauses it answers at once.
+    docs = [dict(d, prompt=f"{d['prompt']} #{i}") for i, d in enumerate(DOCS * 4)]
+    with FakeLLMServer(always("A"), hang_seconds=2.5, latency=0.01, record_requests=False) as srv:
+        def pauses() -> None:
+            while srv.stats()["total_requests"] == 0:
+                time.sleep(0.005)
+            for _ in range(3):
+                srv.set_faults({"timeout": 1.0})
+                time.sleep(2.5)
+                srv.set_faults({})
+                time.sleep(1.0)
+
+        import threading
+
+        pauser = threading.Thread(target=pauses, daemon=True)
+        pauser.start()
+        lm = judge(srv, tmp_path, "direct", timeout=TIMEOUT, num_concurrent=16, backoff_base=1.0,
+                   backoff_max=60.0)
+        out = lm.generate_until(requests_for(lm, docs))
+        pauser.join(timeout=30)
+        faults = srv.stats()["faults"]
+    summary = take_last_summary()
+    assert summary.get("stopped_kind") is None, summary  # before: "nothing answered for 4 s", exit 3
+    assert letters(out) == ["A"] * len(docs)
+    assert faults.get("timeout", 0) >= 10 and summary["failed_attempts_by_kind"]["timeout"] >= 10

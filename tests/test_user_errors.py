@@ -224,20 +224,45 @@ def _wait_until(condition, proc: subprocess.Popen, seconds: float = 120) -> None
         time.sleep(0.05)
 
 
+GATE_HOOK = """
+import os
+
+import prb_tasks.data.rawfiles as rawfiles
+
+_read = rawfiles.json_lines
+
+
+def _gated(*args, **kwargs):
+    with open(os.environ["PRB_TEST_GATE"], "rb") as gate:  # a named pipe: blocks until the test
+        gate.read()  # opens it, then until the test closes it again (after the Ctrl-C)
+    return _read(*args, **kwargs)
+
+
+rawfiles.json_lines = _gated
+"""
+
+
 def test_ctrl_c_while_loading_data(tmp_path):
-    # A named pipe as the data file: the loader blocks reading it until we interrupt.
+    # The loader blocks while reading the data file until we interrupt: a named pipe in
+    # front of the read (a FIFO as the data file itself is refused before any read).
     folder = tmp_path / "data" / "Art_and_Entertainment"
     folder.mkdir(parents=True)
-    fifo = folder / "test-00000-of-00001.jsonl"
+    (folder / "test-00000-of-00001.jsonl").write_text("{}\n", encoding="utf-8")
+    fifo = tmp_path / "gate"
     os.mkfifo(fifo)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(GATE_HOOK, encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(hook), os.environ.get("PYTHONPATH", "")) if p)
     proc = _start(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_scalar",
-                   "--metadata", json.dumps({"data_dir": str(tmp_path / "data")})], tmp_path)
+                   "--metadata", json.dumps({"data_dir": str(tmp_path / "data")})], tmp_path,
+                  env={"PYTHONPATH": path, "PRB_TEST_GATE": str(fifo)})
     writer: list[int] = []
 
     def reader_is_in() -> bool:
         try:
             writer.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError:  # ENXIO until the loader has opened the file
+        except OSError:  # ENXIO until the loader has opened the gate
             return False
         return True
 

@@ -181,6 +181,38 @@ def check_key_arguments(args: HarnessArgs) -> None:
         refuse_key_arguments(args.model_args, f"{args.model}: model_args", instead, HarnessArgsError)
 
 
+def check_model_arguments(args: HarnessArgs) -> None:
+    """Refuse model arguments prb can tell are wrong before lm-eval logs them (values included):
+    a URL with a user name or password (any model), and keys prb's own models do not take."""
+    from prb_tasks.common.keyargs import KEY_SOURCE, refuse_url_credentials
+
+    given = args.model_args
+    instead = KEY_SOURCE.get(args.model, "use the environment variable the model reads it from")
+    refuse_url_credentials(given, "prb eval: --model_args", instead, HarnessArgsError)
+    if args.model == "prb-judge":
+        from pydantic import ValidationError
+
+        from prb_tasks.judge.errors import JudgeConfigError
+        from prb_tasks.judge.options import ModelArgs, describe_error
+
+        unknown = {k: v for k, v in given.items() if k not in ModelArgs.model_fields}
+        if unknown:
+            try:
+                ModelArgs(**unknown)
+            except ValidationError as exc:
+                raise JudgeConfigError(describe_error(exc, "model_args", set(ModelArgs.model_fields))) from None
+    elif args.model == "prb-rm":
+        from prb_tasks.common.suggest import did_you_mean
+        from prb_tasks.rm.errors import RMError
+        from prb_tasks.rm.options import HARNESS_KEYS, accepted_keys
+
+        unknown_keys = [k for k in given if k not in accepted_keys() and k not in HARNESS_KEYS]
+        if unknown_keys:
+            first = unknown_keys[0]
+            raise RMError(f"prb-rm: unknown model_args key '{first}'{did_you_mean(first, accepted_keys())}; "
+                          "accepted: " + ", ".join(accepted_keys()))
+
+
 def check_model(name: str) -> None:
     """The model must be registered (ours are, once the plugin is active)."""
     from lm_eval.api.registry import model_registry
@@ -424,6 +456,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
 
     args = parse(argv)
     check_key_arguments(args)
+    check_model_arguments(args)
     check_tasks(args.tasks, own_folders=bool(args.settings.get("include_path")))
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from flask import Flask, abort, redirect, render_template, request
 
 from prb_tasks.collect.export import build_export, write_atomic
-from prb_tasks.collect.journal import NO_PREFERENCE, ParticipantState, append_event
+from prb_tasks.collect.journal import NO_PREFERENCE, JournalError, ParticipantState, append_event, heal, torn_copy
 from prb_tasks.collect.store import CollectStore, Participant
 
 WEB = Path(__file__).resolve().parent / "web"
@@ -48,17 +48,34 @@ class Collection:
 
     def __init__(self, store: CollectStore, on_answer: Callable[[str], None] | None = None) -> None:
         self.store = store
+        # A torn last line (a crash mid-write) is cut now, so the next answer starts a clean line.
+        self.healed: dict[str, Path] = {}
+        for person in store.participants:
+            path = store.journal_path(person.name)
+            if heal(path):
+                self.healed[person.name] = torn_copy(path)
         self.states: dict[str, ParticipantState] = {p.name: store.state(p.name) for p in store.participants}
         self._locks = {p.name: threading.Lock() for p in store.participants}
         self._export_lock = threading.Lock()
         self._on_answer = on_answer
 
     def record(self, person: Participant, event: dict[str, Any]) -> None:
-        """Append one event to the participant's journal (fsync'd), then rewrite the export."""
+        """Append one event to the participant's journal (fsync'd), then rewrite the export.
+
+        Raises OSError or JournalError when the journal could not take the event (the
+        participant is told it was not saved); the export failing after that is only logged:
+        the answer is safe in the journal and the next answer or ``prb collect export``
+        rewrites the file.
+        """
         with self._locks[person.name]:
             append_event(self.store.journal_path(person.name), event)
             self.states[person.name] = self.store.state(person.name)
-        self.export()
+        try:
+            self.export()
+        except OSError as exc:
+            print(f"prb collect: {person.name}'s answer is saved in the journal, but {self.store.out} could not "
+                  f"be rewritten ({exc.strerror or exc}); it is rewritten after the next answer, or run "
+                  f"`prb collect export {self.store.out}`", file=sys.stderr, flush=True)
         if self._on_answer:
             self._on_answer(person.name)
 
@@ -135,10 +152,14 @@ def create_app(collection: Collection) -> Any:
                                text="That answer is too long to save. Go back, shorten the reason and send it again."), 413
 
     @app.errorhandler(OSError)
+    @app.errorhandler(JournalError)
     def _disk(exc):  # type: ignore[no-untyped-def]
+        # Nothing was kept (the journal is cut back to its last whole line), so asking
+        # again is safe: the participant's next try is a fresh append.
         print(f"prb collect: could not save an answer: {exc}", file=sys.stderr, flush=True)
         return render_template("message.html", title="Not saved",
-                               text="Your answer could not be saved. Please tell the person who sent you the link."), 500
+                               text="Your answer was not saved. Go back and send it again in a moment; if it "
+                               "keeps failing, tell the person who sent you the link."), 503
 
     @app.get("/favicon.ico")
     def _icon():  # type: ignore[no-untyped-def]

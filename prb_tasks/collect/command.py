@@ -75,9 +75,10 @@ def _load_pairs(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def serve(args: argparse.Namespace) -> int:
     """``prb collect serve``: resume or start a collection and serve it until Ctrl-C."""
     try:
-        from waitress.server import create_server
+        import waitress  # noqa: F401 - the extra's other half: say what to install before anything starts
 
         from prb_tasks.collect.app import MAX_BODY, Collection, create_app
+        from prb_tasks.collect.serving import create_bounded_server
     except ImportError:
         print(INSTALL_LINE, file=sys.stderr)
         return 2
@@ -105,10 +106,16 @@ def serve(args: argparse.Namespace) -> int:
               f"({', '.join(kept)} ignored; use a new --out to change them)", flush=True)
     store.lock()
     collection = Collection(store)
-    collection.export()  # the file exists (possibly empty) from the start, and is current after a crash
+    for name, copy in collection.healed.items():
+        print(f"prb collect: {name}'s journal ended in a line cut short (a crash or a full disk while writing; "
+              f"never acknowledged): cut off and kept in {copy}", flush=True)
     try:
-        server = create_server(create_app(collection), host=args.host, port=args.port, threads=8,
-                               max_request_body_size=MAX_BODY, ident="prb-collect")
+        collection.export()  # the file exists (possibly empty) from the start, and is current after a crash
+    except OSError as exc:
+        raise PRBError(f"prb collect: cannot write {out}: {exc.strerror or exc}; free some space "
+                       "(or fix the folder's permissions) and run the same command again") from None
+    try:
+        server = create_bounded_server(create_app(collection), args.host, args.port, MAX_BODY)
     except OSError as exc:
         raise PRBError(f"prb collect: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; "
                        "choose another --port") from None

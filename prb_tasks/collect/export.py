@@ -10,7 +10,8 @@ One user object per participant with a profile and at least one A/B answer::
 ``response_A``/``response_B`` are the file's answers whichever side the participant saw
 them on (``shown_left`` records that). "No preference" answers are kept under
 ``no_preference``, a key the loader ignores, so they are recorded but not evaluated.
-Preferences follow the PAIRS file's order. The file is replaced atomically.
+Preferences follow the PAIRS file's order. The file is replaced atomically and is
+readable by its owner only (0600), like the journals.
 """
 
 from __future__ import annotations
@@ -110,9 +111,16 @@ def write_atomic(out: Path, users: list[dict[str, Any]]) -> None:
     else:
         text = json.dumps(users, ensure_ascii=False, indent=1) + "\n"
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, out)
+    # Owner-only, like the journals: it holds every reason and profile answer.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o600)  # O_CREAT's mode does not apply to a leftover temporary file
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk must not also leave a half-written copy behind
+        raise
     fsync_dir(out.parent)

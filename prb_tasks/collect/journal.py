@@ -4,9 +4,15 @@ server answers, so a crash, a closed tab or ``kill -9`` loses nothing acknowledg
 Events: ``{"event": "profile", "fields": {...}}`` and ``{"event": "answer", "pair":
 ID, "left": "response_A" | "response_B", "choice": "response_A" | "response_B" |
 "none", "reason": ..., "tags": [...]}``. Changing an answer appends a new event; on
-replay the last event per pair wins. A torn last line (the process died while writing
-it, so the participant never saw it accepted) is ignored; anything else unreadable
-stops with one line.
+replay the last event per pair wins.
+
+An append is atomic at the line level: the whole line is written (a short write is
+continued) and fsync'd, or the file is cut back to where it ended, so a full disk never
+leaves half a line behind. A torn last line that a crash left anyway (the participant
+never saw it accepted) is ignored by :func:`replay` and cut off by :func:`heal` (at the
+server's start and before each append, so the next answer never lands after half a
+line); what was cut is kept in ``<name>.torn`` beside the journal. Anything else
+unreadable stops with one line.
 """
 
 from __future__ import annotations
@@ -60,22 +66,87 @@ class ParticipantState:
 
 
 def append_event(path: Path, event: dict[str, Any]) -> None:
-    """Append one event and force it to disk before returning.
+    """Append one whole line and force it to disk before returning; on any failure
+    (a full disk, an I/O error) the file is cut back to where it ended and the error raised.
+
+    Callers serialise appends to one journal (the server holds a lock per participant).
 
     Args:
         path: the participant's journal file (created on the first event).
         event: a JSON-serialisable event; ``at`` is added.
     """
-    line = json.dumps({**event, "at": round(time.time(), 3)}, ensure_ascii=False) + "\n"
+    data = (json.dumps({**event, "at": round(time.time(), 3)}, ensure_ascii=False) + "\n").encode("utf-8")
+    heal(path)
     new = not path.exists()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, line.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    _append_whole(path, data)
     if new:  # the file's directory entry must survive a crash too
         fsync_dir(path.parent)
+
+
+def _append_whole(path: Path, data: bytes) -> None:
+    """Append ``data`` whole and fsync it, or leave ``path`` as long as it was and raise."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            written = 0
+            while written < len(data):  # a short write (a nearly full disk) is continued, never left
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        except BaseException:
+            # Half a line must never stay: the next append would land after it and both be damaged.
+            try:
+                os.ftruncate(fd, start)
+                os.fsync(fd)
+            except OSError:
+                pass  # cutting back failed too: heal() cuts the torn tail before the next append
+            raise
+    finally:
+        os.close(fd)
+
+
+def torn_copy(path: Path) -> Path:
+    """Where :func:`heal` keeps what it cut off ``path`` (``ana.jsonl`` -> ``ana.torn``)."""
+    return path.with_suffix(".torn")
+
+
+def heal(path: Path) -> bytes:
+    """Cut a torn last line (bytes after the last newline) off a journal; what was cut is
+    appended to :func:`torn_copy` first (fsync'd), so nothing is thrown away.
+
+    Returns the bytes cut (empty when the journal ends cleanly or does not exist).
+
+    Args:
+        path: the participant's journal file.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return b""
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return b""
+        # Read back from the end until a newline: a torn line is at most one event long.
+        end, step, tail = size, 65536, b""
+        while end > 0:
+            begin = max(0, end - step)
+            chunk = os.pread(fd, end - begin, begin)
+            cut_at = chunk.rfind(b"\n")
+            if cut_at >= 0:
+                tail = chunk[cut_at + 1:] + tail
+                end = begin + cut_at + 1
+                break
+            tail = chunk + tail
+            end = begin
+        if not tail:
+            return b""
+        _append_whole(torn_copy(path), tail + b"\n")  # no room for the copy: nothing is cut
+        os.ftruncate(fd, end)
+        os.fsync(fd)
+        return tail
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(folder: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.redact import register_secret
@@ -48,3 +49,44 @@ def refuse_key_arguments(args: Mapping[str, Any], where: str, instead: str,
     register_secret(*(str(args[name]) for name in names if args[name] is not None))
     raise error(f"{where}: do not pass an API key here ({', '.join(names)}; lm-eval writes model_args "
                 f"into results files and logs); {instead}")
+
+
+def has_url_credentials(value: Any) -> bool:
+    """Whether ``value`` is a URL carrying a user name or password (``http://user:pass@host/``)."""
+    if not isinstance(value, str) or "@" not in value or "://" not in value:
+        return False
+    try:
+        parts = urlsplit(value.strip())
+        return bool(parts.scheme) and (parts.username is not None or parts.password is not None)
+    except ValueError:  # a malformed URL (bad port, brackets): not ours to judge here
+        return False
+
+
+def url_credential_line(name: str, where: str, instead: str) -> str:
+    """The one-line refusal of a URL with credentials in ``name`` (never quoting the URL).
+
+    Args:
+        name: the argument or setting holding the URL.
+        where: how to name the source (``prb eval: --model_args``).
+        instead: where the key goes instead.
+    """
+    return (f"{where}: {name} has a user name or password in it (http://USER:PASSWORD@host/...), which lm-eval "
+            f"would print and write into results files; give the URL without them, and for the key, {instead}")
+
+
+def refuse_url_credentials(args: Mapping[str, Any], where: str, instead: str,
+                           error: type[PRBError] = PRBError) -> None:
+    """Raise one line if a value in ``args`` is a URL with credentials; they are registered
+    as secrets first, so nothing prb prints afterwards shows them.
+
+    Args:
+        args: model arguments or a config mapping.
+        where: how to name the source in the message.
+        instead: where the key goes instead.
+        error: the :class:`PRBError` subclass to raise.
+    """
+    for name, value in args.items():
+        if has_url_credentials(value):
+            parts = urlsplit(str(value).strip())
+            register_secret(*(v for v in (parts.password, f"{parts.username}:{parts.password}") if v))
+            raise error(url_credential_line(str(name), where, instead))

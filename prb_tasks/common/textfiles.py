@@ -84,6 +84,13 @@ def too_deep(where: str) -> str:
             "of levels deep); fix or remove it")
 
 
+def unreadable_number(exc: ValueError) -> str:
+    """The middle of a one-line message for JSON that ``json.loads`` refused with a plain
+    ValueError: an integer thousands of digits long (beyond Python's int-string limit)."""
+    detail = str(exc).split(";")[0]
+    return f"holds a number too long to read ({detail})"
+
+
 def json_lines(path: Path, what: str, advice: str, error: type[Exception] = PRBError,
                prefix: str = "prb: ") -> Iterator[tuple[int, Any]]:
     """Each non-blank line of a JSON Lines file, parsed, with its line number (streamed).
@@ -114,4 +121,6 @@ def json_lines(path: Path, what: str, advice: str, error: type[Exception] = PRBE
                             f"{advice}") from None
             except RecursionError:
                 raise error(f"{prefix}{too_deep(f'{path} line {number}')}") from None
+            except ValueError as exc:  # a number of thousands of digits: Python refuses to convert it
+                raise error(f"{prefix}{path} line {number}: {unreadable_number(exc)}; {advice}") from None
             yield number, value

@@ -7,6 +7,7 @@ reader validates what comes out of here.
 from __future__ import annotations
 
 import errno
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,33 @@ def unreadable_file(path: Path, exc: OSError, what: str = "data file") -> DataEr
     return DataError(f"prb: cannot read {what} {path}: {exc.strerror or exc}")
 
 
+#: Larger than any benchmark's data file by two orders of magnitude: a file this big is a mistake
+#: (a disk image, a link to the wrong place), and reading it would exhaust memory first.
+MAX_DATA_FILE_BYTES = 16 * 1024**3
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
 def check_file(path: Path, what: str = "data file") -> None:
-    """Raise the one-line :func:`unreadable_file` error unless ``path`` is a file that can be opened."""
+    """Raise a one-line error unless ``path`` is a regular file of sane size that can be opened.
+
+    A named pipe would block the open (and the run) until something writes to it, and a
+    link to ``/dev/zero`` would be read for ever; both are refused before any read.
+    """
+    try:
+        info = path.stat()  # follows links; never blocks, unlike opening a FIFO
+    except OSError as exc:
+        raise unreadable_file(path, exc, what) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise unreadable_file(path, IsADirectoryError(errno.EISDIR, "Is a directory"), what)
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+        target = f" (a link to {path.resolve()})" if path.is_symlink() else ""
+        raise DataError(f"prb: {what} {path} is {kind}{target}, not a regular file; put the data file itself there")
+    if info.st_size > MAX_DATA_FILE_BYTES:
+        raise DataError(f"prb: {what} {path} is {info.st_size / 1024**3:.0f} GiB, more than any data file should be "
+                        f"(limit {MAX_DATA_FILE_BYTES // 1024**3} GiB); check that it is the right file")
     try:
         with path.open("rb"):
             pass

@@ -6,13 +6,22 @@ benchmarks and tests call :func:`run` for every query of every k.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+import numbers
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
+import numpy as np
 from tqdm import tqdm
 
+from prb_tasks.fewshot.linear import MissingFeatures
 from prb_tasks.fewshot.method import Method
+from prb_tasks.fewshot.registry import MethodError
 from prb_tasks.fewshot.sources import FewshotData
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -39,20 +48,94 @@ class Outcome:
         return int(self.chosen > self.rejected)
 
 
+def _shown(value: Any) -> str:
+    """A method's return value as a message may show it (short)."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+def reward(value: Any, where: str) -> float:
+    """A method's ``score`` result as a finite float; one line naming ``where`` otherwise.
+
+    Python and NumPy real scalars are accepted; None, bools, arrays, strings and
+    non-finite numbers (NaN, inf) are not: a NaN compares false with everything and
+    would silently count every pair wrong.
+
+    Args:
+        value: what ``score`` returned.
+        where: the method, the call and the user, for the message.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+        raise MethodError(f"{where} returned {_shown(value)}; it must return one real number (a float, an int "
+                          "or a NumPy scalar)")
+    number = float(value)
+    if not math.isfinite(number):
+        raise MethodError(f"{where} returned {number}; it must return a finite number")
+    return number
+
+
 class Session:
     """A method bound to one split; ``learn`` runs on the first request.
+
+    Every call into the method is checked: an exception, or a score that is not one
+    finite number, stops with one line naming the method, the call and the user
+    (:class:`~prb_tasks.fewshot.registry.MethodError`).
 
     Args:
         method: the method.
         data: the split and its users.
+        time_limit: seconds that ``learn``, and each user's ``adapt`` plus the scoring of
+            its queries at one k, may take (None: no limit). A call still running then
+            stops the run with one line; it is left running in a background thread that
+            ends with the process.
     """
 
-    def __init__(self, method: Method, data: FewshotData) -> None:
+    def __init__(self, method: Method, data: FewshotData, time_limit: float | None = None) -> None:
         self.method = method
         self.data = data
+        self.time_limit = time_limit
         self._learned = False
         self._adapted: tuple[str, int] | None = None
         self._unseen = {u.user_id: u for u in data.split.unseen}
+
+    def _label(self, call: str) -> str:
+        return f"prb-method ({self.method.name or type(self.method).__name__}): {call}"
+
+    def _guarded(self, call: str, fn: Callable[[], T]) -> T:
+        """``fn()``; its exception as one line naming the call."""
+        try:
+            return fn()
+        except (MethodError, MissingFeatures):  # already one line (MissingFeatures: the data lacks features)
+            raise
+        except Exception as exc:  # the method's own bug: name where it happened, not a traceback
+            message = " ".join(str(exc).split())[:300]
+            raise MethodError(f"{self._label(call)} raised {type(exc).__name__}"
+                              f"{': ' + message if message else ''}") from None
+
+    def _bounded(self, call: str, fn: Callable[[], T]) -> T:
+        """``fn()`` within :attr:`time_limit` seconds."""
+        if not self.time_limit:
+            return fn()
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # handed to the caller's thread below
+                box["error"] = exc
+
+        # A daemon thread: a call that never returns cannot keep the process alive.
+        worker = threading.Thread(target=work, name="prb-method call", daemon=True)
+        worker.start()
+        worker.join(self.time_limit)
+        if worker.is_alive():
+            raise MethodError(f"{self._label(call)} did not return within method_time_limit="
+                              f"{self.time_limit:g} s; raise the limit or fix the method")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
 
     def scores(self, user_id: str, k: int, keys: Iterable[str]) -> list[tuple[float, float]]:
         """(chosen, rejected) rewards of the query pairs ``keys`` of ``user_id`` at ``k``.
@@ -63,29 +146,44 @@ class Session:
             keys: query pair keys of that user.
         """
         if not self._learned:
-            self.method.learn(self.data.seen_users())
+            seen = self.data.seen_users()
+            self._bounded("learn()", lambda: self._guarded("learn()", lambda: self.method.learn(seen)))
             self._learned = True
         user = self.data.users[user_id]
+        keys = list(keys)
+        return self._bounded(f"adapt() and score() for user {user_id!r} at k={k}",
+                             lambda: self._adapt_and_score(user_id, k, keys))
+
+    def _adapt_and_score(self, user_id: str, k: int, keys: list[str]) -> list[tuple[float, float]]:
+        user = self.data.users[user_id]
         if self._adapted != (user_id, k):
-            self.method.adapt(user, self._unseen[user_id].support(k))
+            support = self._unseen[user_id].support(k)
+            self._adapted = None  # a failed adapt leaves nothing adapted
+            self._guarded(f"adapt() for user {user_id!r} at k={k}", lambda: self.method.adapt(user, support))
             self._adapted = (user_id, k)
         out = []
         for key in keys:
             pair = self.data.pairs[key]
-            out.append((float(self.method.score(user, pair.prompt, pair.chosen)),
-                        float(self.method.score(user, pair.prompt, pair.rejected))))
+            where = f"score() for user {user_id!r} at k={k}, query pair {key!r}"
+            rewards = []
+            for response in (pair.chosen, pair.rejected):
+                value = self._guarded(where, lambda r=response: self.method.score(user, pair.prompt, r))
+                rewards.append(reward(value, self._label(where)))
+            out.append((rewards[0], rewards[1]))
         return out
 
 
-def run(method: Method, data: FewshotData, progress: bool = False) -> list[Outcome]:
+def run(method: Method, data: FewshotData, progress: bool = False,
+        time_limit: float | None = None) -> list[Outcome]:
     """Every query of every evaluated user at every k of the split.
 
     Args:
         method: the method (``learn`` is called here).
         data: the split.
         progress: show a progress bar over (user, k) adaptations.
+        time_limit: see :class:`Session`.
     """
-    session = Session(method, data)
+    session = Session(method, data, time_limit)
     todo = [(k, u) for k in data.split.ks for u in data.split.evaluated(k)]
     outcomes: list[Outcome] = []
     for k, unseen in tqdm(todo, desc=f"prb-method ({method.name})", unit="adapt", disable=not progress):

@@ -3,8 +3,9 @@
 The few-shot ``*_fewshot`` tasks are ``multiple_choice`` over ``[chosen, rejected]``;
 lm-eval asks for a "log-likelihood" of each choice and we answer with the method's
 reward for the document's user after adapting to its k support pairs. The method is
-named by ``--model_args method=NAME``; every other model argument is the method's own
-option (``rank=2``). Which pairs are support and which are queries comes from the
+named by ``--model_args method=NAME``; ``method_time_limit=SECONDS`` bounds ``learn`` and
+each user's adaptation and scoring at one k; every other model argument is the method's
+own option (``rank=2``). Which pairs are support and which are queries comes from the
 document's ``split_key`` (:mod:`prb_tasks.fewshot.sources`), never from the text.
 """
 
@@ -27,19 +28,37 @@ from prb_tasks.fewshot.sources import lookup
 _HARNESS_KEYS = ("batch_size", "max_batch_size", "device")
 
 
+def _time_limit(value: Any) -> float | None:
+    """``method_time_limit`` as seconds (None: no limit); one line when it is not a positive number."""
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not (seconds > 0 and seconds != float("inf")):
+        raise registry.MethodError(f"prb-method: method_time_limit={value}: give seconds, a number above 0 "
+                                   "(e.g. method_time_limit=600)")
+    return seconds
+
+
 class MethodLM(LM):
     """Scores each query response with a personalization method.
 
     Args:
         method: the method's name (a shipped baseline or an entry point).
+        method_time_limit: seconds ``learn``, and each user's ``adapt`` plus the scoring
+            of its queries at one k, may take before the run stops with one line (exit 2);
+            none by default.
         **options: the method's own options.
     """
 
-    def __init__(self, method: str | None = None, **options: Any) -> None:
+    def __init__(self, method: str | None = None, method_time_limit: Any = None, **options: Any) -> None:
         super().__init__()
         if not method:
             raise registry.MethodError(f"prb-method: give --model_args method=NAME; available: "
                                        f"{', '.join(registry.available())}")
+        self.time_limit = _time_limit(method_time_limit)
         self.method_name = str(method)
         self.options = options
         registry.build(self.method_name, options)  # fail before any data loads
@@ -57,7 +76,7 @@ class MethodLM(LM):
 
     def _session(self, key: str) -> Session:
         if key not in self.sessions:
-            self.sessions[key] = Session(registry.build(self.method_name, self.options), lookup(key))
+            self.sessions[key] = Session(registry.build(self.method_name, self.options), lookup(key), self.time_limit)
         return self.sessions[key]
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
@@ -79,6 +98,8 @@ class MethodLM(LM):
                 for n, (chosen, rejected) in zip(positions, self._session(key).scores(user, k, keys)):
                     results[n] = (chosen if getattr(requests[n], "idx", 0) == 0 else rejected, False)
                 bar.update(len(positions))
+        except registry.MethodError:
+            raise  # already one line naming the method, the call and the user
         except (MissingFeatures, ValueError) as exc:
             raise registry.MethodError(f"prb-method ({self.method_name}): {exc}") from None
         finally:

@@ -13,14 +13,20 @@ are left:
 * **The endpoint is frozen** (it accepts connections but never answers: a hung worker,
   a stuck proxy): ``stop_after_timeouts`` attempts in a row, across all judgments and at
   any point of the run, got no reply within ``timeout`` (any reply resets the count),
-  *and* nothing at all has answered for twice ``timeout``. The second condition keeps
+  *and* the outage is sustained: nothing has answered for ``stop_after_silence`` seconds
+  or twice ``timeout``, whichever is longer. The outage is counted from the later of the
+  last reply and the moment the first of those timed-out attempts was sent, so an idle
+  stretch of the run (no request out) never counts as silence. The second condition keeps
   a slow server that still answers now and then going (a CPU llama.cpp whose queue is
   too long: the queued requests time out in a burst, and the server keeps working on
-  them after the client gave up), where lowering the concurrency helps. With several
-  requests in flight this stops about two ``timeout``s after the server froze; the
-  requests still in flight are then abandoned. Without it,
-  every judgment would wait ``timeout`` seconds for each of its retries: days at the
-  default settings.
+  them after the client gave up), where lowering the concurrency helps, and a server
+  that pauses for a few seconds now and then (requests answered between the pauses);
+  the floor of ``stop_after_silence`` matters with a short ``timeout``, where a few
+  pauses of about a ``timeout`` each can leave two ``timeout``s without a reply. A
+  frozen server stops the run about ``max(stop_after_silence, 2 x timeout)`` after it
+  froze (plus at most one ``timeout``); the requests still in flight are then
+  abandoned. Without it, every judgment would wait ``timeout`` seconds for each of its
+  retries: days at the default settings.
 * **The quota is spent**: a rate-limit answer asking to wait longer than
   ``max_wait`` (a daily quota), or OpenAI's ``insufficient_quota`` (no waiting helps).
 
@@ -74,23 +80,39 @@ class EndpointWatch:
         threshold: failed connection attempts in a row that may mean "gone".
         patience: back-offs one judgment must have waited through before that.
         stop_after_timeouts: attempts in a row without a reply within ``timeout`` that,
-            with no reply at all for twice ``timeout``, mean "frozen" (0: never stop
+            with an outage of :attr:`needed_silence` seconds, mean "frozen" (0: never stop
             for timeouts).
-        timeout: the ``timeout`` setting (half the silence needed; named in the message).
+        timeout: the ``timeout`` setting (named in the message).
+        stop_after_silence: the shortest outage (seconds) that may stop the run; twice
+            ``timeout`` when that is longer.
         clock: time source in seconds.
     """
 
     def __init__(self, where: str, threshold: int = 10, patience: int = 3, stop_after_timeouts: int = 0,
-                 timeout: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 timeout: float = 0.0, stop_after_silence: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.where = where
         self.threshold = threshold
         self.patience = patience
         self.stop_after_timeouts = stop_after_timeouts
         self.timeout = timeout
+        self.stop_after_silence = stop_after_silence
         self._clock = clock
         self.streak = 0
         self.timeouts = 0
         self.last_reply = clock()  # the run's start counts: nothing could answer before it
+        self._first_timeout_sent: float | None = None  # when the streak's first timed-out attempt went out
+
+    @property
+    def needed_silence(self) -> float:
+        """Seconds without any reply that a frozen-server stop needs."""
+        return max(self.stop_after_silence, 2 * self.timeout)
+
+    def outage(self) -> float:
+        """Seconds the current run of timeouts has gone without a reply (0 when none timed out)."""
+        if self._first_timeout_sent is None:
+            return 0.0
+        return self._clock() - max(self.last_reply, self._first_timeout_sent)
 
     def begin(self) -> None:
         """The first request is about to go out: silence counts from now, not from set-up."""
@@ -101,6 +123,7 @@ class EndpointWatch:
         self.streak = 0
         self.timeouts = 0
         self.last_reply = self._clock()
+        self._first_timeout_sent = None
 
     def failure(self, err: CallError, failures: int, exhausted: bool) -> Halt | None:
         """Record a failed attempt; a :class:`Halt` when the endpoint is judged gone.
@@ -112,14 +135,18 @@ class EndpointWatch:
         """
         if err.kind == "timeout":
             self.timeouts += 1
-            silent = self._clock() - self.last_reply
-            if not self.stop_after_timeouts or self.timeouts < self.stop_after_timeouts or silent < 2 * self.timeout:
+            if self._first_timeout_sent is None:
+                # It waited ``timeout`` for nothing: the outage began no later than its sending.
+                self._first_timeout_sent = self._clock() - self.timeout
+            silent = self.outage()
+            if (not self.stop_after_timeouts or self.timeouts < self.stop_after_timeouts
+                    or silent < self.needed_silence):
                 return None
             return Halt(
                 "unresponsive",
                 f"{self.where} stopped answering: {self.timeouts} requests in a row got no reply within "
                 f"timeout={self.timeout:g} s and nothing answered for {_duration(silent)} "
-                f"(stop_after_timeouts={self.stop_after_timeouts})",
+                f"(stop_after_timeouts={self.stop_after_timeouts}, stop_after_silence={self.stop_after_silence:g})",
                 "endpoint not answering",
             )
         if not err.unreachable:

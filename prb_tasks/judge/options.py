@@ -62,10 +62,13 @@ class JudgeSettings(BaseModel):
         max_retries: retries of a transient failure before it becomes an error outcome.
         timeout: seconds allowed for one HTTP attempt.
         stop_after_timeouts: attempts in a row (across all judgments, any time in the
-            run) without a reply within ``timeout``, with nothing answering for twice
-            ``timeout``, after which the server counts as frozen: the run stops
+            run) without a reply within ``timeout``, with nothing answering for
+            ``stop_after_silence`` seconds or twice ``timeout`` (the longer), after which the server counts as frozen: the run stops
             sending, the rest are skipped and results are written (exit status 3); 0
             never stops for timeouts.
+        stop_after_silence: the shortest outage, in seconds without any reply, that may
+            count as a frozen server (twice ``timeout`` when that is longer): a server
+            pausing for a few seconds now and then does not stop the run.
         backoff_base: first retry delay in seconds (doubles per attempt, with jitter).
         backoff_max: longest computed retry delay in seconds.
         max_wait: most seconds one judgment may spend waiting between attempts (backoff
@@ -116,6 +119,7 @@ class JudgeSettings(BaseModel):
     max_retries: int = Field(6, ge=0, le=100)
     timeout: float = Field(120.0, gt=0)
     stop_after_timeouts: int = Field(10, ge=0)
+    stop_after_silence: float = Field(30.0, ge=0)
     backoff_base: float = Field(1.0, ge=0)
     backoff_max: float = Field(60.0, gt=0)
     max_wait: float = Field(600.0, gt=0)
@@ -156,6 +160,12 @@ class JudgeSettings(BaseModel):
     @field_validator("api_base")
     @classmethod
     def _base(cls, value: str | None) -> str | None:
+        from prb_tasks.common.keyargs import has_url_credentials
+
+        if has_url_credentials(value):
+            # Said without the URL: the message may be printed and logged.
+            raise ValueError("has a user name or password in it (http://USER:PASSWORD@host/...); give the URL "
+                             "without them and the key through api_key_env=NAME")
         # A trailing slash is the same server; keep the cache key stable.
         return value.rstrip("/") if value else None
 

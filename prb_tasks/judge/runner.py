@@ -223,7 +223,7 @@ class JudgeRunner:
         self._halted = asyncio.Event()  # set when the run stops sending
         self.where = f"{settings.model_id} at {settings.api_base}" if settings.api_base else settings.model_id
         self.watch = EndpointWatch(self.where, stop_after_timeouts=settings.stop_after_timeouts,
-                                   timeout=settings.timeout)
+                                   timeout=settings.timeout, stop_after_silence=settings.stop_after_silence)
         self._calls: set[asyncio.Future[CallResult]] = set()
         self._abandoned: set[asyncio.Future[CallResult]] = set()
 

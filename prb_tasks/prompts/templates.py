@@ -100,6 +100,10 @@ def _compile(ref: TemplateRef):  # noqa: ANN202 - jinja's Template type
         raise TemplateProblem(f"prb: template {where} does not parse: {exc}") from None
     except TemplateFeatureRefused as exc:
         raise TemplateProblem(f"prb: template {ref.path}:{exc.lineno} {exc}") from None
+    except (RecursionError, MemoryError):
+        # Jinja's parser (and Python's compiler after it) recurse once per nesting level.
+        raise TemplateProblem(f"prb: template {ref.path} is nested too deeply to read (parentheses, brackets "
+                              "or blocks inside each other hundreds of levels deep); simplify it") from None
 
 
 def _template_line(ref: TemplateRef, exc: BaseException) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.report.source import data_source
-from prb_tasks.common.textfiles import json_lines
+from prb_tasks.common.textfiles import json_lines, too_deep
 
 _SCALAR_TYPES = ("multiple_choice", "loglikelihood")
 
@@ -114,6 +114,8 @@ def _read_json(path: Path) -> Any:
     except ValueError:
         why = "half-written? re-run that evaluation" if path.name.startswith("results_") else "not a results file"
         raise SkipRun(f"skipped {path}: not valid JSON ({why})") from None
+    except RecursionError:
+        raise SkipRun(f"skipped {path}: {too_deep('it')}") from None
 
 
 def iter_samples(path: Path) -> Iterator[dict[str, Any]]:

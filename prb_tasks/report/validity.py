@@ -285,13 +285,27 @@ def load_models(paths: list[Path], benchmark: list[str] | None, downstream: list
         found = find_results(paths)
     except PRBError as exc:  # its messages name prb compare, whose reader it is
         raise PRBError(str(exc).replace("prb compare:", "prb validity:", 1)) from None
+    unreadable: list[str] = []
     for path in found:
-        config = (_read_json(path) or {}).get("config") or {}
+        try:
+            data = _read_json(path)
+        except SkipRun as exc:  # empty, not UTF-8, not JSON, nested too deeply: one line, as prb compare says
+            unreadable.append(str(exc))
+            continue
+        if not isinstance(data, dict):
+            unreadable.append(f"skipped {path}: not an lm-eval results file (a JSON {type(data).__name__}, "
+                              "not an object)")
+            continue
+        config = data.get("config") or {}
         label = model_label(config)
         for task, side in _read_benchmark(path, notes).items():
             bench[task][label] = side  # files come oldest first: the newest run wins
         for task, side in _read_downstream(path, notes).items():
             down[task][label] = side
+    notes.extend(unreadable)
+    if found and len(unreadable) == len(found):
+        more = f" (and {len(unreadable) - 1} more files like it)" if len(unreadable) > 1 else ""
+        raise PRBError(f"prb validity: {unreadable[0]}{more}; give the folders prb eval wrote with --output_path")
     b_group = _pick(bench, benchmark, "benchmark", "--benchmark")
     d_group = _pick(down, downstream, "downstream", "--downstream")
     b_name, d_name = group_name(b_group), group_name(d_group)

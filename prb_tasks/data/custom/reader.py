@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from prb_tasks.data.custom.schema import UserRecord
 from prb_tasks.data.errors import DataError
-from prb_tasks.data.rawfiles import raw_rows
-from prb_tasks.common.textfiles import too_deep
+from prb_tasks.data.rawfiles import check_file, raw_rows
+from prb_tasks.common.textfiles import read_text, too_deep, unreadable_number
 
 SUFFIXES = (".json", ".jsonl")
 
@@ -24,8 +24,10 @@ SUFFIXES = (".json", ".jsonl")
 def _objects(path: Path) -> Iterable[Any]:
     if path.suffix == ".jsonl":
         return raw_rows(path)
+    check_file(path)  # a regular file of sane size: never a FIFO (blocks) or /dev/zero (endless)
+    text = read_text(path, "data file", DataError)  # not UTF-8: one line, as the .jsonl reader says it
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         hint = " (one object per line? name the file .jsonl)" if exc.msg == "Extra data" else ""
         raise DataError(
@@ -33,6 +35,8 @@ def _objects(path: Path) -> Iterable[Any]:
         ) from None
     except RecursionError:
         raise DataError(f"prb: {too_deep(str(path))}") from None
+    except ValueError as exc:
+        raise DataError(f"prb: {path} {unreadable_number(exc)}; fix the file") from None
     if not isinstance(value, list):
         raise DataError(
             f"prb: {path}: expected a JSON array of user objects, got {type(value).__name__} "

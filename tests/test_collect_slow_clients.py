@@ -1,0 +1,82 @@
+"""``prb collect serve`` under slow clients: 105 loopback connections that trickle a
+header a byte at a time (or send nothing) neither lock a participant out nor keep their
+slots for long (a real server subprocess over real sockets)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+pytest.importorskip("flask")
+pytest.importorskip("waitress")
+
+from prb_tasks.collect.serving import IDLE_SECONDS, REQUEST_SECONDS  # noqa: E402
+from prb_tasks.data.custom.reader import read_users  # noqa: E402
+from tests.collect_fixture import Participant, serve, write_pairs  # noqa: E402
+
+SLOW = 105
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server has closed ``sock`` (EOF or reset), without blocking."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1024) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+@pytest.mark.slow  # waits for the server's limits on slow connections (~20 s)
+def test_105_slow_connections_neither_lock_a_participant_out_nor_hold_their_slots(tmp_path: Path) -> None:
+    pairs = write_pairs(tmp_path)
+    out = tmp_path / "prefs.json"
+    server = serve(pairs, out, "--participants", "ana")
+    address = urlsplit(server.links["ana"])
+    sockets: list[socket.socket] = []
+    stop = threading.Event()
+
+    def trickle() -> None:  # one more header byte on each trickling connection every 0.5 s
+        header = b"GET /p/nobody/ HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 4096
+        sent = 0
+        while not stop.wait(0.5):
+            for sock in sockets[:SLOW - 5]:
+                try:
+                    sock.send(header[sent:sent + 1])
+                except OSError:
+                    pass  # closed by the server: what the test waits for
+            sent += 1
+
+    trickler = threading.Thread(target=trickle, daemon=True)
+    try:
+        for _ in range(SLOW):  # 100 trickle a header, 5 send nothing at all
+            sockets.append(socket.create_connection((address.hostname, address.port), timeout=10))
+        trickler.start()
+        time.sleep(1.0)  # every slow connection is accepted and holding its slot
+        started = time.monotonic()
+        ana = Participant(server.links["ana"])
+        ana.profile(region="Oslo")  # before: waitress's 100 slots were all taken; this waited for ever
+        ana.answer("left", reason="answered while 105 connections were trickling")
+        answered_in = time.monotonic() - started
+        assert answered_in < 8, answered_in
+        deadline = time.monotonic() + IDLE_SECONDS + 5
+        still_open = list(sockets)
+        while still_open and time.monotonic() < deadline:
+            time.sleep(0.5)
+            still_open = [s for s in still_open if not closed_by_server(s)]
+        waited = time.monotonic() - started
+        assert not still_open, f"{len(still_open)} of {SLOW} slow connections still open after {waited:.0f} s"
+        assert waited < max(REQUEST_SECONDS, IDLE_SECONDS) + 5
+    finally:
+        stop.set()
+        trickler.join(timeout=10) if trickler.is_alive() else None
+        for sock in sockets:
+            sock.close()
+        server.stop()
+    assert [p.reason for p in read_users(out)[0].preferences] == ["answered while 105 connections were trickling"]
