@@ -480,7 +480,9 @@ def _run(argv: list[str]) -> int:
 
         setup_logging()
         started = time.time()
-        with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)):
+        from prb_tasks.harness_hook import prb_eval_running
+
+        with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)), prb_eval_running():
             args.namespace.func(args.namespace)
     except RunStopped as exc:
         # A dry run or submitted batches: stopped on purpose, before any results.
