@@ -180,7 +180,7 @@ def wrap_run_command(module: ModuleType) -> None:
             return
         from prb_tasks.cli.evalcmd import run_eval
 
-        status = run_eval(argv)
+        status = run_eval(argv, plain=True)
         if status:
             raise SystemExit(status)
 

@@ -213,7 +213,7 @@ def test_lm_eval_run_goes_through_prb_eval_only_for_prb_runs(monkeypatch: pytest
     module = types.SimpleNamespace(Run=Run)
     harness_hook.wrap_run_command(module)
     harness_hook.wrap_run_command(module)  # a second time changes nothing
-    monkeypatch.setattr(evalcmd, "run_eval", lambda argv: seen.append(("prb", argv)) or 2)
+    monkeypatch.setattr(evalcmd, "run_eval", lambda argv, plain: seen.append(("prb", argv)) or 2)
 
     monkeypatch.setattr(sys, "argv", ["lm_eval", "run", "--model", "prb-rm", "--tasks", "personalized_rb_sample"])
     with pytest.raises(SystemExit) as stop:
