@@ -94,22 +94,25 @@ def main() -> None:
         data[way].setdefault(key, []).append(value)
 
     _importtime(python)  # a first run writes bytecode caches
-    for _ in range(args.trials):
-        for way in ("with", "without"):
+    for trial in range(args.trials):
+        # Alternating which way goes first cancels an order effect on a busy machine.
+        for way in ("with", "without") if trial % 2 == 0 else ("without", "with"):
             with _hook_removed(site) if way == "without" else nullcontext():
                 total, hook = _importtime(python)
                 add(way, "importtime_sum_us", total)
                 add(way, "hook_module_us", hook)
                 add(way, "python_c_pass_s", _wall([str(python), "-c", "pass"]))
-    for _ in range(args.lm_eval_trials):
-        for way in ("with", "without"):
+    for trial in range(args.lm_eval_trials):
+        for way in ("with", "without") if trial % 2 == 0 else ("without", "with"):
             with _hook_removed(site) if way == "without" else nullcontext():
                 add(way, "lm_eval_help_s", _wall([str(lm_eval), "--help"]))
                 add(way, "lm_eval_ls_tasks_s", _wall([str(lm_eval), "ls", "tasks"]))
-    print(f"{'measure':<20} {'with hook (median)':>20} {'without (median)':>18}  runs")
+    print(f"{'measure':<20} {'with hook (median)':>20} {'without (median)':>18} {'paired diff (median)':>22}  runs")
     for key in data["with"]:
-        with_, without = statistics.median(data["with"][key]), statistics.median(data["without"][key])
-        print(f"{key:<20} {with_:>20.4g} {without:>18.4g}  {len(data['with'][key])}")
+        with_, without = data["with"][key], data["without"][key]
+        diff = statistics.median(a - b for a, b in zip(with_, without))
+        print(f"{key:<20} {statistics.median(with_):>20.4g} {statistics.median(without):>18.4g} {diff:>22.4g}"
+              f"  {len(with_)}")
     if args.json:
         args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
