@@ -201,7 +201,7 @@ def test_lm_eval_run_goes_through_prb_eval_only_for_prb_runs(monkeypatch: pytest
     import types
 
     import prb_tasks.cli.evalcmd as evalcmd
-    from prb_tasks import harness_hook
+    from prb_tasks.cli import lm_eval_hook as harness_hook
 
     seen: list = []
 

@@ -5,7 +5,7 @@ through ``--include_path``, and models only in its own registry. This module, in
 at the root of site-packages with a one-line ``.pth`` file, puts a small finder first
 on ``sys.meta_path``. The finder imports nothing and answers ``None`` for every module
 except three of lm-eval's; when one of those has just been executed, it hands the
-module to :mod:`prb_tasks.harness_hook`, which adds prb's task folder, registers prb's
+module to :mod:`prb_tasks.cli.lm_eval_hook`, which adds prb's task folder, registers prb's
 models and adds ``prb eval``'s checks and compact table to ``lm_eval run``. Once the
 three have been seen the finder removes itself.
 
@@ -67,7 +67,7 @@ class _Loader:
         self._inner.exec_module(module)
         self._finder.done(module.__name__)
         try:
-            from prb_tasks.harness_hook import on_import
+            from prb_tasks.cli.lm_eval_hook import on_import
 
             on_import(module.__name__, module)
         except Exception as exc:  # noqa: BLE001 - lm-eval must still run without prb

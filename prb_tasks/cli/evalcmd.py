@@ -453,7 +453,7 @@ def run_eval(argv: list[str], plain: bool = False) -> int:
 
     Args:
         argv: arguments as ``lm_eval run`` takes them.
-        plain: typed as plain ``lm_eval`` (:mod:`prb_tasks.harness_hook` routes it here).
+        plain: typed as plain ``lm_eval`` (:mod:`prb_tasks.cli.lm_eval_hook` routes it here).
     """
     try:
         return _run(argv, plain)
@@ -488,7 +488,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
 
         setup_logging()
         started = time.time()
-        from prb_tasks.harness_hook import prb_eval_running
+        from prb_tasks.cli.lm_eval_hook import prb_eval_running
 
         with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)), prb_eval_running():
             args.namespace.func(args.namespace)
