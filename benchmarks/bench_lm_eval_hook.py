@@ -81,6 +81,7 @@ def main() -> None:
     parser.add_argument("--venv", required=True, type=Path, help="a venv with prb installed")
     parser.add_argument("--trials", type=int, default=20, help="runs of `python -c pass` each way")
     parser.add_argument("--lm-eval-trials", type=int, default=3, help="runs of each lm_eval command each way (0: skip)")
+    parser.add_argument("--no-ls", action="store_true", help="skip `lm_eval ls tasks` (over a minute per run)")
     parser.add_argument("--json", type=Path, help="also write every measurement here")
     args = parser.parse_args()
     python = args.venv / "bin" / "python"
@@ -106,7 +107,8 @@ def main() -> None:
         for way in ("with", "without") if trial % 2 == 0 else ("without", "with"):
             with _hook_removed(site) if way == "without" else nullcontext():
                 add(way, "lm_eval_help_s", _wall([str(lm_eval), "--help"]))
-                add(way, "lm_eval_ls_tasks_s", _wall([str(lm_eval), "ls", "tasks"]))
+                if not args.no_ls:
+                    add(way, "lm_eval_ls_tasks_s", _wall([str(lm_eval), "ls", "tasks"]))
     print(f"{'measure':<20} {'with hook (median)':>20} {'without (median)':>18} {'paired diff (median)':>22}  runs")
     for key in data["with"]:
         with_, without = data["with"][key], data["without"][key]
