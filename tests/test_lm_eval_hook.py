@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -188,6 +187,8 @@ def test_real_lm_eval_lists_prb_tasks_and_keeps_its_models() -> None:
 
 def test_entry_points_name_the_models_prb_eval_registers() -> None:
     from prb_tasks.plugin import MODELS
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["entry-points"]["lm_eval.models"] == MODELS
