@@ -61,6 +61,47 @@ def only_plugin_tasks(requested: Iterable[str]) -> bool:
     return True
 
 
+#: Set by :func:`activate` for a run that uses only prb's tasks: lm-eval's ~14,700
+#: built-in tasks (about 5 s to index) are then left out of every TaskManager.
+_skip_builtin = False
+
+
+def add_task_folder(manager_cls: type) -> None:
+    """Make every ``manager_cls`` (lm-eval's TaskManager) see our task folder.
+
+    The class is changed in place, so every module that imported it already (lm-eval's
+    evaluator, its ``ls`` command, user code) sees the change. Our folder is appended to
+    ``include_path`` unless it is there already; lm-eval indexes its own tasks first, so
+    a name defined in both keeps lm-eval's meaning only if ours does not define it.
+
+    Args:
+        manager_cls: the class to change; a second call does nothing.
+    """
+    import functools
+    import inspect
+
+    if manager_cls.__dict__.get("_prb_patched"):
+        return
+    original = manager_cls.__init__
+    signature = inspect.signature(original)
+    ours = str(tasks_dir())
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):  # noqa: N807 - replaces the class's own
+        bound = signature.bind(self, *args, **kwargs)
+        given = bound.arguments.get("include_path")
+        paths = [] if given is None else ([given] if isinstance(given, (str, Path)) else list(given))
+        if ours not in map(str, paths):
+            paths.append(ours)
+        bound.arguments["include_path"] = paths
+        if _skip_builtin:
+            bound.arguments["include_defaults"] = False
+        original(*bound.args, **bound.kwargs)
+
+    manager_cls.__init__ = __init__
+    manager_cls._prb_patched = True
+
+
 def include_task_folder(skip_builtin: bool) -> None:
     """Make every TaskManager that lm-eval creates see our tasks.
 
@@ -68,30 +109,11 @@ def include_task_folder(skip_builtin: bool) -> None:
         skip_builtin: also stop it from indexing lm-eval's ~14,700 built-in tasks
             (about 5 s), for runs that only use ours.
     """
+    global _skip_builtin
     import lm_eval.tasks as harness_tasks
 
-    base = harness_tasks.TaskManager
-    if getattr(base, "_prb_patched", False):
-        return
-    ours = str(tasks_dir())
-
-    class PluginTaskManager(base):  # type: ignore[misc, valid-type]
-        _prb_patched = True
-
-        def __init__(self, *args, include_path=None, include_defaults=True, **kwargs):
-            paths = [] if include_path is None else (
-                [include_path] if isinstance(include_path, (str, Path)) else list(include_path)
-            )
-            if ours not in map(str, paths):
-                paths.append(ours)
-            super().__init__(
-                *args,
-                include_path=paths,
-                include_defaults=include_defaults and not skip_builtin,
-                **kwargs,
-            )
-
-    harness_tasks.TaskManager = PluginTaskManager
+    _skip_builtin = skip_builtin
+    add_task_folder(harness_tasks.TaskManager)
 
 
 class _HideCustomKwargsHint(logging.Filter):

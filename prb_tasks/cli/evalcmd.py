@@ -353,9 +353,13 @@ def _quiet_git_hash() -> str | None:
         return get_commit_from_path(os.getcwd())
 
 
-def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float) -> int:
+def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plain: bool = False) -> int:
     """Print the compact table (unless lm-eval's were printed), what the run read and the
-    legend; save prb-judge's usage; the exit status."""
+    legend; save prb-judge's usage; the exit status.
+
+    Args:
+        plain: the run was typed as plain ``lm_eval``, whose parser has no ``--full_tables``.
+    """
     from prb_tasks.data import provenance
     from prb_tasks.judge.usage import stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
@@ -372,7 +376,10 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float) -> i
         legend = legend_lines(results, ours, shown if table else None)
         if legend:
             lines += ["Metrics:", *(f"  {line}" for line in legend)]
-        if table:
+        if table and plain:
+            lines.append(f"lm-eval's full tables: run it as `prb eval ... {FULL_TABLES_FLAG}`, "
+                         "or with PRB_LM_EVAL_HOOK=0 set")
+        elif table:
             lines.append(f"lm-eval's full tables: add {FULL_TABLES_FLAG}")
         if lines:
             print("\n".join(lines))
@@ -474,14 +481,15 @@ def prepare(argv: list[str]) -> HarnessArgs:
     return args
 
 
-def run_eval(argv: list[str]) -> int:
+def run_eval(argv: list[str], plain: bool = False) -> int:
     """Run lm-eval with our models and tasks available; return the exit status.
 
     Args:
         argv: arguments as ``lm_eval run`` takes them.
+        plain: typed as plain ``lm_eval`` (:mod:`prb_tasks.cli.lm_eval_hook` routes it here).
     """
     try:
-        return _run(argv)
+        return _run(argv, plain)
     except BrokenPipeError:
         # `prb eval ... | head`: the reader is gone (results are saved before the
         # tables are printed); stop writing without a traceback.
@@ -489,7 +497,7 @@ def run_eval(argv: list[str]) -> int:
         return 0
 
 
-def _run(argv: list[str]) -> int:
+def _run(argv: list[str], plain: bool = False) -> int:
     if any(arg in ("-h", "--help") for arg in argv):
         print(help_text())
         run_parser().print_help()
@@ -498,7 +506,7 @@ def _run(argv: list[str]) -> int:
 
     if wants_planner(argv):
         # Two ordinary lm-eval runs (planner, then judge), each through this function.
-        return run_planner(argv, run_eval)
+        return run_planner(argv, lambda stage: run_eval(stage, plain))
     from prb_tasks.judge.errors import RunStopped
 
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG
@@ -513,7 +521,9 @@ def _run(argv: list[str]) -> int:
 
         setup_logging()
         started = time.time()
-        with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)):
+        from prb_tasks.cli.lm_eval_hook import prb_eval_running
+
+        with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)), prb_eval_running():
             args.namespace.func(args.namespace)
     except RunStopped as exc:
         # A dry run or submitted batches: stopped on purpose, before any results.
@@ -540,4 +550,4 @@ def _run(argv: list[str]) -> int:
         return 2
     finally:
         declare(None)
-    return _after_run(captured, args, started)
+    return _after_run(captured, args, started, plain)

@@ -117,7 +117,22 @@ def run_parser(prog: str = "prb eval") -> argparse.ArgumentParser:
     for action in parser._actions:  # noqa: SLF001 - argparse keeps no public list
         if type(action) is MergeDictAction:
             action.__class__ = _CheckedDict
+        elif action.dest in _DICT_OPTIONS and callable(action.type):
+            # lm-eval 0.5 parses some of them with a plain type function (``json.loads``).
+            action.type = _checked_type(action.type)
     return parser
+
+
+def _checked_type(inner: Any) -> Any:
+    """``inner`` with its ValueError turned into the same one-line message as above."""
+
+    def parse_value(value: str) -> Any:
+        try:
+            return inner(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(_json_problem(value, exc)) from None
+
+    return parse_value
 
 
 def _json_problem(values: Any, exc: ValueError) -> str:
@@ -125,6 +140,8 @@ def _json_problem(values: Any, exc: ValueError) -> str:
 
     text = values[0] if isinstance(values, (list, tuple)) and values else str(values)
     if not str(text).lstrip().startswith("{"):
+        if "=" not in str(text):
+            return f"expected `key=value`, got {text!r}"
         return str(exc).splitlines()[0]
     try:
         json.loads(text)
