@@ -98,3 +98,13 @@ def run_fake_judge(policy: Any, tasks: str, metadata: str, tmp_path: Path) -> tu
                         "--log_samples"], cwd=tmp_path, env={"OPENAI_API_KEY": "sk-fake"})
         sent = server.stats()["total_requests"]
     return proc, out, sent
+
+
+def closed_port() -> int:
+    """A local TCP port nothing listens on: one the system just gave out and took back
+    (not a fixed number, which something on the machine may be using)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
