@@ -136,7 +136,7 @@ def test_sample_grade_contestants_validity(tmp_path: Path, server: FakeLLMServer
     assert "WARNING: only 4 models" in proc.stdout
     report = json.loads((tmp_path / "validity" / "validity.json").read_text(encoding="utf-8"))
     assert len(report["models"]) == 4
-    accuracy = {m["label"].split("openai/")[-1].rstrip(")"): m["accuracy"] for m in report["models"]}
+    accuracy = {m["label"].split("openai/")[-1].split(",")[0].rstrip(")"): m["accuracy"] for m in report["models"]}
     assert accuracy["judge-good"] == 1.0 and accuracy["judge-anti"] == 0.0
     assert report["measures"]["spearman"]["value"] > 0.7
     assert report["units"] == {"benchmark": "36 questions", "downstream": "4 questions"}

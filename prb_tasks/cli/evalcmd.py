@@ -437,7 +437,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
     declare(args)
     preflight(args)
     activate(args.tasks)
-    outputs.install()
+    outputs.install(args.settings.get("gen_kwargs"))
     return args
 
 

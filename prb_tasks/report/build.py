@@ -80,6 +80,18 @@ def _labels(runs: list[Run], names: dict[int, str] | None = None) -> dict[tuple[
     return labels
 
 
+def _name_task_variants(entries: list[Entry]) -> None:
+    """Add the task to the labels one model shares in a section across tasks (a judge's
+    both-orders ``personalized_rb`` and its ``personalized_rb_official`` score differently:
+    two rows, never one name)."""
+    tasks: dict[str, set[str]] = defaultdict(set)
+    for entry in entries:
+        tasks[entry.label].add(entry.family.name)
+    for entry in entries:
+        if len(tasks[entry.label]) > 1:
+            entry.label = f"{entry.label} [{entry.family.name}]"
+
+
 def _key_of(name: str, runs: list[Run]) -> tuple[str, str] | None:
     """(benchmark, setting) a judge's ``--task`` name brings along (None for a scalar task,
     which selects only itself): from a family found in the runs, or the installed YAMLs."""
@@ -162,6 +174,8 @@ def build_report(paths: list[Path], tasks: list[str] | None = None,
             counter += 1
             entry = build_entry(f"m{counter}", labels[(i, fam.name)], run, fam)
             grouped[(fam.benchmark, entry.source, entry.setting)].append(entry)
+    for entries in grouped.values():
+        _name_task_variants(entries)
     taken: set[str] = set()
     sections = [_section(benchmark, setting, source, entries, taken)
                 for (benchmark, source, setting), entries in sorted(grouped.items())]
