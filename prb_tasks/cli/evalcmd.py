@@ -181,6 +181,20 @@ def check_key_arguments(args: HarnessArgs) -> None:
         refuse_key_arguments(args.model_args, f"{args.model}: model_args", instead, HarnessArgsError)
 
 
+def check_judge_key(args: HarnessArgs) -> None:
+    """A judge whose key is plainly missing stops here, within a second of start-up, before
+    lm-eval is imported or any data loaded (the judge checks again when it is made)."""
+    if args.model != "prb-judge":
+        return
+    from prb_tasks.judge.configs import resolve_settings
+    from prb_tasks.judge.keys import missing_key_line
+
+    # A bad argument (an unset api_key_env among them) is a one-line JudgeConfigError: now.
+    line = missing_key_line(resolve_settings(args.model_args))
+    if line is not None:
+        raise HarnessArgsError(line)
+
+
 def check_model(name: str) -> None:
     """The model must be registered (ours are, once the plugin is active)."""
     from lm_eval.api.registry import model_registry
@@ -424,6 +438,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
 
     args = parse(argv)
     check_key_arguments(args)
+    check_judge_key(args)
     check_tasks(args.tasks, own_folders=bool(args.settings.get("include_path")))
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))
