@@ -185,6 +185,8 @@ def check_key_arguments(args: HarnessArgs) -> None:
 def check_judge_key(args: HarnessArgs) -> None:
     """A judge whose key is plainly missing stops here, within a second of start-up, before
     lm-eval is imported or any data loaded (the judge checks again when it is made)."""
+    if args.model == "prb-rm":
+        _check_served_rm_token(args.model_args)
     if args.model != "prb-judge":
         return
     from prb_tasks.judge.configs import resolve_settings
@@ -239,6 +241,19 @@ def unreachable_line(args: HarnessArgs | None, exc: BaseException) -> str | None
     url = str(args.model_args.get("base_url") or args.model_args.get("api_base") or "its base_url")
     return (f"prb eval: {args.model} could not connect to {url} ({reason}); check that the server is running "
             "and that base_url names it (e.g. base_url=http://127.0.0.1:8080/v1/chat/completions)")
+
+
+def _check_served_rm_token(model_args: dict[str, Any]) -> None:
+    """A served RM whose server wants a token that is not set: one line before lm-eval starts."""
+    from prb_tasks.rm.scorers.served import API_KEY_ENV, token_refusal
+
+    endpoint = model_args.get("endpoint")
+    if not endpoint or os.environ.get(API_KEY_ENV):
+        return
+    path = model_args.get("api_path") or ("/pooling" if model_args.get("api") == "pooling" else "/classify")
+    line = token_refusal(str(endpoint).rstrip("/") + str(path))
+    if line is not None:
+        raise HarnessArgsError(line)
 
 
 def check_model(name: str) -> None:
