@@ -46,6 +46,7 @@ def test_server_and_generation_settings_are_in_the_label() -> None:
     assert folder_name("prb-judge", "model=openai/smol,api_base=http://gpu-box:8080/v1", "max_gen_toks=64") == (
         "openai__smol__max_gen_toks-64")
     assert folder_name("prb-judge", "model=openai/smol,api_base=http://gpu-box:8080/v1") is None
+    assert folder_name("prb-judge", "model=openai/smol,max_tokens=64") == "openai__smol__max_tokens-64"
     assert short_url("https://k:s@h:1/p/") == "h:1/p" and short_url("h:1") == "h:1"
 
 
