@@ -158,8 +158,9 @@ def compact_lines(results: dict[str, Any], ours: set[str],
 
     curves = [c for c in (k_curve_line(shown.strip(), table[name]) for shown, name, _ in rows) if c]
     lines += curves
-    lines += [p for p in (official_prior_line(shown.strip(), table[name], _docs(counts, tasks))
-                          for shown, name, tasks in rows) if p]
+    # One line per top-level row (a group's line covers its subsets, whose numbers are above).
+    lines += [p for p in (official_prior_line(shown, table[name], _docs(counts, tasks))
+                          for shown, name, tasks in rows if not shown.startswith(" ")) if p]
     shown_metrics += ["aukc"] if curves else []
     return lines, shown_metrics + (["_starred"] if starred else [])
 
