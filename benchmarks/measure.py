@@ -72,13 +72,26 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
             "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(extra or {})}
 
 
+def die_with_parent() -> None:
+    """In a child before it runs (``preexec_fn``): have Linux send it SIGKILL when this
+    process ends, however it ends, so a benchmark killed by a timeout leaves no fake
+    server or ``prb`` run behind. Elsewhere it does nothing."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+
 def run(command: Sequence[str], env: dict[str, str] | None = None, cwd: Path | None = None,
         timeout: float = 3600) -> Run:
     """Run ``command`` to the end; time it and read its peak memory from ``wait4``."""
     started = time.time()
     clock = time.perf_counter()
     proc = subprocess.Popen(list(command), env=child_env(env), cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
     output: dict[str, str] = {}
     readers = [threading.Thread(target=lambda name=name, stream=stream: output.__setitem__(name, stream.read()),
                                 daemon=True)
@@ -89,6 +102,7 @@ def run(command: Sequence[str], env: dict[str, str] | None = None, cwd: Path | N
         reader.join(timeout)
     if any(reader.is_alive() for reader in readers):
         proc.kill()
+        proc.wait()
         raise SystemExit(f"benchmark step timed out after {timeout:.0f} s: {' '.join(command)}")
     # Reap the child ourselves: wait4 reports its own peak resident memory.
     _, status, usage = os.wait4(proc.pid, 0)
@@ -148,11 +162,13 @@ class Server:
         self.proc = subprocess.Popen(
             python("-m", "prb_tasks.testing.fake_server", "--port", "0", "--latency", str(latency), *extra),
             env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            preexec_fn=die_with_parent,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()
         if not line.startswith("READY "):
             self.proc.kill()
+            self.proc.wait()
             raise SystemExit(f"fake server did not start: {line!r}")
         self.url = line.split(" ", 1)[1]
 
@@ -166,7 +182,11 @@ class Server:
 
     def close(self) -> None:
         self.proc.terminate()
-        self.proc.wait(timeout=10)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
     def __enter__(self) -> "Server":
         return self

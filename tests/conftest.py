@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,34 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS  # noqa: E402
 from prb_tasks.common.resources import sample_dir  # noqa: E402
+from tests import leftovers  # noqa: E402
 
 FILE = "test-00000-of-00001"
+
+# Every process the session starts inherits this token (a fresh one per session, nested
+# sessions included), so the check below finds its orphans too (tests/leftovers.py).
+_SESSION_PID = os.getpid()
+os.environ[leftovers.TOKEN_ENV] = uuid.uuid4().hex
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test left a process running (a server, a ``prb`` run, a ``sleep``);
+    name each one, then kill it so it does not outlive the run."""
+    left = leftovers.wait_then_kill(_SESSION_PID, os.environ.get(leftovers.TOKEN_ENV))
+    if not left:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.ensure_newline()
+    lines = [f"prb tests: {len(left)} process(es) left running by the tests (now killed); "
+             "end what a test starts (tests/conftest.py, docs/development.md):", *(f"  {p}" for p in left)]
+    for line in lines:
+        if reporter is not None:
+            reporter.write_line(line, red=True)
+        else:
+            print(line)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def sample_rows(config: str) -> list[dict]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,25 @@ def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None,
     full_env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_DATASETS_OFFLINE": "1",
                 "HF_HUB_OFFLINE": "1", **(env or {})}
     command = (program or [sys.executable, "-m", "prb_tasks"]) + args
-    return subprocess.run(command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    # Its own process group: on a timeout (or any failure here) the whole group is killed,
+    # so what it started (a benchmark's fake server) cannot outlive the test.
+    proc = subprocess.Popen(command, cwd=cwd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except BaseException:
+        kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill ``proc``'s whole process group (it was started with ``start_new_session``) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:  # already gone
+        pass
+    proc.communicate()
 
 
 def read_results(output_path: Path) -> dict[str, Any]:
@@ -79,3 +98,13 @@ def run_fake_judge(policy: Any, tasks: str, metadata: str, tmp_path: Path) -> tu
                         "--log_samples"], cwd=tmp_path, env={"OPENAI_API_KEY": "sk-fake"})
         sent = server.stats()["total_requests"]
     return proc, out, sent
+
+
+def closed_port() -> int:
+    """A local TCP port nothing listens on: one the system just gave out and took back
+    (not a fixed number, which something on the machine may be using)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -6,7 +6,11 @@ Only that it runs and reports every section is checked, never a time.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,3 +36,46 @@ def test_smoke_run_writes_every_section(tmp_path: Path):
     # The cached re-runs sent nothing; every full run judged every document.
     assert all(r["requests"] == 0 for entry in raw["cached"] for r in entry["reruns"])
     assert all(t["requests"] > 0 and t["first_request"] is not None for e in raw["full"] for t in e["trials"])
+
+
+def gone(pid: int, within: float = 30.0) -> bool:
+    """True once ``pid`` has ended (or is a zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state in "ZX":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc; the parent-death signal is Linux's")
+def test_a_killed_benchmark_takes_its_fake_server_with_it():
+    code = ("import time; from benchmarks.measure import Server; s = Server(0.0); "
+            "print(s.proc.pid, flush=True); time.sleep(120)")
+    bench = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True)
+    try:
+        server = int(bench.stdout.readline())
+        assert not gone(server, within=0.5)  # it runs while the benchmark does
+        bench.kill()  # as a timeout kills it: no chance to close the server
+        bench.wait()
+        assert gone(server), f"fake server {server} outlived the benchmark that started it"
+    finally:
+        try:
+            os.killpg(bench.pid, signal.SIGKILL)  # the benchmark and, on failure, its server
+        except ProcessLookupError:
+            pass
+        bench.communicate()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_timed_out_cli_run_is_ended_with_everything_it_started(tmp_path: Path):
+    pid_file = tmp_path / "child.pid"
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_cli([], cwd=tmp_path, timeout=3,
+                program=["bash", "-c", f"sleep 300 & echo $! > {pid_file}; wait"])
+    assert gone(int(pid_file.read_text()), within=5)

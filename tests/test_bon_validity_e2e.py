@@ -136,10 +136,42 @@ def test_sample_grade_contestants_validity(tmp_path: Path, server: FakeLLMServer
     assert "WARNING: only 4 models" in proc.stdout
     report = json.loads((tmp_path / "validity" / "validity.json").read_text(encoding="utf-8"))
     assert len(report["models"]) == 4
-    accuracy = {m["label"].split("openai/")[-1].rstrip(")"): m["accuracy"] for m in report["models"]}
+    accuracy = {m["label"].split("openai/")[-1].split(",")[0].rstrip(")"): m["accuracy"] for m in report["models"]}
     assert accuracy["judge-good"] == 1.0 and accuracy["judge-anti"] == 0.0
     assert report["measures"]["spearman"]["value"] > 0.7
     assert report["units"] == {"benchmark": "36 questions", "downstream": "4 questions"}
     for ext in ("png", "svg", "pdf", "html", "md"):
         assert (tmp_path / "validity" / f"validity.{ext}").stat().st_size > 0
     assert "Does accuracy predict downstream quality?" in (tmp_path / "validity" / "validity.html").read_text()
+
+
+@pytest.mark.slow
+def test_validity_with_nothing_graded_is_one_line(tmp_path: Path, server: FakeLLMServer) -> None:
+    """A grader that never writes ``Aspect i: n`` leaves every question ungraded: no gain
+    can be computed, and prb validity says so in one line (exit 2), not a traceback."""
+    cache, out = tmp_path / "jcache", tmp_path / "out"
+    tasks_dir = run_cli(["tasks-dir"], cwd=tmp_path).stdout.strip()
+    own = tmp_path / "own_tasks"
+    own.mkdir()
+    (own / "bon_sample_4.yaml").write_text(
+        f"include: {tasks_dir}/personalized_rb_bon/personalized_rb_bon_sample.yaml\n"
+        f"task: bon_sample_4\nrepeats: {N}\n", encoding="utf-8")
+    meta: dict[str, Any] = {"data_dir": "sample", "k": 3}
+    evaluate(judge(server, "policy", cache) + ["--include_path", str(own), "--tasks", "bon_sample_4", "--limit", "2",
+                                               "--metadata", json.dumps(meta), "--output_path", str(out / "sample")],
+             tmp_path)
+    meta["candidates"] = str(out / "sample")
+    # "grader-mute" answers "Score: 5" (make_policy): no aspect grade can be read.
+    evaluate(judge(server, "grader-mute", cache) + ["--tasks", "personalized_rb_bon_grade", "--metadata",
+                                                    json.dumps(meta), "--output_path", str(out / "grade")], tmp_path)
+    meta["grades"] = str(out / "grade")
+    for scorer in ("length", "bm25"):
+        evaluate(["--model", "prb-rm", "--model_args", f"scorer={scorer}", "--tasks",
+                  "personalized_rb_bon,personalized_rb_sample_scalar", "--metadata", json.dumps(meta),
+                  "--output_path", str(out / scorer)], tmp_path)
+    proc = run_cli(["validity", str(out), "--iters", "300"], cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("prb validity: nothing to correlate")]
+    assert "prb-rm (scorer=length): none of its 2 gain values on personalized_rb_bon could be computed" in line
+    assert "ungraded" in line and "a correlation needs 2" in line

@@ -31,6 +31,25 @@ def test_protocol_changes_label_and_folder(tmp_path: Path, monkeypatch: pytest.M
     assert folder_name("prb-judge", "model=openai/gpt-4o-mini,num_concurrent=4") is None  # lm-eval's own
 
 
+def test_server_and_generation_settings_are_in_the_label() -> None:
+    from prb_tasks.report.runlabel import short_url
+
+    args = "model=openai/smol,api_base=http://user:pw@gpu-box:8080/v1/,max_tokens=64"
+    assert run_label("prb-judge", args) == "prb-judge (model=openai/smol, api_base=gpu-box:8080/v1, max_tokens=64)"
+    assert run_label("prb-judge", args.replace("max_tokens=64", "max_tokens=512")) != run_label("prb-judge", args)
+    chat = "model=smol,base_url=http://127.0.0.1:8080/v1/chat/completions"
+    assert run_label("local-chat-completions", chat, "max_gen_toks=64,temperature=0") == (
+        "local-chat-completions (model=smol, base_url=127.0.0.1:8080/v1/chat/completions, max_gen_toks=64, "
+        "temperature=0)")
+    assert run_label("local-chat-completions", chat, {"max_gen_toks": 64}) != run_label("local-chat-completions", chat)
+    # Folders: generation settings yes; the server no (plans and re-runs are found where they were).
+    assert folder_name("prb-judge", "model=openai/smol,api_base=http://gpu-box:8080/v1", "max_gen_toks=64") == (
+        "openai__smol__max_gen_toks-64")
+    assert folder_name("prb-judge", "model=openai/smol,api_base=http://gpu-box:8080/v1") is None
+    assert folder_name("prb-judge", "model=openai/smol,max_tokens=64") == "openai__smol__max_tokens-64"
+    assert short_url("https://k:s@h:1/p/") == "h:1/p" and short_url("h:1") == "h:1"
+
+
 def test_two_protocols_are_two_models_in_the_report(tmp_path: Path) -> None:
     ok = lambda key: True  # noqa: E731
     half = lambda key: int(key.split("/")[1]) % 2 == 0  # noqa: E731
@@ -78,3 +97,12 @@ def test_names_file_syntax_errors_name_the_line(tmp_path: Path) -> None:
     names.write_text("a=b\n\njust a name\n", encoding="utf-8")
     with pytest.raises(Exception, match=r"--names .*n.txt line 3: expected RUN=NAME"):
         read_names([], names)
+
+
+def test_both_orders_and_official_runs_of_one_judge_are_two_rows(tmp_path: Path) -> None:
+    judge = {"model": "openai/smol"}
+    write_run(tmp_path / "both", "personalized_rb", "prb-judge", judge, lambda key: True)
+    write_run(tmp_path / "official", "personalized_rb_official", "prb-judge", judge, lambda key: False)
+    (section,) = build_report([tmp_path]).sections
+    assert sorted(e.label for e in section.entries) == ["prb-judge (model=openai/smol) [personalized_rb]",
+                                                        "prb-judge (model=openai/smol) [personalized_rb_official]"]

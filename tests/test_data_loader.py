@@ -13,6 +13,7 @@ from prb_tasks.data.personalized_rb.subsets import SUBSETS, subset_by_name
 from prb_tasks.cli.datatools import validate
 from prb_tasks.docs.personalized_rb import build_docs
 from tests.conftest import FILE, write_layout
+from tests.runner import closed_port
 
 ART = subset_by_name("art")
 
@@ -222,14 +223,15 @@ def test_download_offline_fails_with_one_clear_message(tmp_path, capsys, monkeyp
     # (this machine has no network; a closed local port stands in for it anyway).
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    port = closed_port()
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
     hub.unreachable_reason.cache_clear()
     try:
         assert download(tmp_path / "copy") == 1
     finally:
         hub.unreachable_reason.cache_clear()
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert "cannot connect to 127.0.0.1:9" in line
+    assert f"cannot connect to 127.0.0.1:{port}" in line
 
 
 def test_download_and_validate_name_what_is_wrong(tmp_path, capsys):
@@ -264,7 +266,8 @@ def test_loader_without_network_fails_at_once(monkeypatch):
 
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "PRB_DATA_DIR"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    port = closed_port()
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
     hub.unreachable_reason.cache_clear()
     sources._from_hub.cache_clear()
     try:
@@ -274,5 +277,5 @@ def test_loader_without_network_fails_at_once(monkeypatch):
         hub.unreachable_reason.cache_clear()
     message = str(info.value)
     assert message.startswith("prb: cannot load QiyaoMa/Personalized-RewardBench (Art_and_Entertainment) from the "
-                              "HF hub: cannot connect to 127.0.0.1:9")
+                              f"HF hub: cannot connect to 127.0.0.1:{port}")
     assert "prb data download DIR" in message and "HF_HUB_OFFLINE=1" in message

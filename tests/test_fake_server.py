@@ -270,7 +270,8 @@ def test_hang_times_out(server: FakeLLMServer, provider: str) -> None:
     with pytest.raises(CallError) as info:
         call(server, provider, timeout=0.5)
     assert info.value.kind == "timeout" and info.value.retryable and not info.value.fatal
-    assert time.monotonic() - start < 1.5
+    # The fault stalls 30 s: well under that means the 0.5 s timeout ended it (room for a loaded machine).
+    assert time.monotonic() - start < 10
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -442,8 +443,9 @@ def test_latency_overlaps_across_64_concurrent_requests() -> None:
         elapsed = time.monotonic() - start
         assert srv.stats()["successes"] == 64
     assert all(r.text.endswith("Result: A") for r in results)
-    # Serialized handling would take 64 * 0.3 s.
-    assert elapsed < 4.0
+    # Serialized handling would take 64 * 0.3 = 19.2 s; concurrent handling well under that
+    # even on a loaded machine.
+    assert elapsed < 12.0
 
 
 def test_close_releases_hung_handlers_quickly() -> None:
@@ -461,7 +463,7 @@ def test_close_releases_hung_handlers_quickly() -> None:
     time.sleep(0.2)
     start = time.monotonic()
     srv.close()
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 10.0  # the handler hangs 30 s unless close releases it
     thread.join(timeout=5)
     assert not thread.is_alive()
     # The hung request is abandoned without a reply rather than answered late.

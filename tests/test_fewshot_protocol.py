@@ -157,3 +157,22 @@ def test_option_values_are_converted_to_the_annotated_types():
         registry.build("lowrank", {"rank": "abc"})
     with pytest.raises(registry.MethodError, match=r"option rank=2.5: expected a whole number"):
         registry.build("lowrank", {"rank": 2.5})
+
+
+def test_aukc_is_taken_over_the_k_points_that_exist_and_says_which():
+    from prb_tasks.fewshot.metrics import aukc
+    from prb_tasks.scoring.fewshot import k_curve_line
+
+    nan = float("nan")
+    # Users evaluated at k = 0, 1, 2 only (a --limit run): the area is over those three.
+    items = [(k, f"u{u}", float((u + k) % 3 != 0)) for k in (0, 1, 2) for u in range(6)]
+    assert aukc(items) == pytest.approx(area_under_curve({0: 2 / 3, 1: 2 / 3, 2: 2 / 3}))
+    row = {"acc_k0,none": 0.75, "acc_k1,none": 0.8, "acc_k2,none": 0.9, "acc_k4,none": nan, "acc_k8,none": nan,
+           "acc_k16,none": nan, "aukc,none": 0.812}
+    line = k_curve_line("personalized_custom_fewshot", row)
+    assert "k=2 90.0, k=4 -, k=8 -" in line and "nan" not in line, line
+    assert line.endswith("; aukc 81.2 over k = 0, 1, 2 only (no result at k = 4, 8, 16; not comparable with a "
+                         "whole curve's)"), line
+    whole = {f"acc_k{k},none": 0.8 for k in (0, 1, 2, 4, 8, 16)} | {"aukc,none": 0.8}
+    assert k_curve_line("x", whole).endswith("; aukc 80.0")
+    assert k_curve_line("x", {"acc_k0,none": nan, "aukc,none": nan}).endswith("; aukc - (no k point has a result)")

@@ -92,7 +92,9 @@ def test_compact_summary_of_a_judge_run(tmp_path):
                         "--log_samples"], cwd=tmp_path, env={"K": "sk-prb-test-0000"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line == "prb-judge (model=openai/fake)")
+    # The server it talked to is part of the label (it changes what comes back), credentials never.
+    label = f"prb-judge (model=openai/fake, api_base={server.openai_base.split('://')[1].rstrip('/')})"
+    start = next(i for i, line in enumerate(lines) if line == label)
     summary = lines[start:]
     assert summary[1].split() == ["task", "pairs", "acc", "%", "95%", "CI", "acc_macro", "%", "acc_pair", "%",
                                   "consistency", "%", "double_game", "%", "pos_a_rate", "%", "parse_fail", "%"]

@@ -372,3 +372,38 @@ def test_unknown_cost_is_reported_as_unknown_not_zero() -> None:
     assert "cost unknown" in usage.render()
     usage.call(0.5, 0.3, 1, 1, 0)
     assert "$0.5000 (+2 unpriced)" in usage.render()
+
+
+def test_a_plainly_missing_key_is_found_when_the_judge_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prb_tasks.judge.keys import missing_key_line
+
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    line = missing_key_line(resolve_settings({"model": "openai/gpt-4o-mini"}))
+    assert line is not None and line.startswith("prb-judge: openai/gpt-4o-mini needs OPENAI_API_KEY in the "
+                                                "environment") and "nothing was sent" in line
+    assert "ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN" in missing_key_line(resolve_settings({"model": "anthropic/x"}))
+    # Not flagged: a local OpenAI-compatible server, a provider prb does not know, credentials from files.
+    assert missing_key_line(resolve_settings({"model": "openai/m", "api_base": "http://127.0.0.1:1/v1"})) is None
+    assert missing_key_line(resolve_settings({"model": "someprovider/m"})) is None
+    assert missing_key_line(resolve_settings({"model": "vertex_ai/gemini-pro"})) is None
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-prb-test-0000")
+    assert missing_key_line(resolve_settings({"model": "openai/gpt-4o-mini"})) is None
+    monkeypatch.delenv("OPENAI_API_KEY")
+    from prb_tasks.judge.model import JudgeLM
+
+    with pytest.raises(JudgeConfigError, match="needs OPENAI_API_KEY"):
+        JudgeLM(model="openai/gpt-4o-mini")
+
+
+def test_prb_eval_stops_at_start_up_without_the_key(tmp_path: Path) -> None:
+    from tests.runner import run_cli
+
+    proc = run_cli(["eval", "--model", "prb-judge", "--model_args", "model=openai/gpt-4o-mini",
+                    "--tasks", "personalized_rb_sample"], cwd=tmp_path, env={"OPENAI_API_KEY": ""})
+    assert proc.returncode == 2
+    # Before lm-eval started (it logs the tasks it selected first): one line, nothing loaded.
+    assert proc.stderr.strip().splitlines() == [
+        "prb-judge: openai/gpt-4o-mini needs OPENAI_API_KEY in the environment (or api_key_env=NAME naming the "
+        "variable that holds the key); export it and run again (nothing was sent; a re-run answered wholly from "
+        "the cache needs it set too)"], proc.stderr

@@ -67,7 +67,7 @@ def test_official_reading_gives_unparsed_to_a():
         "parse_fail": 1, "error_rate": 0, "skip_rate": 0,
         "acc_pos_a": ("A", 0), "acc_pos_b": ("A", 0), "pos_bias": ("A", 0),
         "acc_pos_a_official": ("A", 1), "acc_pos_b_official": ("A", 1), "pos_bias_official": ("A", 1),
-        "pos_a_rate_official": "A", "parse_fail_official": 1,
+        "pos_a_rate_official": "A", "parse_fail_official": 1, "always_a_official": 1,
     }
     assert process_judge_single(doc_b, ["garbage"])["acc_official"] == 0
     failed = process_judge_single(doc_a, ["[prb:error] Timeout"])
@@ -142,3 +142,17 @@ def test_double_game_on_judgments_with_known_answers():
     # A pair missing an order (--limit) is left out; nothing measured is NaN.
     assert double_game([d["double_game"] for d in _both("Result: A", "Result: B")[:1]]).measured == 0
     assert math.isnan(double_game([]))
+
+
+def test_a_line_beside_acc_official_when_replies_had_no_verdict():
+    from prb_tasks.scoring.run_table import official_prior_line
+
+    row = {"acc_official,none": 0.636, "parse_fail_official,none": 0.76, "always_a_official,none": 0.606}
+    assert official_prior_line("personalized_rb_official", row, 158) == (
+        "personalized_rb_official: acc_official 63.6% counts 120 of 158 replies (76%) as A, having no verdict the "
+        "original script could read; a judge that always answers A scores 60.6% on the same pairs")
+    assert official_prior_line("x", {**row, "parse_fail_official,none": 0.05}, 158) is None  # a few: no line
+    assert official_prior_line("x", {"acc,none": 0.5}, 10) is None  # not an official run
+    older = {k: v for k, v in row.items() if not k.startswith("always_a")}  # a run from before the metric
+    assert official_prior_line("x", older, 0) == ("x: acc_official 63.6% counts 76% of replies as A, having no "
+                                                  "verdict the original script could read")

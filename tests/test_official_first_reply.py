@@ -58,6 +58,8 @@ def check_authors_numbers(results: dict, out: Path) -> None:
         assert metric(results, task, "acc_official") == pytest.approx(expected_official_acc(subset.config))
         assert metric(results, task, "parse_fail_official") == 1.0
         assert metric(results, task, "pos_a_rate_official") == 1.0
+        # Every reply counted as A: acc_official is exactly an always-A judge's score.
+        assert metric(results, task, "always_a_official") == metric(results, task, "acc_official")
         # Our own reading: an empty reply is no verdict, never a letter.
         assert metric(results, task, "acc") == 0.0
         assert metric(results, task, "parse_fail") == 1.0
@@ -81,6 +83,10 @@ def test_prb_judge_scores_the_empty_first_reply(tmp_path):
                         "--metadata", json.dumps({"data_dir": "sample"}), "--output_path", str(out), "--log_samples"],
                        cwd=tmp_path, env={"PRB_TEST_KEY": KEY})
         assert proc.returncode == 0, proc.stderr[-3000:]
+        # Beside acc_official in the printed table: what it rests on.
+        (line,) = [x for x in proc.stdout.splitlines() if x.startswith("personalized_rb_official: acc_official")]
+        assert f"counts {rows} of {rows} replies (100%) as A, having no verdict" in line, line
+        assert "a judge that always answers A scores" in line, line
 
     rows = sum(len(sample_rows(s.config)) for s in SUBSETS)
     with FakeLLMServer(policy=empty_then_b()) as server:

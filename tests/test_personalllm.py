@@ -14,6 +14,7 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalllm.constants import REWARD_MODELS, score_column
 from prb_tasks.data.personalllm.items import SimulationConfig, simulate
 from prb_tasks.data.personalllm.reader import read_split, usable
+from tests.runner import closed_port
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.data.personalllm.users import normalised_scores, sample_weights
 from prb_tasks.docs import personalllm as docs_module
@@ -312,7 +313,7 @@ def test_hub_out_of_reach_fails_at_once_with_one_line(monkeypatch) -> None:
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "PRB_PERSONALLLM_DIR"):
         monkeypatch.delenv(name, raising=False)
     # A closed local port stands in for the hub, so the test needs no network rule.
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
     unreachable_reason.cache_clear()
     sources._from_hub.cache_clear()
     started = time.monotonic()

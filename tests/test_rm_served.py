@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.rm.errors import ServedRMError
+from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.model import RewardModelLM
 from prb_tasks.rm.scorers.served import ServedScorer
@@ -43,6 +43,7 @@ class FakeRMServer:
         self.hang: str | None = None
         self.classes = 1
         self.token_level = False
+        self.require_token = False
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         owner = self
@@ -60,6 +61,12 @@ class FakeRMServer:
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def do_GET(self):  # noqa: N802 - as vLLM: auth is checked before the method
+                if owner.require_token and not self.headers.get("Authorization"):
+                    self._send(401, {"error": "Unauthorized"})
+                else:
+                    self._send(405, {"detail": "Method Not Allowed"})
 
             def do_POST(self):  # noqa: N802 - http.server naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -236,3 +243,33 @@ def test_prb_eval_through_a_served_rm_resumes_after_a_failure(server, tmp_path):
     results = json.loads(sorted((tmp_path / "runs").rglob("results_*.json"))[-1].read_text(encoding="utf-8"))
     wins = sum(fake_reward(d["choices"][0]) > fake_reward(d["choices"][1]) for d in docs)
     assert results["results"]["personalized_rb_sample_scalar_art"]["acc,none"] == pytest.approx(wins / len(docs))
+
+
+def test_a_server_that_wants_a_token_is_one_line_when_the_scorer_is_made(server, monkeypatch):
+    server.require_token = True
+    monkeypatch.delenv("PRB_RM_API_KEY", raising=False)
+    with pytest.raises(RMError) as info:
+        ServedScorer(server.url)
+    assert str(info.value) == (f"prb-rm: {server.url}/classify answered HTTP 401 to a request without a token: the "
+                               "server wants one; export PRB_RM_API_KEY=<token> and run again (nothing was scored)")
+    assert server.requests == []  # nothing was scored
+    monkeypatch.setenv("PRB_RM_API_KEY", "rm-token-0123456789")
+    ServedScorer(server.url)  # with a token: no question asked
+    server.require_token = False
+    monkeypatch.delenv("PRB_RM_API_KEY")
+    ServedScorer(server.url)  # a server that wants none: fine
+
+
+def test_prb_eval_finds_the_missing_token_before_lm_eval_starts(server, tmp_path):
+    server.require_token = True
+    env = {k: v for k, v in os.environ.items() if k != "PRB_RM_API_KEY"}
+    proc = subprocess.run([sys.executable, "-m", "prb_tasks", "eval", "--model", "prb-rm", "--model_args",
+                           f"endpoint={server.url}", "--tasks", "personalized_rb_sample_scalar"], cwd=tmp_path,
+                          env={**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2
+    # One line, and lm-eval never started (it logs the tasks it selected first).
+    assert proc.stderr.strip().splitlines() == [
+        f"prb-rm: {server.url}/classify answered HTTP 401 to a request without a token: the server wants one; "
+        "export PRB_RM_API_KEY=<token> and run again (nothing was scored)"], proc.stderr
+    assert server.requests == []

@@ -3,6 +3,7 @@ test_bon_validity_e2e.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -71,3 +72,52 @@ def test_cli_without_runs_is_one_line(tmp_path: Path) -> None:
     assert proc.stderr.strip().count("\n") == 0 and "no benchmark run" in proc.stderr
     proc = run_cli(["validity", str(tmp_path / "missing")], cwd=tmp_path)
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+def run_validity(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, models: list[Model],
+                 *extra: str) -> tuple[int, str, str]:
+    """``prb validity`` in this process on ``models`` (as if read from runs)."""
+    from prb_tasks.cli import main
+    from prb_tasks.report import validity as module
+
+    monkeypatch.setattr(module, "load_models", lambda *a, **k: (list(models), "personalized_rb_sample",
+                                                                  "personalized_rb_bon_contest"))
+    code = main(["validity", "runs", "--iters", "200", *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("gains", [[[NAN] * 6, [NAN] * 6], [[NAN] * 6, [0.1, 0.2]]])
+def test_nothing_graded_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                               gains: list[list[float]]) -> None:
+    models = [model(f"judge {i}", [1, 0, 1, 1, 0, 1], gain) for i, gain in enumerate(gains)]
+    code, out, err = run_validity(monkeypatch, capsys, models)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("prb validity: nothing to correlate: judge 0: none of its 6 gain values on down "
+                          "could be computed") and "ungraded" in err and "a correlation needs 2" in err
+
+
+def test_a_model_without_grades_is_left_out_and_a_thin_one_flagged(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    models = noisy_models(40)[:3] + [model("all ungraded", [1, 0] * 20, [NAN] * 40),
+                                     model("mostly ungraded", [1, 0] * 20, [0.5, 0.1, 0.2] + [NAN] * 37)]
+    code, out, err = run_validity(monkeypatch, capsys, models, "--out", str(tmp_path / "v"), "--no-charts")
+    assert code == 0, err
+    assert "prb validity: all ungraded: none of its 40 gain values on down could be computed; left out" in err
+    assert "WARNING: mostly ungraded: only 3 of 40 gain values on down could be computed" in out
+    assert "models: 4;" in out and "all ungraded" not in out
+    written = json.loads((tmp_path / "v" / "validity.json").read_text(encoding="utf-8"))
+    assert [m["label"] for m in written["models"]] == ["m0", "m1", "m2", "mostly ungraded"]
+
+
+def test_an_undefined_correlation_is_written_as_null(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    # Every model has the same gain: rank correlations are undefined, not a crash.
+    models = [model(f"m{i}", [1, 0, 1, i % 2], [0.0, 0.0]) for i in range(3)]
+    code, out, err = run_validity(monkeypatch, capsys, models, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["measures"]["spearman"]["value"] is None

@@ -161,9 +161,10 @@ def _hostile(draw):
 @given(_hostile())
 def test_any_completion_up_to_1_mb_parses_fast(text):
     """The issue's target is 100 ms per 1 MB (benchmarks/bench_verdict.py); 1 s leaves room for a loaded machine."""
-    start = time.perf_counter()
+    # CPU time, not wall time: other processes on a loaded machine do not count.
+    start = time.process_time()
     verdict = parse_verdict(text)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert verdict.outcome in ("verdict", "unparsed")
     assert elapsed < 1.0, f"{elapsed:.2f} s for {len(text):,} characters"
 
@@ -174,6 +175,6 @@ def test_any_completion_up_to_1_mb_parses_fast(text):
      "Result:" + " " * _MB + "x", "{" * _MB, "[[" + " " * _MB, "Final" + " " * _MB, "Result: A or " * 80_000],
 )
 def test_issue_inputs_parse_fast(text):
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine does not count
     assert parse_verdict(text).outcome == "unparsed"
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0

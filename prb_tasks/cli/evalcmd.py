@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -211,6 +212,80 @@ def check_model_arguments(args: HarnessArgs) -> None:
             first = unknown_keys[0]
             raise RMError(f"prb-rm: unknown model_args key '{first}'{did_you_mean(first, accepted_keys())}; "
                           "accepted: " + ", ".join(accepted_keys()))
+
+
+def check_judge_key(args: HarnessArgs) -> None:
+    """A judge whose key is plainly missing stops here, within a second of start-up, before
+    lm-eval is imported or any data loaded (the judge checks again when it is made)."""
+    if args.model == "prb-rm":
+        _check_served_rm_token(args.model_args)
+    if args.model != "prb-judge":
+        return
+    from prb_tasks.judge.configs import resolve_settings
+    from prb_tasks.judge.keys import missing_key_line
+
+    # A bad argument (an unset api_key_env among them) is a one-line JudgeConfigError: now.
+    line = missing_key_line(resolve_settings(args.model_args))
+    if line is not None:
+        raise HarnessArgsError(line)
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, outermost first (tenacity's RetryError: its last attempt's)."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if current is None or any(current is s for s in seen):
+            continue
+        seen.append(current)
+        last = getattr(current, "last_attempt", None)  # tenacity.RetryError
+        if last is not None and hasattr(last, "exception"):
+            try:
+                todo.append(last.exception())
+            except Exception:  # noqa: BLE001 - a cancelled attempt has none
+                pass
+        todo += [current.__cause__, current.__context__]
+    return seen
+
+
+def unreachable_line(args: HarnessArgs | None, exc: BaseException) -> str | None:
+    """One line for lm-eval's API backends (``local-chat-completions``, ``local-completions``...)
+    failing to connect to their server, instead of lm-eval's traceback; None for anything else.
+
+    Args:
+        args: the parsed command line (None when it failed before parsing).
+        exc: what stopped the run.
+    """
+    if args is None or args.model.startswith("prb-"):
+        return None  # prb's own backends say it themselves
+    causes = _causes(exc)
+    names = {type(c).__name__ for c in causes}
+    refused = [c for c in causes if isinstance(c, ConnectionError) or type(c).__name__ in (
+        "ClientConnectorError", "NewConnectionError", "ConnectTimeout", "ServerDisconnectedError")]
+    if not refused and not ({"ConnectionError", "MaxRetryError"} & names):
+        return None
+    deepest = next((c for c in reversed(causes) if isinstance(c, OSError) and (c.errno or c.strerror)), None)
+    if deepest is not None:
+        reason = os.strerror(deepest.errno) if deepest.errno else str(deepest.strerror)
+    else:
+        reason = type(refused[0] if refused else exc).__name__
+    url = str(args.model_args.get("base_url") or args.model_args.get("api_base") or "its base_url")
+    return (f"prb eval: {args.model} could not connect to {url} ({reason}); check that the server is running "
+            "and that base_url names it (e.g. base_url=http://127.0.0.1:8080/v1/chat/completions)")
+
+
+def _check_served_rm_token(model_args: dict[str, Any]) -> None:
+    """A served RM whose server wants a token that is not set: one line before lm-eval starts."""
+    from prb_tasks.rm.scorers.served import API_KEY_ENV, token_refusal
+
+    endpoint = model_args.get("endpoint")
+    if not endpoint or os.environ.get(API_KEY_ENV):
+        return
+    path = model_args.get("api_path") or ("/pooling" if model_args.get("api") == "pooling" else "/classify")
+    line = token_refusal(str(endpoint).rstrip("/") + str(path))
+    if line is not None:
+        raise HarnessArgsError(line)
 
 
 def check_model(name: str) -> None:
@@ -464,6 +539,9 @@ def prepare(argv: list[str]) -> HarnessArgs:
     args = parse(argv)
     check_key_arguments(args)
     check_model_arguments(args)
+
+
+    check_judge_key(args)
     check_tasks(args.tasks, own_folders=bool(args.settings.get("include_path")))
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))
@@ -477,7 +555,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
     declare(args)
     preflight(args)
     activate(args.tasks)
-    outputs.install()
+    outputs.install(args.settings.get("gen_kwargs"))
     return args
 
 
@@ -517,6 +595,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
     captured: dict[str, Any] = {}
     try:
         args = prepare(argv)
+        captured["args"] = args
         from lm_eval.utils import setup_logging
 
         setup_logging()
@@ -547,6 +626,15 @@ def _run(argv: list[str], plain: bool = False) -> int:
         if not str(exc).startswith("Tasks not found"):
             raise
         print(_missing_tasks(str(exc)), file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - only a server that cannot be reached is answered here
+        line = unreachable_line(captured.get("args"), exc)
+        if line is None:
+            raise
+        # The backend's other requests fail the same way; asyncio would print each one's
+        # traceback ("Task exception was never retrieved") as the process ends.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        print(line, file=sys.stderr, flush=True)
         return 2
     finally:
         declare(None)

@@ -39,7 +39,8 @@ def _safe(name: str) -> str:
     return re.sub(r"[\"<>:/|\\?*\[\]]+", "__", name)
 
 
-def folder_name(model: str, model_args: str | dict[str, Any] | None) -> str | None:
+def folder_name(model: str, model_args: str | dict[str, Any] | None,
+                gen_kwargs: str | dict[str, Any] | None = None) -> str | None:
     """The folder name for this run, or None to keep lm-eval's own.
 
     The name of what ran, followed by every other argument that changes the result
@@ -49,10 +50,11 @@ def folder_name(model: str, model_args: str | dict[str, Any] | None) -> str | No
     Args:
         model: the ``--model`` name.
         model_args: the ``--model_args`` (dict or ``k=v,...`` string).
+        gen_kwargs: the ``--gen_kwargs`` (``max_gen_toks=64``...).
     """
     from prb_tasks.report.runlabel import folder_suffix
 
-    suffix = folder_suffix(model, model_args)
+    suffix = folder_suffix(model, model_args, gen_kwargs)
     base = _base_name(model, model_args)
     if not suffix:
         return base
@@ -94,8 +96,16 @@ def _judge_config_model(ref: str) -> str:
     return str(model) if model else f"prb-judge__{Path(ref).stem}"
 
 
-def install() -> None:
-    """Make lm-eval's results tracker use :func:`folder_name` (once per process)."""
+_GEN_KWARGS: list[Any] = [None]
+
+
+def install(gen_kwargs: str | dict[str, Any] | None = None) -> None:
+    """Make lm-eval's results tracker use :func:`folder_name` (once per process).
+
+    Args:
+        gen_kwargs: this run's ``--gen_kwargs`` (the tracker is not told them), named in the folder.
+    """
+    _GEN_KWARGS[0] = gen_kwargs
     from lm_eval.loggers.evaluation_tracker import GeneralConfigTracker
     from lm_eval.utils import sanitize_model_name
 
@@ -105,7 +115,7 @@ def install() -> None:
 
     def log_experiment_args(self, model_source, model_args, *args, **kwargs):  # noqa: ANN001, ANN202
         original(self, model_source, model_args, *args, **kwargs)
-        name = folder_name(str(model_source), model_args)
+        name = folder_name(str(model_source), model_args, _GEN_KWARGS[0])
         if name:
             self.model_name = name
             self.model_name_sanitized = sanitize_model_name(name)

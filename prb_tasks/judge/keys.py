@@ -2,9 +2,12 @@
 
 Keys are read from the environment only (never from model_args, which lm-eval writes
 into results files), kept in memory, and redacted from everything written
-(:mod:`prb_tasks.common.redact`). Checking a provider's key needs litellm (~2 s to import),
-so :func:`resolve_key` runs only when a request is about to be sent -- a fully cached
-re-run never pays for it -- but still before the first one.
+(:mod:`prb_tasks.common.redact`). A key that is plainly missing (the variable named by
+``api_key_env``, or every variable of a provider prb knows, unset) is found when the
+judge is made, before any data is loaded (:func:`missing_key_line`, no litellm needed).
+The full check needs litellm (~2 s to import), so :func:`resolve_key` runs only when a
+request is about to be sent -- a fully cached re-run never pays for it -- but still
+before the first one.
 """
 
 from __future__ import annotations
@@ -39,6 +42,31 @@ def key_variable(settings: JudgeSettings) -> str:
     if names:
         return " / ".join(names)
     return "the provider's API key variable (or pass api_key_env=NAME)"
+
+
+#: Providers whose credentials may come from elsewhere than a variable (files, roles, AD
+#: tokens): not checked at start-up, litellm's own check runs before the first request.
+_CREDENTIALS_ELSEWHERE = ("vertex_ai", "bedrock", "sagemaker", "azure")
+
+
+def missing_key_line(settings: JudgeSettings) -> str | None:
+    """The one line for a key that is plainly not there, or None (present, not needed,
+    or only litellm can tell). Cheap: reads the environment only.
+
+    Args:
+        settings: the judge's settings.
+    """
+    if settings.api_key_env or settings.dry_run:
+        return None  # resolve_settings refuses an unset api_key_env; a dry run sends nothing
+    if _local_openai_env(settings) is not None:
+        return None  # a local OpenAI-compatible server: usually checks no key
+    provider = settings.model_id.split("/", 1)[0] if "/" in settings.model_id else ""
+    names = provider_key_vars(settings.model_id)
+    if not names or provider in _CREDENTIALS_ELSEWHERE or any(os.environ.get(n) for n in names):
+        return None
+    return (f"prb-judge: {settings.model_id} needs {' or '.join(names)} in the environment (or api_key_env=NAME "
+            "naming the variable that holds the key); export it and run again (nothing was sent; a re-run "
+            "answered wholly from the cache needs it set too)")
 
 
 def resolve_key(settings: JudgeSettings, direct: bool) -> str | None:

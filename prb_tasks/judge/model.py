@@ -26,7 +26,7 @@ from prb_tasks.judge.chat_context import ChatMessagesJson, CompactChat, chat_con
 from prb_tasks.judge.cache import JudgeCache, default_cache_dir
 from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.errors import JudgeConfigError
-from prb_tasks.judge.keys import resolve_key
+from prb_tasks.judge.keys import missing_key_line, resolve_key
 from prb_tasks.judge.configs import resolve_settings
 from prb_tasks.judge.dispatch import prefix_group, spaced_order
 from prb_tasks.judge.options import JudgeSettings
@@ -60,6 +60,11 @@ class JudgeLM(LM):
     def __init__(self, **model_args: Any) -> None:
         super().__init__()
         self.settings: JudgeSettings = resolve_settings(model_args)
+        # A key plainly missing is found now, before lm-eval loads data (which can take
+        # minutes with retrieval), not when the first request is about to go.
+        missing = missing_key_line(self.settings)
+        if missing is not None:
+            raise JudgeConfigError(missing)
         self.direct = self.settings.use_direct()
         self.pricer = Pricer(self.settings)
         self.cache_dir = Path(self.settings.cache_dir).expanduser() if self.settings.cache_dir else default_cache_dir()

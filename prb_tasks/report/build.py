@@ -22,6 +22,7 @@ from prb_tasks.report.outcomes import Entry, build_entry
 from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_matrix, ranking, shared_keys
 from prb_tasks.report.runs import Family, Run, load_runs
 from prb_tasks.report.source import LOCAL_PREFIX, describe
+from prb_tasks.report.formatting import pct
 from prb_tasks.report.summary import Summary, summarize
 from prb_tasks.report.settings import DIAGNOSTIC
 from prb_tasks.report.settings import describe as describe_setting
@@ -43,6 +44,8 @@ class Section:
     ranking: list[Ranked]
     shared_all: int
     union: int
+    #: entry id -> why it is not ranked (a large share of judgments skipped or failed).
+    set_apart: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +81,18 @@ def _labels(runs: list[Run], names: dict[int, str] | None = None) -> dict[tuple[
             twice = seen[(run.label, fam.name)] > 1
             labels[(i, fam.name)] = f"{run.label} [run {_stamp(run)}]" if twice else run.label
     return labels
+
+
+def _name_task_variants(entries: list[Entry]) -> None:
+    """Add the task to the labels one model shares in a section across tasks (a judge's
+    both-orders ``personalized_rb`` and its ``personalized_rb_official`` score differently:
+    two rows, never one name)."""
+    tasks: dict[str, set[str]] = defaultdict(set)
+    for entry in entries:
+        tasks[entry.label].add(entry.family.name)
+    for entry in entries:
+        if len(tasks[entry.label]) > 1:
+            entry.label = f"{entry.label} [{entry.family.name}]"
 
 
 def _key_of(name: str, runs: list[Run]) -> tuple[str, str] | None:
@@ -117,11 +132,34 @@ def _slug(setting: str, source: str, taken: set[str]) -> str:
     return slug
 
 
+#: A run with more than this share of its judgments skipped or failed is not ranked: its
+#: accuracy counts them wrong, so it measures the run (a dead server, a spent budget), not the model.
+SET_APART_SHARE = 0.20
+
+
+def set_apart_reason(summary: Summary) -> str | None:
+    """Why a model's run is set apart from the ranking, or None to rank it.
+
+    Args:
+        summary: the model's summary (its ``skip_rate`` and ``error_rate``).
+    """
+    skipped = summary.metrics.get("skip_rate") or 0.0
+    failed = summary.metrics.get("error_rate") or 0.0
+    if skipped + failed <= SET_APART_SHARE:
+        return None
+    parts = ([f"{pct(skipped)}% of its judgments skipped"] if skipped else []) + \
+        ([f"{pct(failed)}% failed"] if failed else [])
+    cut = "cut short: " if skipped >= failed else ""
+    return (f"{cut}{' and '.join(parts)} (more than {SET_APART_SHARE:.0%}; its accuracy counts them wrong, so it "
+            "measures the run, not the model); re-run it to finish (answered judgments come from the cache)")
+
+
 def _section(benchmark: str, setting: str, source: str, entries: list[Entry], taken: set[str]) -> Section:
     summaries = [summarize(e) for e in entries]
+    set_apart = {s.id: why for s in summaries if (why := set_apart_reason(s)) is not None}
     logged = [e for e in entries if e.logged]
-    comparisons = compare_all(logged)
-    accs = {s.id: (s.acc.value if s.acc else None) for s in summaries}
+    comparisons = compare_all([e for e in logged if e.id not in set_apart])
+    accs = {s.id: (s.acc.value if s.acc else None) for s in summaries if s.id not in set_apart}
     union = set().union(*(e.keys for e in logged)) if logged else set()
     diagnostic = setting in DIAGNOSTIC or any(e.variant == "oracle" for e in entries)
     return Section(
@@ -130,6 +168,7 @@ def _section(benchmark: str, setting: str, source: str, entries: list[Entry], ta
         entries=entries,
         summaries=summaries, comparisons=comparisons, kappa=kappa_matrix(logged),
         ranking=ranking(accs, comparisons), shared_all=len(shared_keys(logged)), union=len(union),
+        set_apart=set_apart,
     )
 
 
@@ -162,6 +201,8 @@ def build_report(paths: list[Path], tasks: list[str] | None = None,
             counter += 1
             entry = build_entry(f"m{counter}", labels[(i, fam.name)], run, fam)
             grouped[(fam.benchmark, entry.source, entry.setting)].append(entry)
+    for entries in grouped.values():
+        _name_task_variants(entries)
     taken: set[str] = set()
     sections = [_section(benchmark, setting, source, entries, taken)
                 for (benchmark, source, setting), entries in sorted(grouped.items())]
@@ -179,7 +220,7 @@ def build_report(paths: list[Path], tasks: list[str] | None = None,
                          f"each comparison uses the pairs both share ({section.shared_all} shared by all)")
     return Report(
         sections=sections,
-        ladders=ladders([e for s in sections for e in s.entries]),
+        ladders=ladders([e for s in sections for e in s.entries if e.id not in s.set_apart]),
         notes=notes,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         inputs=[str(p) for p in paths],

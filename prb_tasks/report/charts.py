@@ -103,7 +103,7 @@ def _label_points(ax: Any, points: list[tuple[float, float, str]], log_x: bool =
 
 def accuracy(section: Section, stem: Path) -> bool:
     """Headline: accuracy with its 95% interval per model, overall and per subset."""
-    rows = sorted([s for s in section.summaries if s.acc], key=lambda s: s.acc.value)
+    rows = sorted([s for s in section.summaries if s.acc and s.id not in section.set_apart], key=lambda s: s.acc.value)
     if not rows:
         return False
     plt = _plt()
@@ -170,7 +170,7 @@ def _frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
 
 def cost_frontier(section: Section, stem: Path) -> bool:
     """Accuracy against $ per 1,000 pairs; free models (local, $0) sit on their own tick."""
-    rows = [s for s in section.summaries if s.acc and known(s.cost.usd_per_1k_pairs)]
+    rows = [s for s in section.summaries if s.acc and known(s.cost.usd_per_1k_pairs) and s.id not in section.set_apart]
     if not rows:
         return False
     plt = _plt()

@@ -35,6 +35,8 @@ def report_data(report: Report) -> dict[str, Any]:
             "diagnostic": s.diagnostic, "pairs_shared_by_all": s.shared_all, "pairs_in_union": s.union,
             "models": plain(s.summaries),
             "ranking": plain(s.ranking),
+            "set_apart": [{"id": i, "label": next(m.label for m in s.summaries if m.id == i), "why": why}
+                          for i, why in s.set_apart.items()],
             "comparisons": plain(s.comparisons),
             "kappa": {"models": [e.id for e in s.entries if e.logged], "matrix": plain(s.kappa)},
             "charts": [{"title": t, "file": f} for t, f in report.charts.get(s.slug, [])],

@@ -30,6 +30,8 @@ def render_text(report: Report) -> str:
         by_id = {s.id: s for s in section.summaries}
         rank_of = {r.id: r.rank for r in section.ranking}
         head = f"{section.title}: {len(section.summaries)} model(s)"
+        if section.set_apart:
+            head += f" ({len(section.set_apart)} not ranked, below)"
         if section.union:
             head += f", {section.shared_all} of {section.union} pairs shared by all"
         lines += [head + (" [DIAGNOSTIC: oracle aspects shown]" if section.diagnostic else "")]
@@ -46,7 +48,10 @@ def render_text(report: Report) -> str:
                 ", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.get)) or "-",
             ])
         right = {0, 3, 4, 6, 7, 9} if users else {0, 3, 4, 6, 8}
-        lines += text_table(rows, right) + [""]
+        lines += text_table(rows, right)
+        lines += [f"not ranked: {by_id[i].label} (acc {pct(by_id[i].acc.value if by_id[i].acc else None)}%): {why}"
+                  for i, why in section.set_apart.items()]
+        lines += [""]
     for ladder in report.ladders:
         steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)
         lines.append(f"ladder {ladder.label} ({ladder.pairs} shared pairs): {steps}")

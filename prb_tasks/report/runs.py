@@ -87,7 +87,7 @@ def model_label(config: dict[str, Any]) -> str:
     the result (:func:`prb_tasks.report.runlabel.run_label`), without secrets."""
     from prb_tasks.report.runlabel import run_label
 
-    return run_label(str(config.get("model", "?")), config.get("model_args"))
+    return run_label(str(config.get("model", "?")), config.get("model_args"), config.get("gen_kwargs"))
 
 
 def find_results(paths: list[Path]) -> list[Path]:

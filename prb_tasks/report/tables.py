@@ -87,6 +87,17 @@ def ranking_table(section: Section) -> Table:
     return table
 
 
+def set_apart_table(section: Section) -> Table | None:
+    """The runs left out of the ranking, each with why (a large share skipped or failed)."""
+    if not section.set_apart:
+        return None
+    by_id = {s.id: s for s in section.summaries}
+    table = Table("Not ranked: runs with many judgments skipped or failed", ["model", "pairs", "acc %", "why"])
+    table.rows = [[_t(by_id[i].label), (str(by_id[i].pairs or "-"), by_id[i].pairs), _p(value(by_id[i].acc)), _t(why)]
+                  for i, why in section.set_apart.items()]
+    return table
+
+
 JUDGE_METRICS = ("acc_pair", "consistency", "double_game", "pos_a_rate", "acc_pos_a", "acc_pos_b", "pos_bias",
                  "parse_fail", "error_rate", "skip_rate")
 
@@ -206,7 +217,7 @@ def breakdown_tables(section: Section, limit: int | None = MAX_GROUPS) -> list[T
 
 def main_tables(section: Section) -> list[Table]:
     """The tables of a section other than the breakdowns, in reading order."""
-    parts = [ranking_table(section), judge_table(section.summaries), double_game_table(section.summaries),
+    parts = [ranking_table(section), set_apart_table(section), judge_table(section.summaries), double_game_table(section.summaries),
              scalar_table(section.summaries),
              length_table(section.summaries), cost_table(section.summaries), comparison_table(section),
              kappa_table(section)]

@@ -61,14 +61,22 @@ class Side:
         task: the task (or group) name.
         sums, sizes: unit -> sum of values and how many values (a user has several items).
         source: the results file it came from.
+        offered: values offered, undefined ones (NaN: a grade that could not be read) included.
     """
 
     task: str
     sums: dict[str, float] = field(default_factory=dict)
     sizes: dict[str, float] = field(default_factory=dict)
     source: str = ""
+    offered: int = 0
+
+    @property
+    def defined(self) -> int:
+        """How many of the offered values were defined (not NaN)."""
+        return int(sum(self.sizes.values()))
 
     def add(self, unit: str, value: float) -> None:
+        self.offered += 1
         if value is None or math.isnan(value):
             return
         self.sums[unit] = self.sums.get(unit, 0.0) + float(value)
@@ -392,6 +400,40 @@ def _base_rm_warnings(models: list[Model]) -> list[str]:
     return out
 
 
+def _missing(side: Side, role: str) -> str:
+    return (f"none of its {side.offered} {role} values on {side.task} could be computed"
+            if side.offered else f"no {role} values on {side.task}")
+
+
+def _with_values(models: list[Model], notes: list[str]) -> tuple[list[Model], list[str]]:
+    """The models with at least one defined value on both sides, and a line for each left out.
+
+    A Best-of-N run whose grades could not be read (``ungraded``) has a gain on no question;
+    its mean would be NaN, so it is left out and named, never correlated.
+    """
+    kept, dropped = [], []
+    for model in models:
+        reasons = [_missing(side, role) for side, role in ((model.benchmark, "accuracy"), (model.downstream, "gain"))
+                   if side is not None and side.defined == 0]
+        if reasons:
+            dropped.append(f"{model.label}: {' and '.join(reasons)}")
+            notes.append(f"{dropped[-1]}; left out")
+        else:
+            kept.append(model)
+    return kept, dropped
+
+
+def _thin_warnings(models: list[Model]) -> list[str]:
+    """A line per model and side where fewer than half the values could be computed."""
+    out = []
+    for model in models:
+        for side, role in ((model.benchmark, "accuracy"), (model.downstream, "gain")):
+            if side is not None and side.offered and side.defined < 0.5 * side.offered:
+                out.append(f"{model.label}: only {side.defined} of {side.offered} {role} values on {side.task} "
+                           "could be computed (the rest ungraded or without a verdict): its point rests on those")
+    return out
+
+
 def validity(paths: list[Path], benchmark: list[str] | None = None, downstream: list[str] | None = None,
              iters: int = ITERS, seed: int = SEED) -> Validity:
     """The correlation report for the runs under ``paths``.
@@ -407,7 +449,14 @@ def validity(paths: list[Path], benchmark: list[str] | None = None, downstream: 
     if not models:
         raise PRBError(f"prb validity: no model ran both {b_task} and {d_task} (models are matched by model "
                        "and arguments); run both tasks with the same --model and --model_args")
-    warnings = _base_rm_warnings(models)
+    models, dropped = _with_values(models, notes)
+    if len(models) < 2 and dropped:
+        raise PRBError(f"prb validity: nothing to correlate: {'; '.join(dropped)}; "
+                       + ("only 1 model is left" if models else "no model is left")
+                       + " (a correlation needs 2 or more): check the grades in the runs' samples "
+                       "(`ungraded`: the grader's replies could not be read; try a stronger grader or a grading "
+                       "template) and re-run")
+    warnings = _thin_warnings(models) + _base_rm_warnings(models)
     if len(models) < MIN_MODELS:
         warnings.insert(0, f"only {len(models)} models: with fewer than {MIN_MODELS} a correlation across models "
                         "says almost nothing and its intervals are not meaningful; compare more models")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import sys
 import textwrap
 from dataclasses import asdict
@@ -23,7 +24,7 @@ MEANINGS = {
 
 
 def _num(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
 def _ci(estimate: Estimate, which: str) -> str:
@@ -89,7 +90,19 @@ def render_json(report: Validity) -> str:
         "measures": {name: asdict(e) for name, e in report.measures.items()},
         "warnings": report.warnings, "notes": report.notes,
     }
-    return json.dumps(payload, indent=2, allow_nan=False, default=str)
+    return json.dumps(_finite(payload), indent=2, allow_nan=False, default=str)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity as None (JSON has no NaN: an undefined
+    correlation, e.g. over models that all scored the same, is written as null)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def render_html(report: Validity) -> str:

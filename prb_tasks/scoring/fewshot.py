@@ -9,6 +9,7 @@ with its user for the user-resampled interval ``acc_k<k>_low`` / ``acc_k<k>_high
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -56,9 +57,29 @@ def k_curve_line(name: str, row: dict[str, Any]) -> str | None:
     if not ks:
         return None
 
-    def pct(key: str) -> str:
+    def number(key: str) -> float | None:
         value = row.get(f"{key},none")
-        return f"{100 * value:.1f}" if isinstance(value, (int, float)) else "-"
+        return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
-    cells = [f"k={k} {pct(f'acc_k{k}')} ({pct(f'acc_k{k}_low')}-{pct(f'acc_k{k}_high')})" for k in ks]
-    return f"{name} k-curve, acc % (95% CI over users): {', '.join(cells)}; aukc {pct('aukc')}"
+    def pct(key: str) -> str:
+        value = number(key)
+        return "-" if value is None else f"{100 * value:.1f}"
+
+    def cell(k: int) -> str:
+        low, high = number(f"acc_k{k}_low"), number(f"acc_k{k}_high")
+        ci = f" ({pct(f'acc_k{k}_low')}-{pct(f'acc_k{k}_high')})" if low is not None and high is not None else ""
+        return f"k={k} {pct(f'acc_k{k}')}{ci}"
+
+    cells = [cell(k) for k in ks]
+    # The area is taken over the k points that have a result (prb_tasks/fewshot/metrics.py):
+    # say which when some are missing, so it is never read as the whole curve's.
+    present = [k for k in ks if number(f"acc_k{k}") is not None]
+    missing = [k for k in ks if k not in present]
+    if number("aukc") is None or not present:
+        area = "aukc - (no k point has a result)"
+    elif missing:
+        area = (f"aukc {pct('aukc')} over k = {', '.join(map(str, present))} only (no result at k = "
+                f"{', '.join(map(str, missing))}; not comparable with a whole curve's)")
+    else:
+        area = f"aukc {pct('aukc')}"
+    return f"{name} k-curve, acc % (95% CI over users): {', '.join(cells)}; {area}"

@@ -32,6 +32,8 @@ _JUDGE = {
     "pos_bias_official": "pos_bias under the original script's reading",
     "pos_a_rate_official": "share of verdicts read as A by the original script (its parse failures count as A)",
     "parse_fail_official": "replies the original script's reading cannot parse (it counts them as A)",
+    "always_a_official": "what a judge that always answers A scores on the same pairs (acc_official's floor "
+                         "when replies carry no readable verdict)",
     "acc_user": "accuracy of each user, averaged over users (every user counts the same)",
     "acc_tag": "accuracy within each value_alignment tag, averaged over tags (items without tags left out)",
     "aukc": "few-shot: area under the k-curve (accuracy over k = 0, 1, 2, 4, 8, 16 equally spaced, ends "

@@ -93,6 +93,9 @@ def process_judge_single(doc: dict[str, Any], results: Sequence[Any]) -> dict[st
     out.update(_per_position(chosen_pos, correct, "_official"))
     out["pos_a_rate_official"] = reading.letter if reading is not None else None
     out["parse_fail_official"] = int(reading is not None and reading.parse_failed)
+    # What a judge that always answers A scores on the same pairs: the floor acc_official
+    # falls to when the replies carry no readable verdict (they all count as A).
+    out["always_a_official"] = int(chosen_pos == "A")
     return out
 
 

@@ -160,8 +160,40 @@ def compact_lines(results: dict[str, Any], ours: set[str],
 
     curves = [c for c in (k_curve_line(shown.strip(), table[name]) for shown, name, _ in rows) if c]
     lines += curves
+    # One line per top-level row (a group's line covers its subsets, whose numbers are above).
+    lines += [p for p in (official_prior_line(shown, table[name], _docs(counts, tasks))
+                          for shown, name, tasks in rows if not shown.startswith(" ")) if p]
     shown_metrics += ["aukc"] if curves else []
     return lines, shown_metrics + (["_starred"] if starred else [])
+
+
+#: Above this share of replies without a verdict the original script could read, acc_official
+#: is mostly the position prior: a line beside it says so.
+OFFICIAL_UNREAD_SHARE = 0.10
+
+
+def _docs(counts: dict[str, Any], tasks: list[str]) -> int:
+    return sum(int((counts.get(t) or {}).get("effective") or 0) for t in tasks)
+
+
+def official_prior_line(name: str, row: dict[str, Any], judgments: int = 0) -> str | None:
+    """The line beside ``acc_official`` when many replies had no verdict the original script
+    could read: how many it counted as A, and what an always-A judge scores on the same
+    pairs (None when the share is small or the run predates ``always_a_official``).
+
+    Args:
+        name: the row's task or group, named in the line.
+        row: its results (``acc_official``, ``parse_fail_official``, ``always_a_official``).
+        judgments: how many replies the row holds (0: unknown, only the share is given).
+    """
+    acc, unread, prior = (_value(row, m) for m in ("acc_official", "parse_fail_official", "always_a_official"))
+    if acc is None or unread is None or unread <= OFFICIAL_UNREAD_SHARE:
+        return None
+    count = f"{round(unread * judgments)} of {judgments} replies ({100 * unread:.0f}%)" if judgments else \
+        f"{100 * unread:.0f}% of replies"
+    floor = f"; a judge that always answers A scores {100 * prior:.1f}% on the same pairs" if prior is not None else ""
+    return (f"{name}: acc_official {100 * acc:.1f}% counts {count} as A, having no verdict the original script "
+            f"could read{floor}")
 
 
 def model_line(results: dict[str, Any]) -> str:

@@ -136,8 +136,25 @@ def check_backend(what: str, backend: str, dtype: str = "float32", device: str =
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
+NO_BF16_ENV = "PRB_NO_BF16"
+
+
+def bf16_switched_off() -> bool:
+    """True when ``PRB_NO_BF16=1``: behave as on a CPU without bfloat16 instructions.
+
+    ``dtype=auto`` then resolves to float32 and the openvino backend compiles in float32
+    even when asked for bfloat16 (what OpenVINO does on such a CPU), so the suite can be
+    run as on one (docs/development.md, "CPU features").
+    """
+    import os
+
+    return os.environ.get(NO_BF16_ENV, "").strip() not in ("", "0")
+
+
 def native_bf16() -> bool:
-    """True on CPUs that compute bfloat16 in hardware (AVX512-BF16 or AMX)."""
+    """True on CPUs that compute bfloat16 in hardware (AVX512-BF16 or AMX), unless switched off."""
+    if bf16_switched_off():
+        return False
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
             flags = handle.read()
@@ -262,6 +279,16 @@ class SentenceEncoder:
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors = vectors / np.maximum(norms, 1e-12)
         return vectors
+
+    def computes_in(self, dtype: str) -> str:
+        """The precision the model really computes in when asked for ``dtype`` (resolved,
+        not ``auto``): torch autocasts to it on any CPU; OpenVINO computes bfloat16 as
+        float32 on a CPU without it (or under ``PRB_NO_BF16=1``)."""
+        if self._openvino is not None:
+            check_backend("the all-MiniLM-L6-v2 encoder", self.backend, dtype)
+            with self._lock:
+                return str(self._openvino.computes_in(dtype))
+        return dtype
 
     def _encode_openvino(self, texts: list[str], dtype: str, progress: bool) -> Any:
         """The raw mean-pooled vectors by OpenVINO: texts sorted by length (longest first,

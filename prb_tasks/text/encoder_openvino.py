@@ -6,7 +6,8 @@ the graph and dynamic batch and sequence sizes, and kept on disk under
 conversion takes several seconds; loading the stored model a fraction of one). Weights
 are stored in float32; the precision is chosen when the model is compiled
 (``INFERENCE_PRECISION_HINT``: ``f32``, or ``bf16``, which OpenVINO computes in hardware
-on CPUs with AVX512-BF16 or AMX).
+on CPUs with AVX512-BF16 or AMX; elsewhere, and under ``PRB_NO_BF16=1``, bfloat16 is
+compiled as ``f32``, and :meth:`OpenVINOModel.computes_in` says so).
 
 Batches run several at a time (OpenVINO's throughput mode: two streams of one thread each
 on a 2-core CPU), which keeps both cores busy where a single stream leaves part of each
@@ -104,13 +105,30 @@ class OpenVINOModel:
         self._model = self._core.read_model(str(path))
         self._compiled: dict[str, Any] = {}
 
+    def hint(self, dtype: str) -> str:
+        """The precision hint ``dtype`` compiles with: ``bf16`` only where this CPU computes
+        bfloat16 (OpenVINO's own capability list) and ``PRB_NO_BF16`` is not set, else ``f32``."""
+        from prb_tasks.text.encoder import bf16_switched_off
+
+        if dtype == "bfloat16" and (bf16_switched_off()
+                                    or "BF16" not in self._core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")):
+            return "f32"
+        return PRECISION_HINTS[dtype]
+
     def compiled(self, dtype: str) -> Any:
-        """The model compiled for the CPU in ``dtype`` (``float32`` or ``bfloat16``)."""
-        if dtype not in self._compiled:
-            self._compiled[dtype] = self._core.compile_model(
-                self._model, "CPU",
-                {"INFERENCE_PRECISION_HINT": PRECISION_HINTS[dtype], "PERFORMANCE_HINT": "THROUGHPUT"})
-        return self._compiled[dtype]
+        """The model compiled for the CPU in ``dtype`` (``float32`` or ``bfloat16``; see :meth:`hint`)."""
+        hint = self.hint(dtype)
+        if hint not in self._compiled:
+            self._compiled[hint] = self._core.compile_model(
+                self._model, "CPU", {"INFERENCE_PRECISION_HINT": hint, "PERFORMANCE_HINT": "THROUGHPUT"})
+        return self._compiled[hint]
+
+    def computes_in(self, dtype: str) -> str:
+        """The precision OpenVINO really computes in when asked for ``dtype``
+        (``float32`` or ``bfloat16``), as the compiled model reports it."""
+        reported = self.compiled(dtype).get_property("INFERENCE_PRECISION_HINT")
+        name = getattr(reported, "get_type_name", lambda: str(reported))()
+        return "bfloat16" if name == "bf16" else "float32"
 
     def run(self, batches: list[dict[str, Any]], dtype: str, on_batch: Any = None) -> list[Any]:
         """The pooled vectors of each batch of token ids, in order.

@@ -16,7 +16,11 @@ multi-class head is softmaxed here, as for local models) and ``true`` for
 ``head=last_softmax`` (the server's probabilities are used as they are). Older vLLM
 versions ignore the flag; set ``head=last_softmax`` explicitly for multi-class RMs there.
 A bearer token, if the server needs one, is read from ``PRB_RM_API_KEY`` (never from
-``--model_args``, which lm-eval writes into its results file).
+``--model_args``, which lm-eval writes into its results file). Without one, the scorer
+asks the server once when it is made (a GET of the scoring URL, which scores nothing): a
+server that answers 401 or 403 wants a token, and that is one line at start-up rather
+than after the data is loaded. Any other answer (405, 404, none at all) is left to the
+run itself.
 """
 
 from __future__ import annotations
@@ -63,6 +67,31 @@ def head_values(api: str, reply: Any) -> list[float]:
     return out
 
 
+def token_refusal(url: str, timeout: float = 5.0) -> str | None:
+    """The one line for a server that refuses requests without a token (401 or 403 to a
+    GET of ``url``, which scores nothing), else None (any other answer, or none, is left
+    to the run).
+
+    Args:
+        url: the scoring URL (endpoint and api_path).
+        timeout: seconds to wait for the answer.
+    """
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=timeout):
+            return None
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except (OSError, ValueError):  # unreachable, refused, timed out: the run reports it
+        return None
+    if status not in (401, 403):
+        return None
+    return (f"prb-rm: {url} answered HTTP {status} to a request without a token: the server wants one; "
+            f"export {API_KEY_ENV}=<token> and run again (nothing was scored)")
+
+
 class ServedScorer(Scorer):
     """Scores each response with one request to a reward-model server.
 
@@ -99,6 +128,10 @@ class ServedScorer(Scorer):
         key = os.environ.get(API_KEY_ENV)
         register_secret(key)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        if not key:
+            refused = token_refusal(self.url, min(timeout, 5.0))
+            if refused is not None:
+                raise RMError(refused)
         self.requests_failed = 0
         self.identity = ScorerIdentity(
             kind="served", model=f"{self.url}|{served_model or ''}", head=head,
