@@ -539,8 +539,6 @@ def prepare(argv: list[str]) -> HarnessArgs:
     args = parse(argv)
     check_key_arguments(args)
     check_model_arguments(args)
-
-
     check_judge_key(args)
     check_tasks(args.tasks, own_folders=bool(args.settings.get("include_path")))
     check_output_path(args.output_path)
