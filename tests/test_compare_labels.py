@@ -29,6 +29,10 @@ def test_protocol_changes_label_and_folder(tmp_path: Path, monkeypatch: pytest.M
     assert run_label("prb-judge", judge) == "prb-judge (model=openai/gpt-4o-mini, temperature=0.7)"
     assert folder_name("prb-judge", judge) == "openai__gpt-4o-mini__temperature-0.7"
     assert folder_name("prb-judge", "model=openai/gpt-4o-mini,num_concurrent=4") is None  # lm-eval's own
+    # Limits that stop a run never change an answer given: one judge, one label.
+    bounded = "model=openai/gpt-4o-mini,stop_after_timeouts=3,stop_after_silence=5"
+    assert run_label("prb-judge", bounded) == "prb-judge (model=openai/gpt-4o-mini)"
+    assert run_label("prb-method", "method=lowrank,method_time_limit=30") == "prb-method (method=lowrank)"
 
 
 def test_server_and_generation_settings_are_in_the_label() -> None:

@@ -27,6 +27,8 @@ OPERATIONAL = frozenset({
     "max_cost", "dry_run", "batch", "batch_wait", "batch_poll", "batch_max_requests", "batch_retries",
     "batch_size", "max_batch_size", "device", "trust_remote_code", "parallelize", "max_length_warning",
     "tokenized_requests", "max_gen_toks_warning", "verify_certificate", "description",
+    # They bound how long a run may wait or stop it; they never change an answer that was given.
+    "stop_after_timeouts", "stop_after_silence", "method_time_limit",
 })
 #: Arguments that name the model itself: shown first, in this order.
 IDENTITY = ("config", "model", "pretrained", "scorer", "endpoint", "served_model", "peft", "delta", "path", "engine")
