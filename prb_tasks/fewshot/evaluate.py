@@ -17,7 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from prb_tasks.fewshot.linear import MissingFeatures
-from prb_tasks.fewshot.method import Method
+from prb_tasks.fewshot.method import Method, MissingUserInfo
 from prb_tasks.fewshot.registry import MethodError
 from prb_tasks.fewshot.sources import FewshotData
 
@@ -109,6 +109,8 @@ class Session:
             return fn()
         except (MethodError, MissingFeatures):  # already one line (MissingFeatures: the data lacks features)
             raise
+        except MissingUserInfo as exc:  # the data lacks what the method asked for: say which call asked
+            raise MethodError(f"{self._label(call)}: {exc}") from None
         except Exception as exc:  # the method's own bug: name where it happened, not a traceback
             message = " ".join(str(exc).split())[:300]
             raise MethodError(f"{self._label(call)} raised {type(exc).__name__}"

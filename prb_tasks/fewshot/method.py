@@ -11,16 +11,59 @@ A method is asked three things, always in this order:
 ``adapt`` for a user replaces whatever an earlier ``adapt`` for the same user set up
 (the same user comes back with larger support sets). Rewards are compared only within
 one user's pair, so any scale will do.
+
+What a method knows about a user is what the data knows, and nothing of the user's
+held-out choices: :class:`User` carries the user's ``demographics`` and ``profile``
+(free text about the person), which never hold a label; past choices, with their
+``reason`` and value tags, are the :class:`Pair` objects a method is handed (every pair
+of a seen user in ``learn``, only the support pairs of an evaluated user in ``adapt``).
+Every field a family lacks is empty, so a method that ignores them runs unchanged.
+:mod:`prb_tasks.fewshot.context` renders all of it as text to a budget.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import numpy as np
+
+from prb_tasks.common.errors import PRBError
+
+#: What each family's users carry, for :meth:`User.require`'s message.
+FAMILY_HAS: dict[str, str] = {
+    "personalllm": "PersonalLLM's users are simulated: they have no demographics and no profile text",
+    "custom": "a custom file's users have what the file gives them (\"demographics\", \"profile\")",
+    "personalized_rb": "Personalized RewardBench rows have a profile (the asker's posts) and no demographics",
+}
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def freeze(value: Any) -> Any:
+    """A JSON-like value made read-only all the way down: dicts become read-only
+    mappings, lists tuples (so a method cannot change a user for the next method)."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """:func:`freeze` undone: plain dicts and lists (for ``json.dumps``, templates)."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+class MissingUserInfo(PRBError):
+    """A method asked for something about a user that the data does not have."""
 
 
 @dataclass(frozen=True)
@@ -40,33 +83,100 @@ class Response:
 
 @dataclass(frozen=True)
 class Pair:
-    """One labelled comparison of a user.
+    """One labelled comparison of a user (a past choice, when a method is handed it).
 
     Attributes:
         key: a stable name of the pair (unique within the dataset).
         prompt: the request.
         chosen: the response the user preferred.
         rejected: the other one.
+        reason: the user's own words on why (a custom file's ``reason``); empty when
+            the data has none (PersonalLLM).
+        values: the value tags of the choice (a custom file's ``value_alignment``, in
+            the file's order); empty when the data has none.
     """
 
     key: str
     prompt: str
     chosen: Response
     rejected: Response
+    reason: str = field(default="", compare=False)
+    values: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(str(v) for v in self.values))
+
+
+@dataclass(frozen=True)
+class Post:
+    """One piece of free text about (or by) a user.
+
+    Attributes:
+        text: the text.
+        category: its topic where the data names one (Personalized RewardBench's post
+            category); empty otherwise.
+        id: its id where the data has one; empty otherwise.
+    """
+
+    text: str
+    category: str = ""
+    id: str = ""
 
 
 @dataclass(frozen=True)
 class User:
-    """Who a method adapts to or scores for.
+    """Who a method adapts to or scores for: what the data knows about the person
+    beyond their labelled choices (those are the :class:`Pair` objects a method gets).
+
+    Two users are equal when their ids are; every field but the id defaults to empty,
+    so ``User("u1")`` is a user the data knows nothing about.
 
     Attributes:
         user_id: the user's id.
         true_weights: the user's true reward weights where the data is simulated
             (PersonalLLM); None for real users. Only the oracle may read it.
+        demographics: attributes of the person, read-only, in the data's order (a
+            custom file's ``demographics``: ``{"age": 29, "country": "Japan"}``; nested
+            lists come as tuples). Empty for PersonalLLM's simulated users.
+        profile: free text about the person (a custom file's ``profile``; Personalized
+            RewardBench's past posts of the asker). Empty when the data has none
+            (PersonalLLM). Never derived from the user's labelled pairs.
+        family: where the user comes from (``personalllm``, ``custom``,
+            ``personalized_rb``; empty when built by hand), for messages.
     """
 
     user_id: str
     true_weights: np.ndarray | None = field(default=None, compare=False)
+    demographics: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
+    profile: tuple[Post, ...] = field(default=(), compare=False)
+    family: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "demographics", freeze(dict(self.demographics or {})))
+        posts = (self.profile,) if isinstance(self.profile, (str, Post)) else tuple(self.profile or ())
+        object.__setattr__(self, "profile", tuple(p if isinstance(p, Post) else Post(str(p)) for p in posts))
+
+    def require(self, what: str) -> Any:
+        """``demographics`` or ``profile``, or one line saying the data has none.
+
+        For a method that cannot work without them: ``user.require("demographics")``.
+
+        Args:
+            what: ``demographics`` or ``profile``.
+        """
+        if what not in ("demographics", "profile"):
+            raise ValueError(f"User.require: '{what}' is not something a user carries; ask for "
+                             "'demographics' or 'profile' (past choices are the pairs a method is handed)")
+        value = getattr(self, what)
+        if value:
+            return value
+        shape = "an object of attributes" if what == "demographics" else "a text or a list of texts"
+        if self.family == "custom":
+            raise MissingUserInfo(f"user '{self.user_id}' has no {what} in your file, and this method needs it; "
+                                  f"give that user a \"{what}\" key ({shape})")
+        has = FAMILY_HAS.get(self.family, "the data has none for this user")
+        raise MissingUserInfo(f"user '{self.user_id}' has no {what} ({has}), and this method needs it; run it on "
+                              f"personalized_custom_fewshot with a file whose users have \"{what}\" ({shape})")
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prb_tasks.data.custom.schema import UserRecord
+from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalllm.items import Simulation
-from prb_tasks.fewshot.method import Pair, Response, SeenUser, User
+from prb_tasks.fewshot.method import Pair, Post, Response, SeenUser, User
 from prb_tasks.fewshot.split import Split
 
 
@@ -50,7 +51,8 @@ def personalllm_pairs(sim: Simulation) -> tuple[dict[str, list[Pair]], dict[str,
     users: dict[str, User] = {}
     for item in sim.items:
         uid = user_name(item.user)
-        users[uid] = User(uid, sim.weights[item.user])
+        # Simulated users are weights, not people: no demographics, no text, no reasons.
+        users[uid] = User(uid, sim.weights[item.user], family="personalllm")
         out = by_user.setdefault(uid, [])
         for choice in (*item.history, item.choice):
             row = sim.rows[choice.prompt]
@@ -63,17 +65,39 @@ def personalllm_pairs(sim: Simulation) -> tuple[dict[str, list[Pair]], dict[str,
 
 
 def custom_pairs(records: list[UserRecord]) -> tuple[dict[str, list[Pair]], dict[str, User]]:
-    """Each user's preferences in file order (taken as time order), without features.
+    """Each user's preferences in file order (taken as time order), without features,
+    each with its ``reason`` and value tags; each user with the file's ``demographics``
+    and ``profile``.
 
     Args:
         records: validated users of a custom file.
     """
     by_user = {
-        r.user_id: [Pair(f"{r.user_id}/{i}", p.prompt, Response(p.chosen), Response(p.rejected))
+        r.user_id: [Pair(f"{r.user_id}/{i}", p.prompt, Response(p.chosen), Response(p.rejected),
+                         reason=p.reason, values=tuple(p.value_alignment))
                     for i, p in enumerate(r.preferences)]
         for r in records
     }
-    return by_user, {r.user_id: User(str(r.user_id)) for r in records}
+    users = {r.user_id: User(str(r.user_id), demographics=r.demographics,
+                             profile=tuple(Post(t) for t in r.profile_texts), family="custom")
+             for r in records}
+    return by_user, users
+
+
+def personalized_rb_user(row: PRBRow) -> User:
+    """The asker of a Personalized RewardBench row as a :class:`User`: the row's past
+    posts as the profile, no demographics (the data has none).
+
+    The benchmark has no user id and one pair per row, so the few-shot protocol (which
+    needs several labelled pairs per user) does not run on it; this is for methods and
+    RMs that condition on a row's profile (the row's ``id`` is the user's id). The
+    row's ``rubric_aspects`` and ``narrative`` are its scoring standard and are left out.
+
+    Args:
+        row: a validated benchmark row.
+    """
+    return User(row.id, profile=tuple(Post(p.text, p.category, p.id) for p in row.profile),
+                family="personalized_rb")
 
 
 _STORE: dict[str, FewshotData] = {}

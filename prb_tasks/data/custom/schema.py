@@ -2,12 +2,13 @@
 
 One object per user::
 
-    {"user_id": "u1", "demographics": {...},
+    {"user_id": "u1", "demographics": {...}, "profile": "free text about the person",
      "preferences": [{"prompt": ..., "response_A": ..., "response_B": ...,
                       "chosen_response": "response_A" | "response_B",
                       "reason": ..., "value_alignment": ["honesty", ...]}, ...]}
 
-``demographics``, ``reason`` and ``value_alignment`` may be left out; other keys are
+``demographics``, ``profile`` (a text or a list of texts), ``reason`` and
+``value_alignment`` may be left out; other keys are
 ignored so files can carry extra bookkeeping.
 """
 
@@ -70,10 +71,11 @@ class Preference(_Strict):
 
 
 class UserRecord(_Strict):
-    """A user: an id, optional demographics and at least one preference."""
+    """A user: an id, optional demographics and profile text, and at least one preference."""
 
     user_id: Union[StrictStr, StrictInt]
     demographics: dict[StrictStr, Any] = Field(default_factory=dict)
+    profile: Union[StrictStr, list[StrictStr]] = Field(default_factory=list)
     preferences: list[Preference] = Field(min_length=1)
 
     @field_validator("user_id")
@@ -83,3 +85,9 @@ class UserRecord(_Strict):
         if not text:
             raise ValueError("must not be blank")
         return text
+
+    @property
+    def profile_texts(self) -> tuple[str, ...]:
+        """The non-blank ``profile`` texts, in the file's order."""
+        texts = [self.profile] if isinstance(self.profile, str) else self.profile
+        return tuple(t for t in texts if t.strip())
