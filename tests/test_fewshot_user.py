@@ -179,26 +179,29 @@ def test_an_old_style_method_runs_unchanged(custom_file: Path) -> None:
     assert run(Old(), constructed(n_users=10, pairs=30))
 
 
-class DemographicAge(Method):
-    """The docs' example: older users (age 40+) prefer the longer answer."""
+def _docs_example(tmp_path: Path) -> type[Method]:
+    """The demographics method of docs/personalization.md, as a user would save it."""
+    import importlib.util
+    import re
 
-    name = "age_length"
-
-    def learn(self, seen):
-        pass
-
-    def adapt(self, user, support):
-        self.sign = 1.0 if user.require("demographics").get("age", 0) >= 40 else -1.0
-
-    def score(self, user, prompt, response):
-        return self.sign * len(response.text)
+    text = (Path(__file__).resolve().parents[1] / "docs" / "personalization.md").read_text(encoding="utf-8")
+    match = re.search(r"<!-- fewshot-user-example -->\n```python\n(.*?)```", text, re.S)
+    assert match, "docs/personalization.md lost its demographics example"
+    (tmp_path / "age_methods.py").write_text(match.group(1), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("age_methods", tmp_path / "age_methods.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.AgeLength
 
 
-def test_a_method_using_demographics_is_right_and_fails_in_one_line_without_them(custom_file: Path) -> None:
-    outcomes = run(DemographicAge(), _custom_data(custom_file))
+def test_the_docs_demographics_method_is_right_and_fails_in_one_line_without_them(custom_file: Path,
+                                                                                 tmp_path: Path) -> None:
+    AgeLength = _docs_example(tmp_path)
+    outcomes = run(AgeLength(), _custom_data(custom_file))
     assert outcomes and all(o.correct for o in outcomes)
+    assert not any(o.correct for o in run(AgeLength(age=200), _custom_data(custom_file)) if AGES[o.user_id] >= 40)
     with pytest.raises(MethodError) as err:
-        run(DemographicAge(), constructed(n_users=10, pairs=30))
+        run(AgeLength(), constructed(n_users=10, pairs=30))
     line = str(err.value)
     assert "\n" not in line and line.startswith("prb-method (age_length): adapt() for user")
     assert "has no demographics" in line
