@@ -75,7 +75,8 @@ def test_a_profile_may_be_one_text_and_a_wrong_type_is_one_line(tmp_path: Path) 
     (tmp_path / "bad.jsonl").write_text(json.dumps({**row, "profile": 7}), encoding="utf-8")
     with pytest.raises(DataError) as err:
         read_users(tmp_path / "bad.jsonl")
-    assert "profile" in str(err.value) and "\n" not in str(err.value)
+    assert "field 'profile'" in str(err.value) and "must be a text or a list of texts" in str(err.value)
+    assert "\n" not in str(err.value)
 
 
 def test_users_are_read_only_and_equal_by_id() -> None:

@@ -86,6 +86,14 @@ class UserRecord(_Strict):
             raise ValueError("must not be blank")
         return text
 
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _profile(cls, value: Any) -> Any:
+        # One message for both shapes, not pydantic's one per member of the union.
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return value
+        raise ValueError("must be a text or a list of texts (free text about the person)")
+
     @property
     def profile_texts(self) -> tuple[str, ...]:
         """The non-blank ``profile`` texts, in the file's order."""
