@@ -266,3 +266,24 @@ def test_user_text_ranks_by_the_query_with_prbs_retrieval() -> None:
 def test_arrays_of_features_still_compare_by_key() -> None:
     a = Pair("k", "p", Response("x", np.ones(2)), Response("y"), reason="r1")
     assert a == Pair("k", "p", Response("x", np.zeros(2)), Response("y"), reason="r2")
+
+
+def test_demographics_become_fixed_feature_columns() -> None:
+    from prb_tasks.fewshot.demographics import DemographicEncoder
+
+    seen = [User("a", demographics={"age": 20, "country": "Japan", "langs": ["ja", "en"], "home": {"city": "Kyoto"}}),
+            User("b", demographics={"age": 40, "country": "Portugal", "retired": True})]
+    enc = DemographicEncoder().fit(seen)
+    assert enc.columns == sorted(enc.columns) and "home.city=Kyoto" in enc.columns and "retired=true" in enc.columns
+    col = enc.columns.index
+    a, b = enc.encode(seen[0]), enc.encode(seen[1])
+    assert a[col("age")] == pytest.approx(-1.0) and b[col("age")] == pytest.approx(1.0)
+    assert a[col("country=Japan")] == 1 and a[col("country=Portugal")] == 0
+    assert a[col("langs=ja")] == a[col("langs=en")] == 1 and a[col("retired=?")] == 1 and b[col("retired=?")] == 0
+    new = enc.encode(User("c", demographics={"country": "Chile"}))  # unseen value, missing age: flagged, not guessed
+    assert new[col("country=?")] == 1 and new[col("age=?")] == 1 and new[col("age")] == 0
+    assert not new[[col(c) for c in enc.columns if c.startswith("country=") and c != "country=?"]].any()
+    with pytest.raises(MissingUserInfo, match="no user of personalllm has demographics"):
+        DemographicEncoder().fit([User("x", family="personalllm")])
+    with pytest.raises(ValueError, match="fit"):
+        DemographicEncoder().encode(seen[0])
