@@ -23,7 +23,8 @@ class FewshotData:
 
     Attributes:
         split: seen and unseen users' pairs.
-        users: user id -> the user (true weights on simulated data).
+        users: user id -> the user (true weights on simulated data; demographics and profile
+            text where the data has them).
         pairs: pair key -> pair, for every pair of every user.
         source: ``personalllm`` or ``custom``, for messages.
     """
