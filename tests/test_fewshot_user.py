@@ -117,6 +117,9 @@ def test_a_personalized_rewardbench_row_is_a_user_with_its_posts_and_no_rubric()
     assert user.user_id == "r1" and user.family == "personalized_rb"
     assert user.profile == (Post("tomatoes", "Gardening", "p1"),) and dict(user.demographics) == {}
     assert "SECRET" not in repr(user)
+    assert User("r1", profile=row.profile).profile == user.profile  # the row's posts convert as they are
+    with pytest.raises(TypeError, match="a profile item must be a text or a Post"):
+        User("r1", profile=[3])
     with pytest.raises(MissingUserInfo, match="no demographics .*Personalized RewardBench"):
         user.require("demographics")
 

@@ -123,6 +123,18 @@ class Post:
     id: str = ""
 
 
+def _post(item: Any) -> Post:
+    """A profile item as a :class:`Post`: a Post, a text, or anything with ``text`` (and
+    maybe ``category`` and ``id``, as Personalized RewardBench's posts)."""
+    if isinstance(item, Post):
+        return item
+    if isinstance(item, str):
+        return Post(item)
+    if hasattr(item, "text"):
+        return Post(str(item.text), str(getattr(item, "category", "") or ""), str(getattr(item, "id", "") or ""))
+    raise TypeError(f"a profile item must be a text or a Post, not {type(item).__name__}")
+
+
 @dataclass(frozen=True)
 class User:
     """Who a method adapts to or scores for: what the data knows about the person
@@ -139,7 +151,8 @@ class User:
             custom file's ``demographics``: ``{"age": 29, "country": "Japan"}``; nested
             lists come as tuples). Empty for PersonalLLM's simulated users.
         profile: free text about the person (a custom file's ``profile``; Personalized
-            RewardBench's past posts of the asker). Empty when the data has none
+            RewardBench's past posts of the asker), as :class:`Post` objects (texts and
+            objects with a ``text`` are converted). Empty when the data has none
             (PersonalLLM). Never derived from the user's labelled pairs.
         family: where the user comes from (``personalllm``, ``custom``,
             ``personalized_rb``; empty when built by hand), for messages.
@@ -154,7 +167,7 @@ class User:
     def __post_init__(self) -> None:
         object.__setattr__(self, "demographics", freeze(dict(self.demographics or {})))
         posts = (self.profile,) if isinstance(self.profile, (str, Post)) else tuple(self.profile or ())
-        object.__setattr__(self, "profile", tuple(p if isinstance(p, Post) else Post(str(p)) for p in posts))
+        object.__setattr__(self, "profile", tuple(_post(p) for p in posts))
 
     def require(self, what: str) -> Any:
         """``demographics`` or ``profile``, or one line saying the data has none.
