@@ -328,6 +328,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float) -> i
     from prb_tasks.judge.usage import stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.common.redact import redact
+    from prb_tasks.scoring.lacking import lacking_lines
     from prb_tasks.scoring.legend import legend_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
@@ -342,6 +343,8 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float) -> i
             lines += ["Metrics:", *(f"  {line}" for line in legend)]
         if table:
             lines.append(f"lm-eval's full tables: add {FULL_TABLES_FLAG}")
+        # Last, where a reader looks: numbers that rest on output the model did not give.
+        lines += lacking_lines(results, ours)
         if lines:
             print("\n".join(lines))
     summary = take_last_summary()
