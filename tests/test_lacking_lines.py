@@ -95,3 +95,36 @@ def test_a_grader_without_aspect_lines_ends_in_one_line_at_each_step(tmp_path: P
                           "--output_path", str(tmp_path / "length")], cwd=tmp_path)
     assert contestant.returncode == 0, contestant.stderr[-3000:]
     assert "prb: personalized_rb_bon: no best-of-k numbers: no question has a readable gold grade" in contestant.stdout
+
+
+def _generated(response: str, user: str = "u1") -> "Generated":
+    from prb_tasks.scoring.personalllm_gen import Generated
+
+    return Generated(user, "q", response, (0.1,) * 10, False, 0.0, None)
+
+
+def test_personalllm_score_leaves_failed_generations_out_and_says_so(capsys) -> None:
+    from prb_tasks.scoring.personalllm_gen import usable_generations
+    from prb_tasks.scoring.verdict import ERROR_MARK
+
+    kept = usable_generations(Path("s.jsonl"), [_generated("Boil it six minutes."), _generated(ERROR_MARK)])
+    assert [g.response for g in kept] == ["Boil it six minutes."]
+    err = capsys.readouterr().err.strip()
+    assert err == ("prb personalllm score: s.jsonl: 1 of 2 generations failed (an error or a stopped run) and are "
+                   "left out; run the generation again to fill them")
+
+
+def test_personalllm_score_says_when_it_would_score_silence(capsys) -> None:
+    from prb_tasks.common.errors import PRBError
+    from prb_tasks.scoring.personalllm_gen import usable_generations
+    from prb_tasks.scoring.verdict import SKIPPED_MARK
+
+    kept = usable_generations(Path("s.jsonl"), [_generated(""), _generated("  "), _generated("Tea: steep 4 min.")])
+    assert len(kept) == 3  # an empty answer is the model's answer: scored, but said
+    assert "2 of 3 responses are empty, so the numbers below mostly score silence; try " in capsys.readouterr().err
+    with pytest.raises(PRBError) as caught:
+        usable_generations(Path("s.jsonl"), [_generated(""), _generated(SKIPPED_MARK)])
+    assert str(caught.value) == (
+        "prb personalllm score: s.jsonl: none of the 2 generations can be scored (1 failed (an error or a stopped "
+        "run) and 1 are empty); try --apply_chat_template, a larger max_gen_toks or another model, and run the "
+        "generation again")
