@@ -42,11 +42,8 @@ def run_numbers(results_file: Path) -> str:
 
 
 def main(folder: Path, log: Path) -> str:
-    found = []
-    newest: dict[Path, Path] = {}
-    for path in sorted(folder.rglob("results_*.json")) if folder.is_dir() else []:
-        newest[path.parent] = max(newest.get(path.parent, path), path)
-    found += [run_numbers(p) for p in sorted(newest.values())]
+    runs = sorted(folder.rglob("results_*.json"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+    found = [run_numbers(p) for p in runs]
     text = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.is_file() else []
     found += [line.strip() for line in text if LACKED.match(line.strip())]
     found += [line.strip().removeprefix("numbers: ") for line in text if line.startswith("numbers: ")]
