@@ -344,7 +344,9 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float) -> i
         if table:
             lines.append(f"lm-eval's full tables: add {FULL_TABLES_FLAG}")
         # Last, where a reader looks: numbers that rest on output the model did not give.
-        lines += lacking_lines(results, ours)
+        # Every task counts: a task of the user's that includes one of ours (another N for
+        # Best-of-N) has our metrics under its own name.
+        lines += lacking_lines(results, set(results.get("results") or {}))
         if lines:
             print("\n".join(lines))
     summary = take_last_summary()
