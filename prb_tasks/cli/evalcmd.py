@@ -439,6 +439,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     from prb_tasks.judge.usage import stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.common.redact import redact
+    from prb_tasks.scoring.lacking import lacking_lines
     from prb_tasks.scoring.legend import legend_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
@@ -456,6 +457,10 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
                          "or with PRB_LM_EVAL_HOOK=0 set")
         elif table:
             lines.append(f"lm-eval's full tables: add {FULL_TABLES_FLAG}")
+        # Last, where a reader looks: numbers that rest on output the model did not give.
+        # Every task counts: a task of the user's that includes one of ours (another N for
+        # Best-of-N) has our metrics under its own name.
+        lines += lacking_lines(results, set(results.get("results") or {}))
         if lines:
             print("\n".join(lines))
     summary = take_last_summary()

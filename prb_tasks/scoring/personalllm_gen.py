@@ -120,6 +120,37 @@ def read_generations(path: Path) -> list[Generated]:
     return out
 
 
+def usable_generations(path: Path, generations: list[Generated]) -> list[Generated]:
+    """The generations worth scoring: failed ones (the backend's error or skip marker) are
+    left out with a line; a file of only empty or failed ones is refused with one line, and
+    one mostly empty gets a line before its numbers (rewards of silence are not a policy's).
+
+    Args:
+        path: the samples file (named in the lines).
+        generations: what :func:`read_generations` read from it.
+    """
+    from prb_tasks.scoring.verdict import marker_outcome
+
+    kept = [g for g in generations if marker_outcome(g.response) is None]
+    failed = len(generations) - len(kept)
+    empty = sum(not g.response.strip() for g in kept)
+    total = len(generations)
+    if not kept or empty == len(kept):
+        parts = [f"{n} {what}" for n, what in ((failed, "failed (an error or a stopped run)"), (empty, "are empty"))
+                 if n]
+        raise PRBError(f"prb personalllm score: {path}: none of the {total} generations can be scored "
+                       f"({' and '.join(parts)}); try --apply_chat_template, a larger max_gen_toks or another "
+                       "model, and run the generation again")
+    if failed:
+        print(f"prb personalllm score: {path}: {failed} of {total} generations failed (an error or a stopped run) "
+              "and are left out; run the generation again to fill them", file=sys.stderr)
+    if empty * 2 >= len(kept):
+        print(f"prb personalllm score: {path}: {empty} of {len(kept)} responses are empty, so the numbers below "
+              "mostly score silence; try --apply_chat_template, a larger max_gen_toks, or another model",
+              file=sys.stderr)
+    return kept
+
+
 def _response(sample: dict[str, Any]) -> str:
     # lm-eval writes the filtered generation as [text] (or [[text]] for repeats).
     value: Any = sample.get("filtered_resps", sample.get("resps", [""]))
@@ -324,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
                   f"({', '.join(stand_ins)}): the numbers are not comparable with the paper's", file=sys.stderr)
         report: list[dict[str, Any]] = []
         for path in files:
-            generations = read_generations(path)
+            generations = usable_generations(path, read_generations(path))
             raw, fresh = score_all(generations, arguments, quiet=args.quiet)
             rewards = user_rewards(raw, generations)
             summary = summarise(rewards, generations)
