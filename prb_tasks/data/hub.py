@@ -12,6 +12,7 @@ import os
 import socket
 import threading
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urlsplit
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -81,3 +82,27 @@ def require_hub(what: str, advice: str) -> None:
             f"prb: cannot load {what} from the HF hub: {reason}; {advice} "
             "(or HF_HUB_OFFLINE=1 to use the datasets cache)"
         )
+
+
+def load_from_hub(repo: str, label: str, advice: str, *, config: str | None = None, split: str) -> Any:
+    """One split of a hub dataset through ``datasets``; any failure is one :class:`DataError` line.
+
+    Call :func:`require_hub` (or the family's own reachability check) first: this only loads.
+
+    Args:
+        repo: the dataset's hub id.
+        label: what the message names in brackets after the id (the split or the subset).
+        advice: what the user can do instead (a local copy), for the message.
+        config: the dataset's config (subset), if it has several.
+        split: the split to load.
+    """
+    from prb_tasks.data.errors import DataError
+
+    try:
+        import datasets
+
+        return datasets.load_dataset(repo, config, split=split)
+    except Exception as exc:  # offline, auth, renamed split or config: all end the same way
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise DataError(f"prb: could not load {repo} ({label}) from the HF hub: {type(exc).__name__}: "
+                        f"{first}; {advice}") from exc

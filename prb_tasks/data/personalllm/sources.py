@@ -10,8 +10,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from prb_tasks.data.errors import DataError
-from prb_tasks.data.hub import require_hub
+from prb_tasks.data.hub import load_from_hub, require_hub
 from prb_tasks.data.local import local_folder
 from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO, HF_SPLIT
 from prb_tasks.data.personalllm.reader import read_split, usable, validate_rows
@@ -70,14 +69,5 @@ _OFFLINE_ADVICE = (
 @lru_cache(maxsize=2)
 def _from_hub(split: str = HF_SPLIT) -> list[PromptRow]:
     require_hub(f"{HF_REPO} ({split})", _OFFLINE_ADVICE)
-    try:
-        import datasets
-
-        ds = datasets.load_dataset(HF_REPO, split=split)
-    except Exception as exc:  # offline, auth, missing split: all end the same way
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise DataError(
-            f"prb: could not load {HF_REPO} ({split}) from the HF hub: {type(exc).__name__}: {first}; "
-            f"{_OFFLINE_ADVICE}"
-        ) from exc
+    ds = load_from_hub(HF_REPO, split, _OFFLINE_ADVICE, split=split)
     return usable(validate_rows(ds, f"{HF_REPO}:{split}"), HF_REPO if split == HF_SPLIT else f"{HF_REPO}:{split}")

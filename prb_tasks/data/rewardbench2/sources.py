@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from prb_tasks.data.errors import DataError
-from prb_tasks.data.hub import require_hub
+from prb_tasks.data.hub import load_from_hub, require_hub
 from prb_tasks.data.local import local_folder
 from prb_tasks.data.rawfiles import describe_error, folder_stamp, raw_rows, shard_files
 from prb_tasks.data.rewardbench2.schema import Row, RowModel, row_label, to_row
@@ -104,12 +104,5 @@ def _from_folder(folder: Path, _stamp: tuple[float, ...]) -> list[Row]:
 @lru_cache(maxsize=1)
 def _from_hub() -> list[Row]:
     require_hub(f"{HF_REPO} ({HF_SPLIT})", _OFFLINE_ADVICE)
-    try:
-        import datasets
-
-        table = datasets.load_dataset(HF_REPO, split=HF_SPLIT)
-    except Exception as exc:  # offline, auth, renamed split: all end the same way
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise DataError(f"prb: could not load {HF_REPO} ({HF_SPLIT}) from the HF hub: {type(exc).__name__}: "
-                        f"{first}; {_OFFLINE_ADVICE}") from exc
+    table = load_from_hub(HF_REPO, HF_SPLIT, _OFFLINE_ADVICE, split=HF_SPLIT)
     return validate_rows(table, f"{HF_REPO}:{HF_SPLIT}")
