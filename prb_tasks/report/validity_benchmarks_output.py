@@ -15,6 +15,7 @@ import numpy as np
 from prb_tasks.common.errors import PRBError
 from prb_tasks.report.published_scores import read_scores
 from prb_tasks.report.validity_benchmarks import CrossValidity, cross_validity
+from prb_tasks.report.validity_output import write_files
 from prb_tasks.scoring.correlation import MEASURES
 
 STEM = "validity_benchmarks"
@@ -188,25 +189,8 @@ def draw_panels(report: CrossValidity, stem: Path) -> None:
 
 def write(report: CrossValidity, out: Path, charts: bool = True) -> list[Path]:
     """Write validity_benchmarks.{html,md,json} and the chart into ``out``."""
-    if out.exists() and not out.is_dir():
-        raise PRBError(f"prb validity: --out {out} is a file; give a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for suffix, text in (("html", render_html(report)), ("md", render_markdown(report)),
-                             ("json", render_json(report))):
-            (out / f"{STEM}.{suffix}").write_text(text, encoding="utf-8")
-            written.append(out / f"{STEM}.{suffix}")
-    except OSError as exc:
-        raise PRBError(f"prb validity: cannot write into {out}: {exc.strerror or exc}") from None
-    if charts:
-        try:
-            draw_panels(report, out / STEM)
-        except ImportError:
-            report.notes.append("chart skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")")
-        else:
-            written += [out / f"{STEM}.{ext}" for ext in ("svg", "pdf", "png")]
-    return written
+    texts = {"html": render_html(report), "md": render_markdown(report), "json": render_json(report)}
+    return write_files(out, STEM, texts, (lambda stem: draw_panels(report, stem)) if charts else None, report.notes)
 
 
 def wanted(args: Any) -> bool:

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.report.validity import Estimate, Validity, validity
@@ -152,27 +152,42 @@ def draw_scatter(report: Validity, stem: Path) -> None:
     _save(fig, stem)
 
 
-def write(report: Validity, out: Path, charts: bool = True) -> list[Path]:
-    """Write validity.json, validity.md, validity.html and the chart into ``out``."""
+def write_files(out: Path, stem: str, texts: dict[str, str], draw: Callable[[Path], None] | None,
+                notes: list[str]) -> list[Path]:
+    """Write ``<stem>.<suffix>`` for each rendered text, then the chart; the paths written.
+
+    Args:
+        out: the folder (made if missing; a file there is one error line).
+        stem: the files' name without suffix.
+        texts: rendered text per suffix, in the order written.
+        draw: draws the chart to ``out/stem`` as SVG, PDF and PNG; None for no chart.
+        notes: the report's notes, told when matplotlib is missing.
+    """
     if out.exists() and not out.is_dir():
         raise PRBError(f"prb validity: --out {out} is a file; give a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, text in (("validity.html", render_html(report)), ("validity.md", render_markdown(report)),
-                           ("validity.json", render_json(report))):
-            (out / name).write_text(text, encoding="utf-8")
-            written.append(out / name)
+        for suffix, text in texts.items():
+            (out / f"{stem}.{suffix}").write_text(text, encoding="utf-8")
+            written.append(out / f"{stem}.{suffix}")
     except OSError as exc:
         raise PRBError(f"prb validity: cannot write into {out}: {exc.strerror or exc}") from None
-    if charts:
+    if draw is not None:
         try:
-            draw_scatter(report, out / "validity")
+            draw(out / stem)
         except ImportError:
-            report.notes.append("chart skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")")
+            notes.append("chart skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")")
         else:
-            written += [out / f"validity.{ext}" for ext in ("svg", "pdf", "png")]
+            written += [out / f"{stem}.{ext}" for ext in ("svg", "pdf", "png")]
     return written
+
+
+def write(report: Validity, out: Path, charts: bool = True) -> list[Path]:
+    """Write validity.json, validity.md, validity.html and the chart into ``out``."""
+    texts = {"html": render_html(report), "md": render_markdown(report), "json": render_json(report)}
+    return write_files(out, "validity", texts, (lambda stem: draw_scatter(report, stem)) if charts else None,
+                       report.notes)
 
 
 def run_command(args: Any) -> int:
