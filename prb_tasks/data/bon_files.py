@@ -80,10 +80,15 @@ def _lines(path: Path, what: str) -> list[tuple[int, Any]]:
     return rows
 
 
-def _variant_files(root: Path, variant: str, task_hint: str) -> list[Path]:
-    """Samples files under ``root`` whose documents have ``variant`` (newest per task)."""
-    by_task: dict[str, list[Path]] = {}
-    for path in root.rglob("samples_*.jsonl"):
+def samples_with_variant(root: Path, variant: str) -> list[Path]:
+    """Every ``samples_*.jsonl`` under ``root`` whose first document has ``variant`` (sorted).
+
+    Args:
+        root: a folder, searched recursively (unreadable or non-JSON files are passed over).
+        variant: the ``variant`` field the task's documents carry (e.g. ``bon``, ``bon_sample``).
+    """
+    found = []
+    for path in sorted(root.rglob("samples_*.jsonl")):
         try:
             with path.open(encoding="utf-8") as handle:
                 first = json.loads(handle.readline() or "null")
@@ -91,8 +96,16 @@ def _variant_files(root: Path, variant: str, task_hint: str) -> list[Path]:
             continue
         doc = first.get("doc") if isinstance(first, dict) else None
         if isinstance(doc, dict) and doc.get("variant") == variant:
-            task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
-            by_task.setdefault(task, []).append(path)
+            found.append(path)
+    return found
+
+
+def _variant_files(root: Path, variant: str, task_hint: str) -> list[Path]:
+    """Samples files under ``root`` whose documents have ``variant`` (newest per task)."""
+    by_task: dict[str, list[Path]] = {}
+    for path in samples_with_variant(root, variant):
+        task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
+        by_task.setdefault(task, []).append(path)
     if not by_task:
         raise DataError(f"prb: no {task_hint} samples under '{root}'; run {task_hint} with --log_samples "
                         f"--output_path {root} first, or give the file itself")

@@ -19,6 +19,7 @@ from typing import Any
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.textfiles import json_lines
+from prb_tasks.data.bon_files import samples_with_variant
 from prb_tasks.scoring.bon_official import RULE, KSummary, summarize, summary_json
 
 TASK_VARIANT = "bon"
@@ -31,16 +32,7 @@ def _files(path: Path) -> list[Path]:
                        "its samples file")
     if path.is_file():
         return [path]
-    found = []
-    for file in sorted(path.rglob("samples_*.jsonl")):
-        try:
-            with file.open(encoding="utf-8") as handle:
-                first = json.loads(handle.readline() or "null")
-        except (OSError, ValueError, UnicodeDecodeError):
-            continue
-        doc = first.get("doc") if isinstance(first, dict) else None
-        if isinstance(doc, dict) and doc.get("variant") == TASK_VARIANT:
-            found.append(file)
+    found = samples_with_variant(path, TASK_VARIANT)
     if not found:
         raise PRBError(f"prb: no personalized_rb_bon samples under '{path}'; run it with --log_samples and "
                        "--metadata preset official first")
