@@ -307,7 +307,7 @@ def test_environment_variable_selects_the_copy(copy_dir: Path, monkeypatch) -> N
 def test_hub_out_of_reach_fails_at_once_with_one_line(monkeypatch) -> None:
     import time
 
-    from prb_tasks.data.hub import unreachable_reason
+    from prb_tasks.common.hub_reach import unreachable_reason
     from prb_tasks.data.personalllm import sources
 
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "PRB_PERSONALLLM_DIR"):

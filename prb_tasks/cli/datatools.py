@@ -64,7 +64,7 @@ def _snapshot(repo: str, patterns: list[str], target: Path) -> int:
     except ImportError:  # pragma: no cover - a dependency of lm-eval
         print("prb: huggingface_hub is not installed; pip install huggingface_hub", file=sys.stderr)
         return 2
-    from prb_tasks.data.hub import offline_mode, unreachable_reason
+    from prb_tasks.common.hub_reach import offline_mode, unreachable_reason
 
     try:
         target.mkdir(parents=True, exist_ok=True)

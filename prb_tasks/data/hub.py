@@ -1,68 +1,15 @@
-"""Is the Hugging Face hub reachable? Asked once, cheaply, before any download.
+"""Datasets from the Hugging Face hub: a reachability check first, then one load, any failure one line.
 
-Without a network, ``datasets`` retries each request for about half a minute
-before it gives up. One TCP connection attempt with a short timeout (to the hub, or
-to the HTTPS proxy when one is set) answers the same question in milliseconds, so a
-run on an offline machine fails at once with advice instead.
+The check itself (:mod:`prb_tasks.common.hub_reach`) is shared with the model loaders.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import threading
-from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit
 
-DEFAULT_ENDPOINT = "https://huggingface.co"
-_TRUE = {"1", "true", "yes", "on"}
+from prb_tasks.common.hub_reach import offline_mode, unreachable_reason
 
-
-def offline_mode() -> bool:
-    """True when the user switched the hub off (``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE``).
-
-    ``datasets`` then reads its local cache only, which is fast; no check is needed.
-    """
-    return any(os.environ.get(name, "").strip().lower() in _TRUE
-               for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-
-
-def _target() -> tuple[str, int]:
-    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy")
-    url = urlsplit(proxy if proxy else os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT)
-    if not url.hostname:
-        url = urlsplit(DEFAULT_ENDPOINT)
-    default_port = 443 if url.scheme == "https" else 80
-    return url.hostname or "huggingface.co", url.port or default_port
-
-
-@lru_cache(maxsize=1)
-def unreachable_reason(timeout: float = 2.0) -> str | None:
-    """Why the hub cannot be reached, or None if a connection opens.
-
-    The name lookup runs in a thread, so a resolver that hangs costs at most
-    ``timeout`` seconds too. The answer is kept for the rest of the process.
-
-    Args:
-        timeout: seconds allowed for the name lookup plus the connection.
-    """
-    host, port = _target()
-    outcome: list[str | None] = []
-
-    def attempt() -> None:
-        try:
-            with socket.create_connection((host, port), timeout=timeout):
-                outcome.append(None)
-        except OSError as exc:
-            outcome.append(f"cannot connect to {host}:{port} ({exc.strerror or type(exc).__name__})")
-
-    worker = threading.Thread(target=attempt, daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if not outcome:
-        return f"no answer from {host}:{port} within {timeout:g} s"
-    return outcome[0]
+__all__ = ["load_from_hub", "require_hub"]
 
 
 def require_hub(what: str, advice: str) -> None:

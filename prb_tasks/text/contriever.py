@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.hub_reach import offline_mode, unreachable_reason
 from prb_tasks.text.encoder import EncoderStats, EncoderUnavailable, precision
 
 DEFAULT_MODEL = "facebook/contriever-msmarco"
@@ -51,6 +52,31 @@ def _unavailable(model: str, exc: BaseException) -> EncoderUnavailable:
     hub = model if not _looks_like_path(model) else DEFAULT_MODEL
     return EncoderUnavailable(f"prb: cannot load the retriever model '{model}' ({reason[:200]})"
                               + _FIX.format(model=hub))
+
+
+def _hub_options(model: str) -> dict[str, Any]:
+    """``from_pretrained`` options for a hub name: read the local cache only when the hub is
+    out of reach (transformers would retry for about 40 s first), or say in one line that the
+    model is neither reachable nor cached.
+
+    Args:
+        model: the hub name, as given in ``retriever_model``.
+    """
+    if offline_mode():
+        return {}
+    reason = unreachable_reason()
+    if reason is None:
+        return {}
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = isinstance(try_to_load_from_cache(model, "config.json"), str)
+    except Exception:  # a malformed repo id: let from_pretrained name it
+        cached = False
+    if cached:
+        return {"local_files_only": True}
+    raise EncoderUnavailable(f"prb: cannot load the retriever model '{model}': the HF hub is out of reach ({reason}) "
+                             "and the model is not in the local cache" + _FIX.format(model=model))
 
 
 @lru_cache(maxsize=16)
@@ -80,10 +106,11 @@ def model_identity(model: str = DEFAULT_MODEL) -> str:
         stamp = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
         revision = "sha:" + _folder_digest(str(folder.resolve()), stamp)
     else:
+        options = {} if _looks_like_path(model) else _hub_options(model)
         try:
             from transformers import AutoConfig
 
-            config = AutoConfig.from_pretrained(model)
+            config = AutoConfig.from_pretrained(model, **options)
         except ImportError as exc:
             raise EncoderUnavailable(f"prb: retriever=contriever needs transformers and torch; missing: {exc.name}") \
                 from None
@@ -117,10 +144,12 @@ class MeanPoolEncoder:
         except PRBError:
             raise EncoderUnavailable(f"prb: the retriever model cannot run on device '{device}' here (not "
                                      "available); use auto or cpu") from None
-        path = str(Path(model).expanduser()) if Path(model).expanduser().is_dir() else model
+        local = Path(model).expanduser().is_dir()
+        path = str(Path(model).expanduser()) if local else model
+        options = {} if local or _looks_like_path(model) else _hub_options(model)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path)
-            self.model = AutoModel.from_pretrained(path).to(self.device)
+            self.tokenizer = AutoTokenizer.from_pretrained(path, **options)
+            self.model = AutoModel.from_pretrained(path, **options).to(self.device)
         except (OSError, ValueError) as exc:
             raise _unavailable(model, exc) from None
         self.model.eval()

@@ -1,0 +1,57 @@
+"""A hub model on a machine without the hub: one line at once, or the local cache."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from prb_tasks.common.hub_reach import unreachable_reason
+from prb_tasks.text import contriever
+from prb_tasks.text.encoder import EncoderUnavailable
+from tests.runner import closed_port
+
+
+@pytest.fixture
+def hub_out_of_reach(monkeypatch, tmp_path):
+    """The hub behind a closed local port, and an empty HF cache."""
+    import huggingface_hub.constants as constants
+
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    unreachable_reason.cache_clear()
+    yield tmp_path / "hub"
+    unreachable_reason.cache_clear()
+
+
+def test_uncached_hub_model_fails_at_once_in_one_line(hub_out_of_reach) -> None:
+    started = time.monotonic()
+    with pytest.raises(EncoderUnavailable) as info:
+        contriever.model_identity("facebook/contriever-msmarco")
+    # transformers alone retries for about 40 s; the reachability check answers in well under that
+    assert time.monotonic() - started < 15
+    message = str(info.value)
+    assert "\n" not in message
+    assert "the HF hub is out of reach (cannot connect to 127.0.0.1:" in message
+    assert "not in the local cache" in message and "huggingface-cli download facebook/contriever-msmarco" in message
+
+
+def test_cached_hub_model_is_read_from_the_cache_only(hub_out_of_reach) -> None:
+    snapshot = hub_out_of_reach / "models--org--tiny" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (hub_out_of_reach / "models--org--tiny" / "refs").mkdir()
+    (hub_out_of_reach / "models--org--tiny" / "refs" / "main").write_text("abc123")
+    assert contriever._hub_options("org/tiny") == {"local_files_only": True}
+    with pytest.raises(EncoderUnavailable, match="org/other': the HF hub is out of reach"):
+        contriever._hub_options("org/other")
+
+
+def test_offline_switch_skips_the_check(monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
+    unreachable_reason.cache_clear()
+    assert contriever._hub_options("org/anything") == {}
+    unreachable_reason.cache_clear()
