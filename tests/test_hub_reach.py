@@ -55,3 +55,19 @@ def test_offline_switch_skips_the_check(monkeypatch) -> None:
     unreachable_reason.cache_clear()
     assert contriever._hub_options("org/anything") == {}
     unreachable_reason.cache_clear()
+
+
+def test_uncached_hub_reward_model_fails_at_once_in_one_line(hub_out_of_reach) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from prb_tasks.rm.errors import RMError
+    from prb_tasks.rm.options import parse_options
+    from prb_tasks.rm.scorers.hf import HFScorer
+
+    started = time.monotonic()
+    with pytest.raises(RMError) as info:
+        HFScorer(parse_options({"pretrained": "org/reward-model", "device": "cpu", "dtype": "float32"}))
+    assert time.monotonic() - started < 15
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("prb-rm: cannot load pretrained='org/reward-model': the HF hub is out of reach")

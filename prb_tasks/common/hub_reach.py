@@ -62,3 +62,32 @@ def unreachable_reason(timeout: float = 2.0) -> str | None:
     if not outcome:
         return f"no answer from {host}:{port} within {timeout:g} s"
     return outcome[0]
+
+
+def hub_model_access(repo: str, filename: str = "config.json") -> tuple[dict[str, bool], str | None]:
+    """How to load a hub model here: ``from_pretrained`` options and, when it cannot be
+    loaded at all, why.
+
+    With the hub reachable (or ``HF_HUB_OFFLINE`` set) nothing changes. With the hub out of
+    reach, a cached model is read from the cache without asking the hub first
+    (transformers would retry for about 40 s), and an uncached one gets the reason at once,
+    for the caller's one-line error.
+
+    Args:
+        repo: the model's hub name (``org/name``).
+        filename: a file every snapshot of the model holds, to look up in the cache.
+    """
+    if offline_mode():
+        return {}, None
+    reason = unreachable_reason()
+    if reason is None:
+        return {}, None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = isinstance(try_to_load_from_cache(repo, filename), str)
+    except Exception:  # a malformed repo id: from_pretrained names it
+        return {}, None
+    if cached:
+        return {"local_files_only": True}, None
+    return {}, f"the HF hub is out of reach ({reason}) and the model is not in the local cache"

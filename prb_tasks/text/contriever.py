@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
-from prb_tasks.common.hub_reach import offline_mode, unreachable_reason
+from prb_tasks.common.hub_reach import hub_model_access
 from prb_tasks.text.encoder import EncoderStats, EncoderUnavailable, precision
 
 DEFAULT_MODEL = "facebook/contriever-msmarco"
@@ -54,29 +54,12 @@ def _unavailable(model: str, exc: BaseException) -> EncoderUnavailable:
                               + _FIX.format(model=hub))
 
 
-def _hub_options(model: str) -> dict[str, Any]:
-    """``from_pretrained`` options for a hub name: read the local cache only when the hub is
-    out of reach (transformers would retry for about 40 s first), or say in one line that the
-    model is neither reachable nor cached.
-
-    Args:
-        model: the hub name, as given in ``retriever_model``.
-    """
-    if offline_mode():
-        return {}
-    reason = unreachable_reason()
-    if reason is None:
-        return {}
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = isinstance(try_to_load_from_cache(model, "config.json"), str)
-    except Exception:  # a malformed repo id: let from_pretrained name it
-        cached = False
-    if cached:
-        return {"local_files_only": True}
-    raise EncoderUnavailable(f"prb: cannot load the retriever model '{model}': the HF hub is out of reach ({reason}) "
-                             "and the model is not in the local cache" + _FIX.format(model=model))
+def _hub_options(model: str) -> dict[str, bool]:
+    """``from_pretrained`` options for a hub name (:func:`hub_model_access`), or the one-line error."""
+    options, problem = hub_model_access(model)
+    if problem:
+        raise EncoderUnavailable(f"prb: cannot load the retriever model '{model}': {problem}" + _FIX.format(model=model))
+    return options
 
 
 @lru_cache(maxsize=16)

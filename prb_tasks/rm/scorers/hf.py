@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.common.hub_reach import hub_model_access
 from prb_tasks.rm.batching import sorted_batches
 from prb_tasks.rm.devices import resolve_device, resolve_dtype
 from prb_tasks.rm.errors import RMError
@@ -96,6 +97,12 @@ class HFScorer(Scorer):
 
         source = options.pretrained or ""
         common = {"revision": options.revision, "trust_remote_code": options.trust_remote_code}
+        if not Path(source).expanduser().exists():
+            access, problem = hub_model_access(source)
+            if problem:
+                raise RMError(f"prb-rm: cannot load pretrained={source!r}: {problem}; download it once on a "
+                              "connected machine (`huggingface-cli download NAME`) or give a local folder")
+            common.update(access)
         # transformers renamed torch_dtype to dtype in 4.56.
         major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
         dtype_key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
