@@ -46,8 +46,8 @@ from prb_tasks.report.published_scores import PublishedScores
 from prb_tasks.report.runs import SkipRun, _read_json, find_results, model_label
 from prb_tasks.report.runlabel import IDENTITY, as_dict
 from prb_tasks.report.stats import ITERS, LEVEL, SEED, Interval
-from prb_tasks.report.validity import MIN_MODELS, Estimate, Model, Side, _estimates, _pick, _read_benchmark, \
-    _read_downstream, group_name
+from prb_tasks.report.validity import MIN_MODELS, Estimate, Model, Side, estimates, pick_group, read_benchmark, \
+    read_downstream, group_name
 from prb_tasks.scoring.correlation import MEASURES, batch
 
 #: Headline metric of a task or group in a results file, first found wins.
@@ -180,9 +180,9 @@ def _read_runs(paths: list[Path], compare_with: list[str], notes: list[str]) -> 
         config = data.get("config") if isinstance(data.get("config"), dict) else {}
         label = model_label(config)
         runs.configs[label] = config
-        for task, side in _read_benchmark(path, notes).items():
+        for task, side in read_benchmark(path, notes).items():
             runs.bench[task][label] = side
-        for task, side in _read_downstream(path, notes).items():
+        for task, side in read_downstream(path, notes).items():
             runs.down[task][label] = side
         results = data.get("results") if isinstance(data.get("results"), dict) else {}
         runs.tasks.update(name for name, entry in results.items() if headline(entry) is not None)
@@ -343,7 +343,7 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
     compare_with = list(compare_with or [])
     notes: list[str] = []
     runs = _read_runs(paths, compare_with, notes)
-    d_group = _pick(runs.down, downstream, "downstream", "--downstream")
+    d_group = pick_group(runs.down, downstream, "downstream", "--downstream")
     d_name = group_name(d_group)
     contestants = [Contestant(label, contestant_names(label, runs.configs.get(label, {})), side.mean)
                    for label, side in sorted(d_group.items()) if math.isfinite(side.mean)]
@@ -351,7 +351,7 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
     benches: list[Benchmark] = []
     main_models: list[Model] | None = None
     if runs.bench or benchmark:
-        b_group = _pick(runs.bench, benchmark, "benchmark", "--benchmark")
+        b_group = pick_group(runs.bench, benchmark, "benchmark", "--benchmark")
         b_name = group_name(b_group)
         for label in sorted(set(b_group) - {c.label for c in contestants}):
             notes.append(f"{label}: ran {b_name} but no {d_name}; left out")
@@ -400,7 +400,7 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
         warnings.append(f"only {n} models: with fewer than {MIN_MODELS} a correlation across models says almost "
                         "nothing, and no test can tell two benchmarks apart; compare more models")
     picks = np.random.default_rng(seed).integers(0, max(n, 1), size=(iters, n))
-    question_level = _estimates(main_models, iters, seed) if main_models and n >= 2 else {}
+    question_level = estimates(main_models, iters, seed) if main_models and n >= 2 else {}
     for bench in benches:
         for name, measure in MEASURES.items():
             point = measure(bench.values, gain) if n >= 2 else None
