@@ -79,6 +79,8 @@ _STDERR = "+/-: lm-eval's standard error; for intervals over pairs run `prb comp
 _NO_SKIPS = "share of judgments not sent (always 0 with this backend, which sends every judgment)"
 _CI_PAIRS = ("95% CI: bootstrap over pairs within each subset (a judge's two orders of a pair count once); "
              "pairs: pairs scored")
+_ITEMS = ("items: items scored (a Best-of-N question with its candidates, a RewardBench 2 prompt with its 4 or more "
+          "responses, an RM-Bench prompt with its 3 chosen and 3 rejected responses)")
 _CI_STDERR_SCALAR = "95% CI*: acc +/- 1.96 x lm-eval's standard error (normal approximation); n: pairs scored"
 _CI_STDERR = ("95% CI*: acc +/- 1.96 x lm-eval's standard error, which counts a judge's two orders of a pair as "
               "independent (too narrow); add --log_samples for intervals over pairs; n: documents scored")
@@ -157,6 +159,8 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
         return []
     if only is None:
         return [*lines, _STDERR]
+    if "_items" in only:  # run_table.ITEMS_MARK: no acc column, so no interval to explain
+        return [*lines, _ITEMS]
     # A Best-of-N row scores questions (N candidates each), not pairs.
     questions = "; on a Best-of-N row it counts questions" if any(m.startswith("bon_") for _, m in shown) else ""
     if "_starred" not in only:
