@@ -20,7 +20,8 @@ Statistics, all over the same ``n`` models:
 - per benchmark, Spearman, Kendall tau-b, Pearson, NDCG and RBO with the downstream
   gain, with a 95% percentile bootstrap interval over *models* (the same model draws for
   every benchmark); the pairwise benchmark also gets its interval over *questions*
-  (plain ``prb validity``'s), which run aggregates and published scores cannot have;
+  (plain ``prb validity``'s), and a ``--compare-with`` task whose runs logged samples one
+  over its *items* (:mod:`prb_tasks.report.validity_items`); published scores cannot have one;
 - per pair of benchmarks, the difference of each measure with its interval from the
   same paired draws and a two-sided bootstrap p-value, and Williams' t-test for two
   dependent correlations sharing a variable (on the values for Pearson, on their ranks
