@@ -25,9 +25,15 @@ shuffles the correct answer into a random position; prb does not reproduce that 
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
 
+import numpy as np
+
+from prb_tasks.scoring.rewardbench2 import ties_score
 from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
 
 #: Their value for a reply without a rating.
@@ -61,3 +67,46 @@ def best_of_n_from_ratings(ratings: Sequence[int]) -> float:
     top = max(rated)
     winners = [i for i, r in enumerate(ratings) if r == top]
     return (0 in winners) / len(winners)
+
+
+def process_rating(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+    """One response's rating, kept with its row; rows are put back together on aggregation."""
+    reply = results[0] if results else None
+    rating = parse_rating(reply)
+    entry = (str(doc["row_id"]), int(doc["response_index"]), int(doc["responses"]), int(doc["num_correct"]), rating)
+    # Ties has no top1 (its score is a property of the subset); every other subset has.
+    out: dict[str, Any] = {name: entry for name in (("score",) if doc["subset"] == "Ties" else ("score", "top1"))}
+    out["parse_fail"] = int(rating == UNRATED and isinstance(reply, str) and not reply.startswith(
+        (ERROR_MARK, SKIPPED_MARK)))
+    out["error_rate"] = int(isinstance(reply, str) and reply.startswith(ERROR_MARK))
+    return out
+
+
+def rows_of(items: Iterable[Sequence[Any]]) -> dict[str, tuple[int, list[int]]]:
+    """Row id -> (num_correct, ratings in response order); a row missing a response (``--limit``) is left out."""
+    got: dict[str, dict[int, int]] = defaultdict(dict)
+    shape: dict[str, tuple[int, int]] = {}
+    for row_id, index, responses, num_correct, rating in items:
+        got[row_id][int(index)] = int(rating)
+        shape[row_id] = (int(responses), int(num_correct))
+    return {row_id: (shape[row_id][1], [ratings[i] for i in range(shape[row_id][0])])
+            for row_id, ratings in got.items() if len(ratings) == shape[row_id][0]}
+
+
+def judge_best_of_n(items: Iterable[Sequence[Any]]) -> float:
+    """A best-of-N subset's score: the mean of :func:`best_of_n_from_ratings` over its rows."""
+    rows = rows_of(items)
+    return float(np.mean([best_of_n_from_ratings(r) for _, r in rows.values()])) if rows else math.nan
+
+
+def judge_top1(items: Iterable[Sequence[Any]]) -> float:
+    """Share of best-of-N rows where the correct response alone has the top rating."""
+    rows = rows_of(items)
+    return float(np.mean([best_of_n_from_ratings(r) == 1.0 for _, r in rows.values()])) if rows else math.nan
+
+
+def judge_ties(items: Iterable[Sequence[Any]]) -> float:
+    """The Ties score of the ratings (an unrated response counts -1, as theirs)."""
+    rows = rows_of(items)
+    return ties_score((row_id.split("/")[0], num_correct, [float(r) for r in ratings])
+                      for row_id, (num_correct, ratings) in rows.items()).score
