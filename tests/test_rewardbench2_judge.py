@@ -86,3 +86,6 @@ def test_judge_ratings_give_allenais_scores(tmp_path: Path, backend: str) -> Non
     assert {s["doc"]["row_id"] for s in samples} == {r["id"] for r in rows if r["subset"] == "Math"}
     assert metric(results, "rewardbench2_judge_math", "parse_fail") > 0
     assert KEY not in proc.stdout + proc.stderr
+    if backend == "prb-judge":  # prb's compact table counts ratings; no pairwise-verdict warning for ratings
+        assert any(line.split()[:2] == ["task", "ratings"] for line in proc.stdout.splitlines())
+        assert "had a verdict the parser could read" not in proc.stderr

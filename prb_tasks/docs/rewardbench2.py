@@ -69,6 +69,7 @@ def rating_docs(row: Row) -> list[dict[str, Any]]:
     ties = subset_slug(row.subset) == "ties"
     return [{
         "id": f"{row.id}/r{index + 1}",
+        "variant": "rating",  # prb-judge: a 1-10 rating, not a pairwise verdict (no A/B warning)
         "row_id": row.id,
         "subset": row.subset,
         "row": row.index,
