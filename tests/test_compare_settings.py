@@ -32,6 +32,7 @@ EXPECTED = {
        for kind in ("", "_judge", "_judge_similar")},
     # General RM benchmarks: the RM sees the question only.
     **{f"rewardbench2_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},
+    **{f"rewardbench2_judge_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},
     **{f"rmbench_{d}": "question" for d in ("chat", "math", "code", "safety")},
 }
 

@@ -29,7 +29,7 @@ def test_three_benchmarks_one_downstream(tmp_path: Path) -> None:
     for name, args in contestants.items():
         out = tmp_path / "runs" / name
         for tasks, metadata, extra in (("personalllm_scalar,personalllm_bon", meta, ["--log_samples"]),
-                                       ("rewardbench2", json.dumps({"data_dir": str(rb2)}), [])):
+                                       ("rewardbench2", json.dumps({"data_dir": str(rb2)}), ["--log_samples"])):
             proc = run_cli(["eval", "--model", "prb-rm", "--model_args", args, "--tasks", tasks, "--metadata",
                             metadata, "--output_path", str(out), *extra], cwd=tmp_path)
             assert proc.returncode == 0, proc.stderr[-3000:]
@@ -48,6 +48,7 @@ def test_three_benchmarks_one_downstream(tmp_path: Path) -> None:
                     "--out", str(out), "--iters", "300"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = proc.stdout
+    print(text)
     assert text.startswith("WARNING: only 3 models")
     assert "every correlation below rests on these 3 models" in text
     report = json.loads((out / "validity_benchmarks.json").read_text(encoding="utf-8"))
@@ -56,6 +57,13 @@ def test_three_benchmarks_one_downstream(tmp_path: Path) -> None:
     assert by_label["prb-rm (scorer=length)"]["scores"]["rewardbench2"] == pytest.approx(rb2_scores["length"])
     assert by_label[f"prb-rm (pretrained={other})"]["scores"]["rmbench"] == 61.5
     assert len(report["pairs"]) == 3
+    # RewardBench 2 was logged: its intervals also resample its items within each of its 6 subsets (4 rows
+    # in each of 5, and 3 Ties prompts, each a ref and a tied row together).
+    rb2_bench = next(b for b in report["benchmarks"] if b["name"] == "rewardbench2")
+    assert "over its 23 items within each of its 6 subtasks" in rb2_bench["source"]
+    assert rb2_bench["measures"]["spearman"]["by_questions"] is not None
+    published_bench = next(b for b in report["benchmarks"] if b["name"] == "rmbench")
+    assert published_bench["measures"]["spearman"]["by_questions"] is None
     # Three models: no Williams' test (it needs four), and every verdict says so.
     assert all("no Williams' test" in p["verdict"] or "undefined" in p["verdict"] for p in report["pairs"])
     for ext in ("svg", "pdf", "png", "html", "md"):

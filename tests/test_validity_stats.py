@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prb_tasks.report.validity import Model, Side, _base_rm_warnings, _estimates
+from prb_tasks.report.validity import Model, Side, _base_rm_warnings, estimates
 from prb_tasks.scoring.correlation import spearman
 from tests.runner import run_cli
 
@@ -37,7 +37,7 @@ def noisy_models(questions: int, seed: int = 0) -> list[Model]:
 
 def test_point_values_and_intervals() -> None:
     models = noisy_models(40)
-    out = _estimates(models, iters=300, seed=1)
+    out = estimates(models, iters=300, seed=1)
     accs = [m.benchmark.mean for m in models]
     gains = [m.downstream.mean for m in models]
     assert out["spearman"].value == pytest.approx(spearman(accs, gains))
@@ -47,14 +47,14 @@ def test_point_values_and_intervals() -> None:
         assert -1.0 - 1e-9 <= estimate.by_models.low <= estimate.by_models.high <= 1.0 + 1e-9
     # Ten times the questions: the interval over questions narrows.
     wide = out["pearson"].by_questions
-    narrow = _estimates(noisy_models(400), iters=300, seed=1)["pearson"].by_questions
+    narrow = estimates(noisy_models(400), iters=300, seed=1)["pearson"].by_questions
     assert narrow.high - narrow.low < wide.high - wide.low
 
 
 def test_identical_questions_give_a_point_interval() -> None:
     # Every question gives the same values: resampling questions changes nothing.
     models = [model(f"m{m}", [m / 4] * 10, [m / 2] * 10) for m in range(5)]
-    out = _estimates(models, iters=200, seed=1)
+    out = estimates(models, iters=200, seed=1)
     assert out["kendall"].value == pytest.approx(1.0)
     interval = out["kendall"].by_questions
     assert (interval.low, interval.high) == (pytest.approx(1.0), pytest.approx(1.0))

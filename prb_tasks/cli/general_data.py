@@ -16,7 +16,8 @@ def download(target: Path, family: str) -> int:
 
     Args:
         target: destination folder (created).
-        family: ``rewardbench2`` (``data/test-*.parquet``) or ``rmbench`` (its JSON files).
+        family: ``rewardbench2`` (``data/test-*.parquet``) or ``rmbench`` (``total_dataset.json``,
+            the hub repository's one JSON file).
     """
     from prb_tasks.cli.datatools import _snapshot
 

@@ -33,7 +33,7 @@ class RewardBench2Options(BaseModel):
 
 
 #: The ``--metadata`` keys of every ``rewardbench2*`` task.
-METADATA = MetadataSpec.from_options("rewardbench2", RewardBench2Options, fixed=frozenset({"subset"}))
+METADATA = MetadataSpec.from_options("rewardbench2", RewardBench2Options, fixed=frozenset({"subset", "judge"}))
 
 
 def row_doc(row: Row) -> dict[str, Any]:
@@ -53,11 +53,41 @@ def row_doc(row: Row) -> dict[str, Any]:
     }
 
 
-def build_docs(subset: str, **kwargs: Any) -> list[dict[str, Any]]:
+#: The judge's prompt: one response at a time, rated 1-10 (allenai's ratings path; our wording).
+RATING_TEMPLATE = "judge/rewardbench2_rating.jinja"
+
+
+def rating_docs(row: Row) -> list[dict[str, Any]]:
+    """A judge's documents of one row: one per response, each rated on its own.
+
+    Args:
+        row: a validated row; its first ``num_correct`` responses are the correct ones.
+    """
+    from prb_tasks.prompts.templates import render, resolve
+
+    ref = resolve(RATING_TEMPLATE)
+    ties = subset_slug(row.subset) == "ties"
+    return [{
+        "id": f"{row.id}/r{index + 1}",
+        "variant": "rating",  # prb-judge: a 1-10 rating, not a pairwise verdict (no A/B warning)
+        "row_id": row.id,
+        "subset": row.subset,
+        "row": row.index,
+        "response_index": index,
+        "responses": len(row.responses),
+        "num_correct": row.num_correct,
+        "question": row.prompt,
+        "prompt": render(ref, question=row.prompt, response=response, ties=ties),
+    } for index, response in enumerate(row.responses)]
+
+
+def build_docs(subset: str, judge: bool = False, **kwargs: Any) -> list[dict[str, Any]]:
     """Documents of one subset, in dataset order.
 
     Args:
         subset: a subset as the hub names it (``Precise IF``), or its task form (``precise_if``).
+        judge: one document per response for a judge that rates it (:func:`rating_docs`),
+            instead of one per row for a scalar RM.
         **kwargs: ``--metadata`` / ``--model_args`` keys; see :class:`RewardBench2Options`.
     """
     check_options(METADATA, kwargs, task_name(kwargs))
@@ -66,11 +96,12 @@ def build_docs(subset: str, **kwargs: Any) -> list[dict[str, Any]]:
     if wanted not in {subset_slug(s) for s in SUBSETS}:
         raise DataError(f"prb: unknown RewardBench 2 subset '{subset}'; expected one of {', '.join(SUBSETS)}")
     rows = load_rows(opts.data_dir)
-    docs = [row_doc(row) for row in rows if subset_slug(row.subset) == wanted]
+    picked = [row for row in rows if subset_slug(row.subset) == wanted]
+    docs = [doc for row in picked for doc in rating_docs(row)] if judge else [row_doc(row) for row in picked]
     folder = resolve_data_dir(opts.data_dir)
     name = next(s for s in SUBSETS if subset_slug(s) == wanted)
-    origin = (provenance.DataSource("hub", HF_REPO, f"{HF_SPLIT}: {name}", len(docs)) if folder is None
-              else provenance.DataSource("local", str(folder), f"{HF_SPLIT}: {name}", len(docs)))
+    origin = (provenance.DataSource("hub", HF_REPO, f"{HF_SPLIT}: {name}", len(picked)) if folder is None
+              else provenance.DataSource("local", str(folder), f"{HF_SPLIT}: {name}", len(picked)))
     provenance.record(kwargs, origin, task_name(kwargs) or f"rewardbench2_{wanted}")
     if not docs:
         where = "the HF hub" if folder is None else str(folder)
@@ -83,4 +114,5 @@ def build_docs(subset: str, **kwargs: Any) -> list[dict[str, Any]]:
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the RewardBench 2 task YAMLs."""
     subset = kwargs.pop("subset")
-    return to_dataset(build_docs(subset, **kwargs))
+    judge = bool(kwargs.pop("judge", False))
+    return to_dataset(build_docs(subset, judge=judge, **kwargs))

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 # gen_kwargs we understand; ``do_sample`` is meaningless for chat APIs (temperature says it).
 #: Document variants whose replies are not pairwise verdicts (generation, rubric grades, 1-10 ratings, plans).
-NO_VERDICT_VARIANTS = frozenset({"gen", "plan", "bon_judge", "bon_sample", "bon_grade"})
+NO_VERDICT_VARIANTS = frozenset({"gen", "plan", "bon_judge", "bon_sample", "bon_grade", "rating"})
 _KNOWN_GEN_KWARGS = {"until", "max_gen_toks", "max_tokens", "temperature", "top_p", "seed", "do_sample"}
 
 

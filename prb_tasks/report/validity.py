@@ -183,7 +183,7 @@ def _downstream_values(first: dict[str, Any], samples: Iterable[dict[str, Any]],
                      float(s["bon_reward_n8"]) - float(doc["user_rewards"][0]))
 
 
-def _read_downstream(path: Path, notes: list[str]) -> dict[str, Side]:
+def read_downstream(path: Path, notes: list[str]) -> dict[str, Side]:
     """Task -> side, for the downstream tasks of one results file."""
     data = _read_json(path)
     out: dict[str, Side] = {}
@@ -217,7 +217,7 @@ def _is_best_of_n(config: dict[str, Any]) -> bool:
     return variant in DOWNSTREAM_VARIANTS or variant in ("bon_sample", "bon_grade")
 
 
-def _read_benchmark(path: Path, notes: list[str]) -> dict[str, Side]:
+def read_benchmark(path: Path, notes: list[str]) -> dict[str, Side]:
     """Group -> side of per-pair accuracy (units: users where named, else pairs).
 
     Judges and scalar RMs shown the same input on the same data form one group (as in
@@ -246,7 +246,7 @@ def _read_benchmark(path: Path, notes: list[str]) -> dict[str, Side]:
     return out
 
 
-def _pick(groups: dict[str, dict[str, Side]], wanted: list[str] | None, what: str, option: str) -> dict[str, Side]:
+def pick_group(groups: dict[str, dict[str, Side]], wanted: list[str] | None, what: str, option: str) -> dict[str, Side]:
     """Model label -> side: the group(s) holding the ``wanted`` tasks (a model found in
     several takes the first named), else the group most models ran."""
     names = {group: sorted({side.task for side in models.values()}) for group, models in groups.items()}
@@ -306,16 +306,16 @@ def load_models(paths: list[Path], benchmark: list[str] | None, downstream: list
             continue
         config = data.get("config") or {}
         label = model_label(config)
-        for task, side in _read_benchmark(path, notes).items():
+        for task, side in read_benchmark(path, notes).items():
             bench[task][label] = side  # files come oldest first: the newest run wins
-        for task, side in _read_downstream(path, notes).items():
+        for task, side in read_downstream(path, notes).items():
             down[task][label] = side
     notes.extend(unreadable)
     if found and len(unreadable) == len(found):
         more = f" (and {len(unreadable) - 1} more files like it)" if len(unreadable) > 1 else ""
         raise PRBError(f"prb validity: {unreadable[0]}{more}; give the folders prb eval wrote with --output_path")
-    b_group = _pick(bench, benchmark, "benchmark", "--benchmark")
-    d_group = _pick(down, downstream, "downstream", "--downstream")
+    b_group = pick_group(bench, benchmark, "benchmark", "--benchmark")
+    d_group = pick_group(down, downstream, "downstream", "--downstream")
     b_name, d_name = group_name(b_group), group_name(d_group)
     models = []
     for label in sorted(set(b_group) | set(d_group)):
@@ -373,7 +373,14 @@ def _question_draws(models: list[Model], iters: int, seed: int) -> tuple[np.ndar
     return np.vstack(accs), np.vstack(gains)
 
 
-def _estimates(models: list[Model], iters: int, seed: int) -> dict[str, Estimate]:
+def estimates(models: list[Model], iters: int, seed: int) -> dict[str, Estimate]:
+    """Measure -> point estimate with two intervals: one resampling questions, one resampling models.
+
+    Args:
+        models: the contestants, each with a benchmark and a downstream side.
+        iters: bootstrap draws for each interval.
+        seed: seed of both resamplings.
+    """
     acc = np.array([m.benchmark.mean for m in models])  # type: ignore[union-attr]
     gain = np.array([m.downstream.mean for m in models])  # type: ignore[union-attr]
     out: dict[str, Estimate] = {}
@@ -468,5 +475,5 @@ def validity(paths: list[Path], benchmark: list[str] | None = None, downstream: 
         return f"{len(units)} {kind}"
 
     return Validity(models, b_task, d_task, (unit_label(b_units), unit_label(d_units)), iters,
-                    _estimates(models, iters, seed), warnings, notes)
+                    estimates(models, iters, seed), warnings, notes)
 

@@ -20,7 +20,8 @@ Statistics, all over the same ``n`` models:
 - per benchmark, Spearman, Kendall tau-b, Pearson, NDCG and RBO with the downstream
   gain, with a 95% percentile bootstrap interval over *models* (the same model draws for
   every benchmark); the pairwise benchmark also gets its interval over *questions*
-  (plain ``prb validity``'s), which run aggregates and published scores cannot have;
+  (plain ``prb validity``'s), and a ``--compare-with`` task whose runs logged samples one
+  over its *items* (:mod:`prb_tasks.report.validity_items`); published scores cannot have one;
 - per pair of benchmarks, the difference of each measure with its interval from the
   same paired draws and a two-sided bootstrap p-value, and Williams' t-test for two
   dependent correlations sharing a variable (on the values for Pearson, on their ranks
@@ -46,8 +47,9 @@ from prb_tasks.report.published_scores import PublishedScores
 from prb_tasks.report.runs import SkipRun, _read_json, find_results, model_label
 from prb_tasks.report.runlabel import IDENTITY, as_dict
 from prb_tasks.report.stats import ITERS, LEVEL, SEED, Interval
-from prb_tasks.report.validity import MIN_MODELS, Estimate, Model, Side, _estimates, _pick, _read_benchmark, \
-    _read_downstream, group_name
+from prb_tasks.report.validity import MIN_MODELS, Estimate, Model, Side, estimates, pick_group, read_benchmark, \
+    read_downstream, group_name
+from prb_tasks.report.validity_items import ItemRun, downstream_draws, item_draws, read_item_run
 from prb_tasks.scoring.correlation import MEASURES, batch
 
 #: Headline metric of a task or group in a results file, first found wins.
@@ -143,15 +145,21 @@ def contestant_names(label: str, config: dict[str, Any]) -> set[str]:
     return names
 
 
-def headline(entry: Any) -> float | None:
-    """The headline number of one task's (or group's) results: ``score``, else ``acc``."""
+def headline_metric(entry: Any) -> str | None:
+    """Which metric is the headline of one task's (or group's) results: ``score``, else ``acc``."""
     if not isinstance(entry, dict):
         return None
     for name in HEADLINE_METRICS:
         value = entry.get(f"{name},none")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            return float(value)
+            return name
     return None
+
+
+def headline(entry: Any) -> float | None:
+    """The headline number of one task's (or group's) results: ``score``, else ``acc``."""
+    name = headline_metric(entry)
+    return None if name is None else float(entry[f"{name},none"])
 
 
 @dataclass
@@ -161,6 +169,8 @@ class _Runs:
     headline: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
     tasks: set[str] = field(default_factory=set)
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Compared task -> label -> the results file reporting it and its JSON (for per-item results).
+    origin: dict[str, dict[str, tuple[Path, dict[str, Any]]]] = field(default_factory=lambda: defaultdict(dict))
 
 
 def _read_runs(paths: list[Path], compare_with: list[str], notes: list[str]) -> _Runs:
@@ -180,9 +190,9 @@ def _read_runs(paths: list[Path], compare_with: list[str], notes: list[str]) -> 
         config = data.get("config") if isinstance(data.get("config"), dict) else {}
         label = model_label(config)
         runs.configs[label] = config
-        for task, side in _read_benchmark(path, notes).items():
+        for task, side in read_benchmark(path, notes).items():
             runs.bench[task][label] = side
-        for task, side in _read_downstream(path, notes).items():
+        for task, side in read_downstream(path, notes).items():
             runs.down[task][label] = side
         results = data.get("results") if isinstance(data.get("results"), dict) else {}
         runs.tasks.update(name for name, entry in results.items() if headline(entry) is not None)
@@ -190,6 +200,7 @@ def _read_runs(paths: list[Path], compare_with: list[str], notes: list[str]) -> 
             value = headline(results.get(task))
             if value is not None:
                 runs.headline[task][label] = value
+                runs.origin[task][label] = (path, data)
     return runs
 
 
@@ -324,6 +335,38 @@ def _verdict(first: Benchmark, second: Benchmark, diff: Difference, n: int) -> s
     return f"With {n} models the data cannot tell {first.name} and {second.name} apart ({facts})."
 
 
+def _item_runs(task: str, origins: list[tuple[Path, dict[str, Any]]], notes: list[str]) -> list[ItemRun] | None:
+    """Every contestant's per-item results of a compared task, or None (a note says why)."""
+    out = []
+    for path, data in origins:
+        metric = headline_metric((data.get("results") or {}).get(task))
+        try:
+            out.append(read_item_run(path, data, task, metric or "score"))
+        except SkipRun as exc:
+            notes.append(f"--compare-with {task}: intervals over models only; {exc}")
+            return None
+    return out
+
+
+def _item_intervals(bench: Benchmark, runs: list[ItemRun], down: list[Side], gain: np.ndarray, iters: int,
+                    seed: int, notes: list[str]) -> dict[str, Interval | None]:
+    """Measure -> interval resampling the benchmark's items (within each subtask) and the downstream's
+    questions; says in ``bench.source`` what was resampled and how many."""
+    try:
+        scores, items, leaves = item_draws(runs, iters, seed + 7)
+    except SkipRun as exc:
+        notes.append(f"--compare-with {bench.name}: intervals over models only; {exc}")
+        return {}
+    gains, questions = downstream_draws(down, iters, seed + 1)
+    within = f" within each of its {leaves} subtasks" if leaves > 1 else ""
+    bench.source = (f"runs: headline score, resampled over models, and over its {items} items{within} with the "
+                    f"downstream's {questions} questions")
+    out: dict[str, Interval | None] = {}
+    for name, measure in MEASURES.items():
+        out[name] = _interval(batch(name, scores, gains), measure(bench.values, gain))
+    return out
+
+
 # ----------------------------------------------------------------------------- the report
 
 
@@ -343,15 +386,16 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
     compare_with = list(compare_with or [])
     notes: list[str] = []
     runs = _read_runs(paths, compare_with, notes)
-    d_group = _pick(runs.down, downstream, "downstream", "--downstream")
+    d_group = pick_group(runs.down, downstream, "downstream", "--downstream")
     d_name = group_name(d_group)
     contestants = [Contestant(label, contestant_names(label, runs.configs.get(label, {})), side.mean)
                    for label, side in sorted(d_group.items()) if math.isfinite(side.mean)]
     problems: list[str] = []
     benches: list[Benchmark] = []
     main_models: list[Model] | None = None
+    item_runs: dict[str, list[ItemRun] | None] = {}
     if runs.bench or benchmark:
-        b_group = _pick(runs.bench, benchmark, "benchmark", "--benchmark")
+        b_group = pick_group(runs.bench, benchmark, "benchmark", "--benchmark")
         b_name = group_name(b_group)
         for label in sorted(set(b_group) - {c.label for c in contestants}):
             notes.append(f"{label}: ran {b_name} but no {d_name}; left out")
@@ -375,6 +419,7 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
             continue
         benches.append(Benchmark(task, "runs: headline score, resampled over models",
                                  np.array([have[c.label] for c in contestants])))
+        item_runs[task] = _item_runs(task, [runs.origin[task][c.label] for c in contestants], notes)
     if scores is not None:
         matched = _match_scores(scores, contestants, problems)
         for bench in scores.benchmarks:
@@ -400,12 +445,16 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
         warnings.append(f"only {n} models: with fewer than {MIN_MODELS} a correlation across models says almost "
                         "nothing, and no test can tell two benchmarks apart; compare more models")
     picks = np.random.default_rng(seed).integers(0, max(n, 1), size=(iters, n))
-    question_level = _estimates(main_models, iters, seed) if main_models and n >= 2 else {}
+    question_level = estimates(main_models, iters, seed) if main_models and n >= 2 else {}
     for bench in benches:
+        item_level = {}
+        if n >= 2 and item_runs.get(bench.name):
+            item_level = _item_intervals(bench, item_runs[bench.name], [d_group[c.label] for c in contestants],  # type: ignore[arg-type]
+                                         gain, iters, seed, notes)
         for name, measure in MEASURES.items():
             point = measure(bench.values, gain) if n >= 2 else None
             by_models = _interval(batch(name, bench.values[picks], gain[picks]), point) if n >= 2 else None
             by_questions = question_level[name].by_questions if bench is benches[0] and question_level else None
-            bench.estimates[name] = Estimate(point, by_questions, by_models)
+            bench.estimates[name] = Estimate(point, item_level.get(name, by_questions), by_models)
     pairs = [_pair(a, b, gain, picks) for i, a in enumerate(benches) for b in benches[i + 1:]]
     return CrossValidity(contestants, d_name, benches, pairs, iters, warnings, notes)

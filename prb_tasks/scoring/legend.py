@@ -54,6 +54,11 @@ _JUDGE = {
     "grade_unparsed": "share of grader replies without a readable 0/1/2 for every aspect (left out, never 0)",
     "candidate_words": "words per candidate answer",
     "failed_candidate": "share of candidates whose generation failed (their question is left out later)",
+    # RewardBench 2 rated by a judge (scoring/rewardbench2_ratings.py).
+    "score": ("RewardBench 2 from 1-10 ratings: a best-of-N row's 1/k when the correct response shares the top "
+              "rating with k - 1 others (0.25 when no response was rated); Ties: allenai's Ties score of the "
+              "ratings; group row: the plain mean of the six subsets"),
+    "top1": "share of best-of-N rows where the correct response alone has the top rating",
 }
 _SCALAR = {
     "acc": "share of pairs where the chosen answer scored strictly higher (ties count wrong)",
@@ -79,6 +84,9 @@ _STDERR = "+/-: lm-eval's standard error; for intervals over pairs run `prb comp
 _NO_SKIPS = "share of judgments not sent (always 0 with this backend, which sends every judgment)"
 _CI_PAIRS = ("95% CI: bootstrap over pairs within each subset (a judge's two orders of a pair count once); "
              "pairs: pairs scored")
+_ITEMS = ("items: items scored (a Best-of-N question with its candidates, a RewardBench 2 prompt with its 4 or more "
+          "responses, an RM-Bench prompt with its 3 chosen and 3 rejected responses)")
+_RATINGS = "ratings: responses the judge rated, one request each (a RewardBench 2 row is 4 or more)"
 _CI_STDERR_SCALAR = "95% CI*: acc +/- 1.96 x lm-eval's standard error (normal approximation); n: pairs scored"
 _CI_STDERR = ("95% CI*: acc +/- 1.96 x lm-eval's standard error, which counts a judge's two orders of a pair as "
               "independent (too narrow); add --log_samples for intervals over pairs; n: documents scored")
@@ -157,6 +165,10 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
         return []
     if only is None:
         return [*lines, _STDERR]
+    if "_items" in only:  # run_table.ITEMS_MARK: no acc column, so no interval to explain
+        return [*lines, _ITEMS]
+    if "_ratings" in only:  # run_table.RATINGS_MARK
+        return [*lines, _RATINGS]
     # A Best-of-N row scores questions (N candidates each), not pairs.
     questions = "; on a Best-of-N row it counts questions" if any(m.startswith("bon_") for _, m in shown) else ""
     if "_starred" not in only:

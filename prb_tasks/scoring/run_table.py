@@ -36,6 +36,10 @@ IF_NONZERO = ("error_rate", "skip_rate")
 #: Best-of-N metrics carry their N; the largest N is the headline.
 BON = ("bon_reward", "bon_regret", "bon_win_random", "bon_win_popular")
 FULL_TABLES_FLAG = "--full_tables"
+#: In the metrics :func:`compact_lines` shows: the count column counts items, not pairs.
+ITEMS_MARK = "_items"
+#: ... and judge ratings (a document per response rated), not items.
+RATINGS_MARK = "_ratings"
 
 
 def _value(row: dict[str, Any], metric: str) -> float | None:
@@ -139,22 +143,32 @@ def compact_lines(results: dict[str, Any], ours: set[str],
     table = results.get("results") or {}
     counts = results.get("n-samples") or {}
     columns = _columns(results, [name for _, name, _ in rows])
+    # Best-of-N, RewardBench 2 and RM-Bench rows score items (a question with all its responses), not
+    # pairs, and have no acc: a run of only such rows counts items and shows no acc / interval columns.
+    pairwise = any(_value(table[name], "acc") is not None for _, name, _ in rows)
     body = []
     starred = False
     for shown, name, tasks in rows:
         row = table[name]
+        docs = sum(int((counts.get(t) or {}).get("effective") or 0) for t in tasks)
+        if not pairwise:
+            body.append([shown, str(docs or "-"), *[_cell(_value(row, m), m) for m in columns]])
+            continue
         ci, pairs = _interval(row, tasks, samples)
         starred |= ci.endswith("*")
-        docs = sum(int((counts.get(t) or {}).get("effective") or 0) for t in tasks)
         body.append([shown, str(pairs if pairs is not None else docs or "-"), _cell(_value(row, "acc"), "acc"), ci,
                      *[_cell(_value(row, m), m) for m in columns]])
-    head = ["task", "n" if starred else "pairs", "acc %", "95% CI", *[_header(m) for m in columns]]
+    # A judge that rates responses one at a time (rewardbench2_judge) has a document per response.
+    ratings = any((results.get("configs") or {}).get(t, {}).get("output_type") == "generate_until"
+                  for _, _, tasks in rows for t in tasks)
+    head = (["task", "n" if starred else "pairs", "acc %", "95% CI", *[_header(m) for m in columns]] if pairwise
+            else ["task", "ratings" if ratings else "items", *[_header(m) for m in columns]])
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    shown_metrics = ["acc", *columns]
+    shown_metrics = ["acc", *columns] if pairwise else [*columns, RATINGS_MARK if ratings else ITEMS_MARK]
     lines = [line(head), *[line(r) for r in body]]
     from prb_tasks.scoring.fewshot import k_curve_line
 

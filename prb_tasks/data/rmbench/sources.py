@@ -3,8 +3,10 @@
 Precedence: ``--metadata '{"data_dir": ...}'``, then ``PRB_RMBENCH_DIR``, then the hub
 (``THU-KEG/RM-Bench``, split ``train``: the 1,327 evaluation rows; the dataset has no
 other split). A local copy is the file the authors' scripts read, ``total_dataset.json``
-(a JSON array), at the folder's top or in its ``data/`` folder as in their GitHub
-repository. The first bad row stops the run with one line naming the file, the row and
+(a JSON array), at the folder's top (as on the hub, whose dataset repository holds just
+``total_dataset.json``, 11 MB, beside its README.md; ``datasets`` reads that one JSON file
+as the split ``train``) or in its ``data/`` folder (as in the authors' GitHub repository,
+which also has per-domain ``*_filtered.json`` files that prb does not read). The first bad row stops the run with one line naming the file, the row and
 the field.
 """
 

@@ -13,3 +13,9 @@ from prb_tasks.scoring.rewardbench2 import (  # noqa: F401
     ties_ref_acc,
     ties_tied_acc,
 )
+from prb_tasks.scoring.rewardbench2_ratings import (  # noqa: F401
+    judge_best_of_n,
+    judge_ties,
+    judge_top1,
+    process_rating,
+)
