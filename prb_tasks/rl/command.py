@@ -105,9 +105,10 @@ def _run(args: argparse.Namespace) -> int:
     out: Path = args.out.expanduser()
     if out.exists() and not out.is_dir():
         raise PRBError(f"prb rl: --out '{out}' is a file; give a folder")
-    train, _ = split(build_prompts(preset.train_k, preset.bon_preset, args.data_dir, args.templates),
+    extra = {} if preset.max_post_chars is None else {"max_post_chars": preset.max_post_chars}
+    train, _ = split(build_prompts(preset.train_k, preset.bon_preset, args.data_dir, args.templates, extra),
                      preset.test_fraction)
-    _, test = split(build_prompts(preset.test_k, preset.bon_preset, args.data_dir, args.templates),
+    _, test = split(build_prompts(preset.test_k, preset.bon_preset, args.data_dir, args.templates, extra),
                     preset.test_fraction)
     train = train[: args.train_limit] if args.train_limit else train
     test = test[: args.test_limit] if args.test_limit else test

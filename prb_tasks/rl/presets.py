@@ -46,6 +46,7 @@ class RLPreset:
         loss_type: TRL's loss aggregation (``dapo``: token mean over the batch, verl's default).
         gradient_checkpointing: trade compute for memory.
         save_steps: checkpoint every this many optimizer steps (resume point).
+        max_post_chars: longest post shown (None: the Best-of-N protocol's own choice).
     """
 
     name: str
@@ -73,6 +74,7 @@ class RLPreset:
     loss_type: str
     gradient_checkpointing: bool
     save_steps: int
+    max_post_chars: Optional[int] = None
 
     @property
     def completions_per_update(self) -> int:
@@ -97,11 +99,11 @@ PRESETS: dict[str, RLPreset] = {
         test_top_p=0.9, test_max_new_tokens=512, reward_scale=0.1, reward_on_error=0.5, scale_rewards="batch",
         loss_type="dapo", gradient_checkpointing=True, save_steps=8),
     "smoke": RLPreset(
-        name="smoke", bon_preset="prb", train_k=2, test_k=2, test_fraction=0.3, learning_rate=5e-3,
+        name="smoke", bon_preset="prb", train_k=1, test_k=1, test_fraction=0.3, learning_rate=2e-2,
         num_generations=4, prompts_per_rollout=2, prompts_per_update=2, micro_batch=8, epochs=1.0,
-        max_steps=4, beta=0.0, temperature=1.0, top_p=1.0, max_new_tokens=12, test_temperature=1.0,
-        test_top_p=1.0, test_max_new_tokens=12, reward_scale=1.0, reward_on_error=0.0, scale_rewards="batch",
-        loss_type="dapo", gradient_checkpointing=False, save_steps=2),
+        max_steps=6, beta=0.0, temperature=1.0, top_p=1.0, max_new_tokens=10, test_temperature=1.0,
+        test_top_p=1.0, test_max_new_tokens=10, reward_scale=1.0, reward_on_error=0.0, scale_rewards="batch",
+        loss_type="dapo", gradient_checkpointing=False, save_steps=2, max_post_chars=200),
 }
 
 #: What TRL's GRPOTrainer cannot do as verl's PPO run did, and what ``paper`` does instead.
