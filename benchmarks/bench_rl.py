@@ -74,7 +74,11 @@ def main() -> int:
         rows = [one_seed(root, policy, rm.url, grader.openai_base, seed, args.max_steps) for seed in range(args.seeds)]
         from prb_tasks.cli import main as prb
 
-        validity = prb(["validity", *[str(root / f"seed{s}" / "runs") for s in range(1)],
+        # Both RMs' benchmark runs, then validity over the first seed's RL runs.
+        for rm_args in (f"endpoint={rm.url}", "scorer=length"):
+            prb(["eval", "--model", "prb-rm", "--model_args", rm_args, "--tasks", "personalized_rb_sample_scalar",
+                 "--output_path", str(root / "bench"), "--log_samples"])
+        validity = prb(["validity", str(root / "seed0" / "runs"), str(root / "bench"),
                         "--downstream", "personalized_rb_rl"])
     wins = sum(r["good"]["bon_gold,none"] > r["bad"]["bon_gold,none"] for r in rows)
     ties = sum(r["good"]["bon_gold,none"] == r["bad"]["bon_gold,none"] for r in rows)

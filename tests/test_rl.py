@@ -217,3 +217,16 @@ def test_prb_rl_end_to_end_resumes_and_validity_reads_the_runs(tmp_path, monkeyp
         out = capsys.readouterr().out
     assert status == 0
     assert "personalized_rb_rl" in out and "scorer=length" in out
+
+
+def test_grader_with_nothing_readable_is_one_line(tmp_path, monkeypatch, capsys):
+    from prb_tasks.rl.grade import run_grader, write_candidates
+    from prb_tasks.testing.fake_server import FakeLLMServer, garbage
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.setenv("PRB_CACHE_DIR", str(tmp_path / "cache"))
+    write_candidates(tmp_path / "c.jsonl", {"base": {"art/0": "one", "art/1": "two"}}, ["base"])
+    with FakeLLMServer(policy=garbage()) as server, pytest.raises(PRBError) as info:
+        run_grader(tmp_path / "c.jsonl", tmp_path / "grade", f"model=openai/g,api_base={server.openai_base}",
+                   "prb", "sample", None)
+    assert "\n" not in str(info.value) and "prb rl:" in str(info.value)

@@ -123,6 +123,7 @@ def _run(args: argparse.Namespace) -> int:
     for rm_args, rm in rms.items():
         slug = _slug(rm_args)
         reward = RMReward(rm, preset.reward_scale, preset.reward_on_error)
+        print(f"prb rl: {rm_args}: policy in {out / 'policies' / slug}", file=sys.stderr)
         final = train_policy(args.policy, train, reward, preset, out / "policies" / slug, args.seed)
         if reward.failures:
             print(f"prb rl: {rm_args}: {reward.failures} rewards were the error value {preset.reward_on_error}",
