@@ -230,3 +230,20 @@ def test_grader_with_nothing_readable_is_one_line(tmp_path, monkeypatch, capsys)
         run_grader(tmp_path / "c.jsonl", tmp_path / "grade", f"model=openai/g,api_base={server.openai_base}",
                    "prb", "sample", None)
     assert "\n" not in str(info.value) and "prb rl:" in str(info.value)
+
+
+def test_reward_url_scores_with_a_served_rm_over_a_socket():
+    from prb_tasks.rl.reward import RMReward, load_rm
+    from prb_tasks.testing.rl_setup import ConciseRM
+
+    with ConciseRM() as server:
+        reward = RMReward(load_rm("cache=off", reward_url=server.url), scale=1.0, on_error=0.5)
+        got = reward(["p", "p"], ["abcd", "ab"], rm_prompt=["q", "q"], profile_key=["k", "k"])
+    assert got == pytest.approx([-0.4, -0.2]) and reward.failures == 0
+
+
+def test_paper_preset_without_templates_is_one_line(capsys, tmp_path):
+    status = main(["rl", "--policy", "x/y", "--rm", "scorer=length", "--grader", "model=openai/g",
+                   "--out", str(tmp_path), "--preset", "paper"])
+    assert status == 2
+    assert "--templates" in _one_line(capsys)

@@ -87,6 +87,9 @@ def _run(args: argparse.Namespace) -> int:
     from prb_tasks.rl.presets import get_preset
 
     preset = get_preset(args.preset, max_steps=args.max_steps)
+    if preset.bon_preset == "official" and not args.templates:
+        raise PRBError(f"prb rl: preset {preset.name} uses the authors' prompts, which prb does not ship: run "
+                       "`prb templates official DIR` once and add --templates DIR")
     _check_path(args.policy, "--policy")
     for rm in args.rm:
         for part in rm.split(","):
