@@ -285,6 +285,9 @@ def _parser() -> argparse.ArgumentParser:
     from prb_tasks.collect.command import add_parser as add_collect
 
     add_collect(sub)
+    from prb_tasks.rl.command import add_parser as add_rl
+
+    add_rl(sub)
     return parser
 
 
@@ -360,5 +363,9 @@ def _main(args_list: list[str]) -> int:
         from prb_tasks.collect.command import run as run_collect
 
         return run_collect(args)
+    if args.command == "rl":
+        from prb_tasks.rl.command import run as run_rl
+
+        return run_rl(args)
     parser.print_help()
     return 0

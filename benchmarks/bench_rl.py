@@ -1,0 +1,98 @@
+"""``prb rl`` on 2 CPU cores: training time and peak memory per step for the tiny setup, and how often
+the policy trained against the reward model that agrees with the grader ends up graded higher.
+
+Setup (all offline, :mod:`prb_tasks.testing.rl_setup`): a tiny random GPT-2 policy with a real
+BPE tokenizer and chat template; two reward models, a served one (vLLM ``/classify`` format on
+an OS-chosen port) rewarding *short* answers and ``scorer=length`` rewarding long ones; a fake
+grader (the project's fake server) whose rubric rewards short answers; preset ``smoke`` on the
+bundled sample. Each seed is one full ``prb rl`` run (train both, answer, grade, write runs),
+then ``prb validity --downstream personalized_rb_rl`` must read the runs.
+
+    python benchmarks/bench_rl.py --seeds 5
+
+Not a test: numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("OPENAI_API_KEY", "sk-local")
+
+from prb_tasks.testing.fake_server import FakeLLMServer  # noqa: E402
+from prb_tasks.testing.rl_setup import ConciseRM, concise_grader  # noqa: E402
+from prb_tasks.testing.tiny_policy import build_tiny_policy  # noqa: E402
+
+
+def one_seed(root: Path, policy: Path, rm_url: str, grader_url: str, seed: int, max_steps: int | None) -> dict:
+    """Run ``prb rl`` once; the two RMs' results and the per-step times."""
+    from prb_tasks.cli import main
+
+    out = root / f"seed{seed}"
+    good, bad = f"endpoint={rm_url}", "scorer=length"
+    argv = ["rl", "--policy", str(policy), "--rm", good, "--rm", bad, "--grader",
+            f"model=openai/grader,api_base={grader_url}", "--out", str(out), "--data-dir", "sample",
+            "--seed", str(seed)]
+    if max_steps:
+        argv += ["--max-steps", str(max_steps)]
+    started = time.perf_counter()
+    status = main(argv)
+    wall = time.perf_counter() - started
+    if status != 0:
+        raise SystemExit(f"prb rl exited {status}")
+    found: dict = {"wall_s": wall}
+    for run in sorted((out / "runs").iterdir()):
+        results = json.loads(next(run.glob("results_*.json")).read_text())
+        rm = results["config"]["model_args"]
+        found["good" if rm == good else "bad"] = results["results"]["personalized_rb_rl"]
+    steps = []
+    for state in (out / "policies").glob("*/checkpoint-*/trainer_state.json"):
+        history = json.loads(state.read_text())["log_history"]
+        steps += [h["step_time"] for h in history if "step_time" in h]
+    found["step_times"] = sorted(set(steps))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--max-steps", type=int, help="override the smoke preset's steps")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, ConciseRM() as rm, \
+            FakeLLMServer(policy=concise_grader()) as grader:
+        root = Path(tmp)
+        policy = build_tiny_policy(root / "policy", seed=0)
+        rows = [one_seed(root, policy, rm.url, grader.openai_base, seed, args.max_steps) for seed in range(args.seeds)]
+        from prb_tasks.cli import main as prb
+
+        # Both RMs' benchmark runs, then validity over the first seed's RL runs.
+        for rm_args in (f"endpoint={rm.url}", "scorer=length"):
+            prb(["eval", "--model", "prb-rm", "--model_args", rm_args, "--tasks", "personalized_rb_sample_scalar",
+                 "--output_path", str(root / "bench"), "--log_samples"])
+        validity = prb(["validity", str(root / "seed0" / "runs"), str(root / "bench"),
+                        "--downstream", "personalized_rb_rl"])
+    wins = sum(r["good"]["bon_gold,none"] > r["bad"]["bon_gold,none"] for r in rows)
+    ties = sum(r["good"]["bon_gold,none"] == r["bad"]["bon_gold,none"] for r in rows)
+    steps = [t for r in rows for t in r["step_times"]]
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seeds": args.seeds, "good_higher": wins, "ties": ties,
+                      "good_gold": [round(r["good"]["bon_gold,none"], 3) for r in rows],
+                      "bad_gold": [round(r["bad"]["bon_gold,none"], 3) for r in rows],
+                      "base_gold": [round(r["good"]["bon_gold_k1,none"], 3) for r in rows],
+                      "step_s_median": sorted(steps)[len(steps) // 2] if steps else None,
+                      "step_s_max": max(steps) if steps else None, "run_wall_s": [round(r["wall_s"]) for r in rows],
+                      "peak_rss_mb": round(peak_mb), "validity_exit": validity, "load": os.getloadavg()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""``prb rl``: the RL downstream (a policy trained against each reward model, graded like Best-of-N)."""

@@ -1,0 +1,151 @@
+"""``prb rl``: train a policy against each reward model with TRL, grade its answers, write downstream runs.
+
+Steps, each kept on disk under ``--out`` so that the same command started again resumes:
+
+1. prompts: Personalized RewardBench rows as the Best-of-N policy sees them; a stable hash of
+   ``pair_key`` holds out the test questions (:mod:`prb_tasks.rl.prompts`);
+2. the starting policy answers the test questions once (``answers/base.jsonl``);
+3. per reward model: GRPO training (``policies/<rm>/``: checkpoints, then ``final``; resumed
+   from the newest checkpoint), then the trained policy's answers (``answers/<rm>.jsonl``);
+4. every answer graded once by ``personalized_rb_bon_grade`` (``grade/``);
+5. per reward model, a downstream run (``runs/<rm>/``) that ``prb validity`` reads like a
+   Best-of-N run: its gain is the trained answer's grade minus the starting policy's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+from prb_tasks.common.errors import PRBError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``rl`` to the ``prb`` parser.
+
+    Args:
+        sub: the ``prb`` subcommand table.
+    """
+    from prb_tasks.rl.presets import PRESETS
+
+    rl = sub.add_parser(
+        "rl", help="RL downstream: train a policy against each reward model (TRL GRPO), grade its answers "
+        "like Best-of-N, write runs prb validity reads",
+        description="For each --rm, train --policy with TRL's GRPOTrainer using prb-rm's score as the reward, "
+        "answer held-out questions, grade every answer once with personalized_rb_bon_grade (--grader), and "
+        "write runs/<rm>/ for prb validity. Re-run the same command to resume.")
+    rl.add_argument("--policy", required=True, help="the starting policy: hub name or folder of a causal LM "
+                    "with a chat template")
+    rl.add_argument("--rm", action="append", required=True, metavar="MODEL_ARGS",
+                    help="a contestant reward model, as prb-rm's --model_args (e.g. pretrained=org/rm or "
+                    "scorer=bm25); repeatable")
+    rl.add_argument("--grader", required=True, metavar="MODEL_ARGS",
+                    help="the gold grader, as prb-judge's --model_args (e.g. model=openai/NAME,api_base=URL)")
+    rl.add_argument("--out", required=True, type=Path, help="folder for checkpoints, answers, grades and runs")
+    rl.add_argument("--preset", default="smoke", help=f"settings: {', '.join(PRESETS)} (default smoke); "
+                    "paper = the authors' PPO settings as TRL expresses them (docs/rl-downstream.md)")
+    rl.add_argument("--data-dir", help="local copy of Personalized RewardBench; 'sample' = the bundled sample "
+                    "(default $PRB_DATA_DIR, else the hub)")
+    rl.add_argument("--templates", help="templates folder (preset paper needs the authors' prompts: run "
+                    "`prb templates official DIR` once)")
+    rl.add_argument("--reward-url", help="score with a served RM at this base URL (vLLM --runner pooling) "
+                    "instead of loading it here; added to each --rm as endpoint=URL")
+    rl.add_argument("--seed", type=int, default=0, help="seed of training and sampling (default 0)")
+    rl.add_argument("--max-steps", type=int, help="optimizer steps (default: the preset's)")
+    rl.add_argument("--train-limit", type=int, help="train on at most this many questions (default all)")
+    rl.add_argument("--test-limit", type=int, help="answer at most this many held-out questions (default all)")
+
+
+def _slug(rm_args: str) -> str:
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", rm_args.split("=", 1)[-1].rsplit("/", 1)[-1])[:40].strip("_")
+    return f"{readable or 'rm'}-{hashlib.sha256(rm_args.encode('utf-8')).hexdigest()[:6]}"
+
+
+def _check_path(value: str, what: str) -> None:
+    looks_local = value.startswith((".", "/", "~")) or value.count("/") > 1 or "\\" in value
+    if looks_local and not Path(value).expanduser().exists():
+        raise PRBError(f"prb rl: {what} '{value}' does not exist; give a folder or a hub name")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``prb rl``; 0 on success, 2 on bad input (one line), 130 on Ctrl-C."""
+    try:
+        return _run(args)
+    except PRBError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prb rl: interrupted (Ctrl-C); run the same command to resume from the last checkpoint",
+              file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from prb_tasks.rl.presets import get_preset
+
+    preset = get_preset(args.preset, max_steps=args.max_steps)
+    if preset.bon_preset == "official" and not args.templates:
+        raise PRBError(f"prb rl: preset {preset.name} uses the authors' prompts, which prb does not ship: run "
+                       "`prb templates official DIR` once and add --templates DIR")
+    _check_path(args.policy, "--policy")
+    for rm in args.rm:
+        for part in rm.split(","):
+            if part.startswith("pretrained="):
+                _check_path(part.split("=", 1)[1], "--rm pretrained")
+    if len(set(args.rm)) != len(args.rm):
+        raise PRBError("prb rl: the same --rm is given twice; give each reward model once")
+
+    from prb_tasks.rl.downstream import write_run
+    from prb_tasks.rl.generate import generate_answers
+    from prb_tasks.rl.grade import grade_of, run_grader, write_candidates
+    from prb_tasks.rl.prompts import build_prompts, split
+    from prb_tasks.rl.reward import RMReward, load_rm
+    from prb_tasks.rl.train import train_policy
+
+    out: Path = args.out.expanduser()
+    if out.exists() and not out.is_dir():
+        raise PRBError(f"prb rl: --out '{out}' is a file; give a folder")
+    extra = {} if preset.max_post_chars is None else {"max_post_chars": preset.max_post_chars}
+    train, _ = split(build_prompts(preset.train_k, preset.bon_preset, args.data_dir, args.templates, extra),
+                     preset.test_fraction)
+    _, test = split(build_prompts(preset.test_k, preset.bon_preset, args.data_dir, args.templates, extra),
+                    preset.test_fraction)
+    train = train[: args.train_limit] if args.train_limit else train
+    test = test[: args.test_limit] if args.test_limit else test
+    if not train or not test:
+        raise PRBError(f"prb rl: {len(train)} training and {len(test)} test questions; the data is too small "
+                       "for this preset's test fraction")
+    # Load every RM before any training, so a typo fails in seconds, not after the first model.
+    rms = {rm: load_rm(rm, args.reward_url) for rm in args.rm}
+    print(f"prb rl: preset {preset.name}: {len(train)} training questions, {len(test)} held out, "
+          f"{len(rms)} reward models", file=sys.stderr)
+    answers = {"base": generate_answers(args.policy, test, preset, args.seed, out / "answers" / "base.jsonl")}
+    for rm_args, rm in rms.items():
+        slug = _slug(rm_args)
+        reward = RMReward(rm, preset.reward_scale, preset.reward_on_error)
+        print(f"prb rl: {rm_args}: policy in {out / 'policies' / slug}", file=sys.stderr)
+        final = train_policy(args.policy, train, reward, preset, out / "policies" / slug, args.seed)
+        if reward.failures:
+            print(f"prb rl: {rm_args}: {reward.failures} rewards were the error value {preset.reward_on_error}",
+                  file=sys.stderr)
+        answers[slug] = generate_answers(str(final), test, preset, args.seed, out / "answers" / f"{slug}.jsonl")
+    order = ["base"] + [_slug(rm) for rm in rms]
+    write_candidates(out / "candidates.jsonl", answers, order)
+    grades = run_grader(out / "candidates.jsonl", out / "grade", args.grader, preset.bon_preset, args.data_dir,
+                        args.templates)
+    print(f"{'reward model':40} {'graded':>7} {'base':>7} {'trained':>8} {'gain':>7}")
+    for rm_args in rms:
+        slug = _slug(rm_args)
+        path = write_run(out / "runs" / slug, rm_args, args.policy, answers["base"], answers[slug],
+                         lambda key, text: grade_of(grades, key, text), preset, args.seed)
+        import json
+
+        res = json.loads(path.read_text(encoding="utf-8"))["results"]["personalized_rb_rl"]
+        print(f"{rm_args[:40]:40} {1 - res['ungraded,none']:>7.0%} {res['bon_gold_k1,none']:>7.3f} "
+              f"{res['bon_gold,none']:>8.3f} {res['bon_gain,none']:>+7.3f}")
+    print(f"prb rl: runs in {out / 'runs'}; next: prb validity {out / 'runs'} <the RMs' benchmark runs>",
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,79 @@
+"""Train one policy against one reward model with TRL's GRPOTrainer; resume from the last checkpoint.
+
+prb writes no training loop: TRL samples the rollouts, calls the reward function
+(:class:`prb_tasks.rl.reward.RMReward`), computes advantages and updates the policy;
+transformers' Trainer saves checkpoints every ``save_steps`` optimizer steps, and a run
+started again on the same folder resumes from the newest one. The trained policy is saved
+to ``<folder>/final``; a folder that already has one is not trained again.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from prb_tasks.rl.presets import RLPreset
+from prb_tasks.rl.prompts import RLPrompt
+
+FINAL = "final"
+
+
+def grpo_config(preset: RLPreset, folder: Path, seed: int) -> Any:
+    """TRL's GRPOConfig for ``preset`` (see :data:`prb_tasks.rl.presets.DIFFERENCES`)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(folder), seed=seed, learning_rate=preset.learning_rate,
+        num_train_epochs=preset.epochs, max_steps=preset.max_steps if preset.max_steps is not None else -1,
+        per_device_train_batch_size=preset.micro_batch, gradient_accumulation_steps=preset.accumulation,
+        steps_per_generation=preset.steps_per_generation, num_generations=preset.num_generations,
+        num_iterations=1, beta=preset.beta, temperature=preset.temperature, top_p=preset.top_p,
+        max_completion_length=preset.max_new_tokens, scale_rewards=preset.scale_rewards,
+        loss_type=preset.loss_type, gradient_checkpointing=preset.gradient_checkpointing,
+        save_strategy="steps", save_steps=preset.save_steps, logging_steps=1, report_to=[],
+        use_cpu=not _cuda(), bf16=_cuda(), disable_tqdm=True, dataloader_num_workers=0,
+    )
+
+
+def _cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPreset, folder: Path,
+                 seed: int) -> Path:
+    """Train ``policy`` on ``prompts`` against ``reward``; the folder of the trained policy.
+
+    Args:
+        policy: hub name or folder of the starting policy.
+        prompts: the training prompts.
+        reward: a TRL reward function (:class:`~prb_tasks.rl.reward.RMReward`).
+        preset: the settings.
+        folder: the run's folder (checkpoints, then ``final``).
+        seed: seed of sampling and shuffling.
+    """
+    final = folder / FINAL
+    if (final / "config.json").is_file():
+        print(f"prb rl: {final} exists; not training again (delete it to retrain)", file=sys.stderr)
+        return final
+    from datasets import Dataset
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import GRPOTrainer
+
+    from prb_tasks.rl.policy import load_policy
+
+    model, tokenizer = load_policy(policy)
+    data = Dataset.from_list([{"prompt": p.chat(), "rm_prompt": p.rm_prompt, "profile_key": p.profile_key,
+                               "pair_key": p.pair_key} for p in prompts])
+    folder.mkdir(parents=True, exist_ok=True)
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=grpo_config(preset, folder, seed),
+                          train_dataset=data, processing_class=tokenizer)
+    last = get_last_checkpoint(str(folder))
+    if last is not None:
+        print(f"prb rl: resuming from {last}", file=sys.stderr)
+    trainer.train(resume_from_checkpoint=last)
+    trainer.save_model(str(final))
+    tokenizer.save_pretrained(str(final))
+    return final
