@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prb_tasks.docs import prompt_store
+from prb_tasks.prompts import prompt_store
 from prb_tasks.docs.personalized_rb import build_docs
 from prb_tasks.docs.pairs import to_dataset
 
