@@ -28,7 +28,7 @@ from prb_tasks.docs.pairs import (
     scalar_pair_doc,
     to_dataset,
 )
-from prb_tasks.prompts.history import PastChoice, profile_texts, traits
+from prb_tasks.prompts.user_history import PastChoice, profile_texts, traits
 from prb_tasks.prompts.templates import render, resolve
 
 VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history")

@@ -34,7 +34,7 @@ from prb_tasks.docs.personalllm import PersonalLLMOptions, simulation_for
 from prb_tasks.fewshot.method import Pair, User
 from prb_tasks.fewshot.sources import FewshotData, custom_pairs, personalllm_pairs, remember
 from prb_tasks.fewshot.split import DEFAULT_QUERIES, DEFAULT_SPLIT_SEED, DEFAULT_UNSEEN_SHARE, KS, UnseenUser, make_split
-from prb_tasks.prompts.history import PastChoice
+from prb_tasks.prompts.user_history import PastChoice
 from prb_tasks.prompts.templates import render, resolve
 from prb_tasks.text.bm25 import BM25Index
 

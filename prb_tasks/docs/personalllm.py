@@ -45,7 +45,7 @@ from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, s
 from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.docs.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
-from prb_tasks.prompts.history import PastChoice, profile_texts
+from prb_tasks.prompts.user_history import PastChoice, profile_texts
 from prb_tasks.prompts.templates import render, resolve
 
 VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history", "bon", "bon_history", "bon_judge", "gen")
