@@ -9,7 +9,7 @@ import pytest
 
 from prb_tasks.data.bon_files import load_candidates, load_grades, text_sha
 from prb_tasks.data.errors import DataError
-from prb_tasks.docs.personalized_rb_bon import build_docs
+from prb_tasks.documents.personalized_rb_bon import build_docs
 from tests.conftest import sample_rows
 
 ART = sample_rows("Art_and_Entertainment")

@@ -20,7 +20,7 @@ PKG = Path(__file__).resolve().parents[1] / "prb_tasks"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("common", "stats"),
     ("text", "data"),
-    ("prompts", "docs", "documents"),
+    ("prompts", "documents"),
     ("judge", "rm", "fewshot"),
     ("scoring",),
     ("report", "audit", "collect"),

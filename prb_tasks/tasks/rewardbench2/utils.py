@@ -2,7 +2,7 @@
 ``prb_tasks`` package so every task shares one copy of its state."""
 
 from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
-from prb_tasks.docs.rewardbench2 import load_dataset  # noqa: F401
+from prb_tasks.documents.rewardbench2 import load_dataset  # noqa: F401
 from prb_tasks.scoring.rewardbench2 import (  # noqa: F401
     process_best_of_n,
     process_ties,
