@@ -24,7 +24,7 @@ import pytest
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.judge.batch.ledger import Ledger
-from prb_tasks.judge.cache import cache_info
+from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.usage import take_last_summary

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from prb_tasks.judge.cache import JudgeCache
+from prb_tasks.judge.answer_cache import JudgeCache
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.output_tokens import output_history
 from prb_tasks.judge.price_table import model_info

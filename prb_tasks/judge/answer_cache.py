@@ -1,4 +1,4 @@
-"""The judge's disk cache: one JSON document per answer, nothing else.
+"""The judge's answer cache on disk: one JSON document per answer, nothing else.
 
 Stored through :class:`~prb_tasks.common.jsonstore.JsonOnlyDisk` (plain text only, never
 unpickled); :class:`JudgeCache` then refuses any text that is not one of our JSON answers.
