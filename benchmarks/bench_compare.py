@@ -91,7 +91,7 @@ def write_run(out: Path, n: int, family: str, variant: str, output_type: str, ba
     Args:
         sample: (rng, doc_id, doc) -> (the logged sample, its acc).
     """
-    from prb_tasks.docs.personalized_rb import build_docs
+    from prb_tasks.documents.personalized_rb import build_docs
 
     rng = random.Random(n)
     stamp = STAMP.format(n)

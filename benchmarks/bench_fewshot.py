@@ -39,7 +39,7 @@ EMBEDDING = (("lowrank, embeddings", "lowrank", "{}", "embedding"),)
 CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from prb_tasks.docs.fewshot import FewshotOptions, personalllm_data
+from prb_tasks.documents.fewshot import FewshotOptions, personalllm_data
 from prb_tasks.fewshot import registry
 from prb_tasks.fewshot.evaluate import run
 from prb_tasks.fewshot.metrics import curve_area, k_curve

@@ -47,7 +47,7 @@ BACKENDS = ("prb-judge", "prb-judge[litellm]", "local-chat-completions", "litell
 
 
 def _messages(count: int) -> list[list[dict[str, str]]]:
-    from prb_tasks.docs.personalized_rb import build_docs
+    from prb_tasks.documents.personalized_rb import build_docs
 
     docs = []
     for subset in ("Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"):

@@ -27,7 +27,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.data.personalllm.items import SimulationConfig, simulate
-from prb_tasks.docs import personalllm
+from prb_tasks.documents import personalllm
 t1 = time.perf_counter()
 rows = load_prompts(sys.argv[1])
 t2 = time.perf_counter()

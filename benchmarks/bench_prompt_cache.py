@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from prb_tasks.data.personalized_rb.subsets import SUBSETS
-    from prb_tasks.docs.personalized_rb import build_docs
+    from prb_tasks.documents.personalized_rb import build_docs
     from prb_tasks.judge.pricing import litellm_price
     from prb_tasks.judge.prompt_cache import CHARS_PER_TOKEN, cacheable_tokens, request_text
 

@@ -49,7 +49,7 @@ def _timed_docs(original: Any) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    import prb_tasks.docs.personalized_rb as docs
+    import prb_tasks.documents.personalized_rb as docs
     from prb_tasks.cli import main as prb
 
     # ``load_rows`` in checkouts older than the columnar reader (for --baseline runs).

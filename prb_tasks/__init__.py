@@ -3,7 +3,7 @@
 The package is laid out along the data flow:
 ``data`` (load and validate rows; one subpackage per benchmark family)
 -> ``prompts`` (retrieve posts, render templates)
--> ``docs`` (rows -> harness documents; one module per family)
+-> ``documents`` (rows -> harness documents; one module per family)
 -> ``judge`` / ``rm`` (backends) -> ``scoring`` (verdicts and metrics) -> ``report``.
 ``tasks/`` holds the harness YAMLs, one folder per family.
 """

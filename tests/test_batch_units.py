@@ -27,7 +27,7 @@ from prb_tasks.judge.request import (
 )
 from prb_tasks.judge.tokens import token_counter_for
 from prb_tasks.common.retry import RetryPolicy
-from prb_tasks.docs.personalized_rb import build_docs
+from prb_tasks.documents.personalized_rb import build_docs
 
 DOCS = build_docs("Art_and_Entertainment", "both", source="sample")[:4]
 

@@ -9,7 +9,7 @@ import pytest
 
 from prb_tasks.data.bon_files import load_candidates, load_grades, text_sha
 from prb_tasks.data.errors import DataError
-from prb_tasks.docs.personalized_rb_bon import build_docs
+from prb_tasks.documents.personalized_rb_bon import build_docs
 from tests.conftest import sample_rows
 
 ART = sample_rows("Art_and_Entertainment")
@@ -77,7 +77,7 @@ def test_missing_paths_and_options(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="no personalized_rb_bon_grade samples"):
         load_grades(str(tmp_path))
     (tmp_path / "broken.jsonl").write_text("{not json\n", encoding="utf-8")
-    with pytest.raises(DataError, match="line 1 is not JSON"):
+    with pytest.raises(DataError, match="broken.jsonl line 1, column 2: not valid JSON"):
         load_candidates(str(tmp_path / "broken.jsonl"))
 
 

@@ -261,7 +261,7 @@ def isolated_cache(tmp_path, monkeypatch):
 
 
 def test_documents_follow_their_scripts(official_dir, tiny_contriever, isolated_cache, tmp_path) -> None:
-    from prb_tasks.docs.personalized_rb_bon import build_docs
+    from prb_tasks.documents.personalized_rb_bon import build_docs
     from tests.conftest import sample_rows
 
     meta = {"data_dir": "sample", "preset": "official", "templates": str(official_dir),
@@ -315,7 +315,7 @@ def test_documents_follow_their_scripts(official_dir, tiny_contriever, isolated_
     ({}, "run `prb templates official DIR` once"),
 ])
 def test_preset_refusals_are_one_line(extra: dict, message: str) -> None:
-    from prb_tasks.docs.personalized_rb_bon import build_docs
+    from prb_tasks.documents.personalized_rb_bon import build_docs
 
     with pytest.raises(DataError, match=re.escape(message)) as info:
         build_docs("bon_sample", data_dir="sample", preset="official", **extra)
@@ -323,7 +323,7 @@ def test_preset_refusals_are_one_line(extra: dict, message: str) -> None:
 
 
 def test_judge_contestant_is_refused_under_the_preset(official_dir) -> None:
-    from prb_tasks.docs.personalized_rb_bon import build_docs
+    from prb_tasks.documents.personalized_rb_bon import build_docs
 
     with pytest.raises(DataError, match="covers scalar RMs"):
         build_docs("bon_judge", data_dir="sample", preset="official", templates=str(official_dir),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.judge.cache import CachedAnswer, JudgeCache
+from prb_tasks.judge.answer_cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.storage import CacheDiskFull, CacheStoreError, store_error
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import metric, read_results, run_cli

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from prb_tasks.docs import prompt_store
+from prb_tasks.prompts import prompt_store
 from prb_tasks.judge import chat_context as cc
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import read_samples, run_cli

@@ -13,7 +13,7 @@ from prb_tasks.data.personalized_rb import columnar
 from prb_tasks.data.personalized_rb.reader import validate_rows
 from prb_tasks.data.personalized_rb.sources import load_rows, load_table
 from prb_tasks.data.personalized_rb.subsets import SUBSETS, subset_by_name
-from prb_tasks.docs.personalized_rb import build_docs
+from prb_tasks.documents.personalized_rb import build_docs
 from tests.conftest import FILE, write_layout
 
 ART = subset_by_name("art")

@@ -12,7 +12,7 @@ from prb_tasks.report.ladder import ladders
 from prb_tasks.report.outcomes import Entry, setting_of
 from prb_tasks.report.pairwise import compare_all, compare_two, kappa_matrix, ranking
 from prb_tasks.report.runs import Family, Run
-from prb_tasks.report.stats import bootstrap, cohen_kappa, holm, mcnemar
+from prb_tasks.stats.pairs import bootstrap, cohen_kappa, holm, mcnemar
 
 
 def exact_two_sided(b: int, c: int) -> float:

@@ -9,11 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prb_tasks.report.outcomes import Entry, setting_of
+from prb_tasks.report.outcomes import Entry, design_of, setting_of
 from prb_tasks.report.pairwise import compare_two
-from prb_tasks.report.resampling import design_of
 from prb_tasks.report.runs import Family, Run
-from prb_tasks.report.stats import ITERS, SEED
+from prb_tasks.stats.pairs import ITERS, SEED
 from prb_tasks.report.summary import summarize
 from tests.runner import run_cli
 
@@ -132,7 +131,7 @@ def test_pairs_without_users_keep_the_pair_bootstrap_within_subsets():
     e = entry("m", scores, [None] * 36, subsets)
     s = summarize(e)
     assert s.resampled == "36 pairs"
-    from prb_tasks.report.stats import bootstrap
+    from prb_tasks.stats.pairs import bootstrap
 
     expected = bootstrap([np.array(scores[:12]), np.array(scores[12:])])
     assert (s.acc.low, s.acc.high) == (expected.low, expected.high)

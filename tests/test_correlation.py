@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from prb_tasks.scoring.correlation import MEASURES, kendall, ndcg, pearson, rbo, spearman
+from prb_tasks.stats.correlation import MEASURES, kendall, ndcg, pearson, rbo, spearman
 
 
 def test_spearman_and_kendall_match_hand_counts() -> None:
@@ -77,7 +77,7 @@ def test_against_scipy_on_random_inputs() -> None:
 
 
 def test_batch_matches_the_one_row_functions() -> None:
-    from prb_tasks.scoring.correlation import batch
+    from prb_tasks.stats.correlation import batch
 
     rng = np.random.default_rng(5)
     xs = rng.integers(0, 4, size=(60, 6)).astype(float)  # many ties

@@ -11,7 +11,7 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.sources import ENV_VAR, load_rows
 from prb_tasks.data.personalized_rb.subsets import SUBSETS, subset_by_name
 from prb_tasks.cli.datatools import validate
-from prb_tasks.docs.personalized_rb import build_docs
+from prb_tasks.documents.personalized_rb import build_docs
 from tests.conftest import FILE, write_layout
 from tests.runner import closed_port
 

@@ -19,7 +19,7 @@ pytest.importorskip("openvino")
 import numpy as np  # noqa: E402
 
 from prb_tasks.data.errors import DataError  # noqa: E402
-from prb_tasks.docs.personalized_rb import DocOptions, build_docs  # noqa: E402
+from prb_tasks.documents.personalized_rb import DocOptions, build_docs  # noqa: E402
 from prb_tasks.prompts.retrieval import rank_profiles, retriever_identity  # noqa: E402
 from prb_tasks.rm.errors import RMError  # noqa: E402
 from prb_tasks.text.encoder import (  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.data.custom.sources import example_path, load_users
-from prb_tasks.docs import custom, personalllm
+from prb_tasks.documents import custom, personalllm
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.scorers.lexical import BM25ProfileScorer
 from prb_tasks.scoring.bestofn import METRICS, process_bon_scalar

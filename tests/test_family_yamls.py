@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from prb_tasks.docs import custom, personalllm
+from prb_tasks.documents import custom, personalllm
 from prb_tasks.common.resources import tasks_dir
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.docs import fewshot
+from prb_tasks.documents import fewshot
 from prb_tasks.fewshot import registry
 from prb_tasks.fewshot.evaluate import run
 from prb_tasks.fewshot.metrics import area_under_curve

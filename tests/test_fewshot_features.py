@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prb_tasks.docs import fewshot
+from prb_tasks.documents import fewshot
 from prb_tasks.fewshot import registry
 from prb_tasks.fewshot.evaluate import run
 from prb_tasks.fewshot.linear import MissingFeatures

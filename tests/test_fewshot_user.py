@@ -13,7 +13,7 @@ import pytest
 
 from prb_tasks.data.custom.reader import read_users
 from prb_tasks.data.personalized_rb.schema import PRBRow
-from prb_tasks.docs import fewshot
+from prb_tasks.documents import fewshot
 from prb_tasks.fewshot.context import token_counter, user_text
 from prb_tasks.fewshot.evaluate import run
 from prb_tasks.fewshot.method import Method, MissingUserInfo, Pair, Post, Response, SeenUser, User

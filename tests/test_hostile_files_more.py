@@ -17,7 +17,7 @@ from prb_tasks.data.custom.reader import read_users
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.rawfiles import check_file
-from prb_tasks.docs.personalized_rb import build_docs
+from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.prompts.templates import TemplateProblem
 from tests.runner import run_cli
 from tests.test_hostile_files import ART, DEEP_JSON, art_file, last_line, one_line, prb_copy  # noqa: F401

@@ -24,12 +24,12 @@ import pytest
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.judge.batch.ledger import Ledger
-from prb_tasks.judge.cache import cache_info
+from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.usage import take_last_summary
 from prb_tasks.scoring.verdict import ERROR_MARK, parse_verdict
-from prb_tasks.docs.personalized_rb import build_docs
+from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.testing.fake_batches import BatchScript
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
-from prb_tasks.judge.cache import cache_info
+from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows
 from tests.runner import metric, read_results, read_samples, run_cli

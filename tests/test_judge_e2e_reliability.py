@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.judge.cache import cache_info
+from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import metric, read_results, read_samples, run_cli
 from tests.test_judge_e2e import ENV, KEY, N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of

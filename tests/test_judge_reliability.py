@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from prb_tasks.judge.cache import cache_info
+from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.judge.claims import ClaimBoard
 from prb_tasks.judge.errors import JudgeConfigError, JudgeFatalError
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit

@@ -12,7 +12,7 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from prb_tasks.judge.cache import (
+from prb_tasks.judge.answer_cache import (
     CachedAnswer,
     JudgeCache,
     UnsafeCacheEntry,
@@ -212,7 +212,7 @@ def test_planted_pickle_is_refused_not_executed(tmp_path: Path) -> None:
     assert info.entries == 4 and info.unreadable == 3
     assert not marker.exists()
     with pytest.raises(UnsafeCacheEntry):
-        from prb_tasks.judge.cache import JsonOnlyDisk
+        from prb_tasks.judge.answer_cache import JsonOnlyDisk
 
         JsonOnlyDisk(str(folder)).fetch(4, None, pickle.dumps(_Exploit(marker)), False)
     assert not marker.exists()

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.common import harness_args
-from prb_tasks.docs.metadata import MetadataError, MetadataSpec, check_options
-from prb_tasks.docs.personalized_rb import METADATA, build_docs
+from prb_tasks.documents.metadata import MetadataError, MetadataSpec, check_options
+from prb_tasks.documents.personalized_rb import METADATA, build_docs
 from tests.runner import run_cli
 
 SPEC = MetadataSpec("toy", {"data_dir": "x", "k": "y", "max_post_chars": "z"}, fixed=frozenset({"subset"}))
@@ -82,7 +82,7 @@ def test_sample_tasks_refuse_a_data_dir(declared):
 
 
 def test_every_family_declares_its_keys():
-    from prb_tasks.docs.metadata import all_specs
+    from prb_tasks.documents.metadata import all_specs
 
     assert METADATA in all_specs()
     assert set(METADATA.keys) == {"data_dir", "k", "max_post_chars", "retriever", "retriever_device", "retriever_dtype",

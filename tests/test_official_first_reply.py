@@ -132,7 +132,7 @@ def test_lm_eval_chat_backend_scores_the_empty_first_reply(tmp_path):
 
 @pytest.mark.parametrize("variant,batches", [("official", 1), ("both", 2)])
 def test_batch_mode_keeps_an_empty_first_answer_only_in_the_official_task(tmp_path, monkeypatch, variant, batches):
-    from prb_tasks.docs.personalized_rb import build_docs
+    from prb_tasks.documents.personalized_rb import build_docs
     from prb_tasks.judge.model import JudgeLM
     from prb_tasks.testing.fake_batches import BatchScript
     from prb_tasks.testing.fake_server import always

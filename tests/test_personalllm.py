@@ -17,7 +17,7 @@ from prb_tasks.data.personalllm.reader import read_split, usable
 from tests.runner import closed_port
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.data.personalllm.users import normalised_scores, sample_weights
-from prb_tasks.docs import personalllm as docs_module
+from prb_tasks.documents import personalllm as docs_module
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 
 # The authors' published (mean, sd) per reward model, typed out here on purpose: the
@@ -222,7 +222,7 @@ def test_generation_is_deterministic_and_users_do_not_depend_on_each_other(copy_
 
 def test_documents_are_identical_across_processes(copy_dir: Path) -> None:
     code = (
-        "import json,hashlib,sys;from prb_tasks.docs.personalllm import build_docs;"
+        "import json,hashlib,sys;from prb_tasks.documents.personalllm import build_docs;"
         "d=[build_docs(v, data_dir=sys.argv[1], n_users=9, items_per_user=2) for v in "
         "('judge','scalar_history','bon','bon_judge')];"
         "print(hashlib.sha256(json.dumps(d,sort_keys=True).encode()).hexdigest())"

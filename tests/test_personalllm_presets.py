@@ -23,7 +23,7 @@ import pytest
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalllm.items import SimulationConfig, simulate
 from prb_tasks.data.personalllm.sources import load_prompts
-from prb_tasks.docs import personalllm as docs_module
+from prb_tasks.documents import personalllm as docs_module
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 # The published constants as typed out independently of the package (see there).
 from tests.test_personalllm import PUBLISHED
@@ -144,7 +144,7 @@ def test_preset_items_use_the_authors_rules_on_the_test_split(copy_dir: Path) ->
 
 
 def test_preset_documents_and_option_errors(copy_dir: Path) -> None:
-    from prb_tasks.docs.prompt_store import doc_prompt
+    from prb_tasks.prompts.prompt_store import doc_prompt
 
     docs = docs_module.build_docs("judge", data_dir=str(copy_dir), preset="public_script", n_users=3, k=2)
     assert len(docs) == 6  # one item per user, in both orders

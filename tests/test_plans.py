@@ -15,7 +15,7 @@ import pytest
 
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.plan_files import load_plans, question_sha
-from prb_tasks.docs.personalized_rb import build_docs
+from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.prompts import rank_cache
 from prb_tasks.scoring.plans import (
     MATCH_THRESHOLD,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.docs.personalized_rb import build_docs
+from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.judge.client import LiteLLMClient
 from prb_tasks.judge.pricing import Price, litellm_price
 from prb_tasks.judge.prompt_cache import (

@@ -12,7 +12,7 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.schema import ProfilePost
 from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import subset_by_name
-from prb_tasks.docs.personalized_rb import DocOptions, build_docs
+from prb_tasks.documents.personalized_rb import DocOptions, build_docs
 from prb_tasks.prompts import rank_cache
 from prb_tasks.prompts.rank_cache import ranking_key
 from prb_tasks.prompts.retrieval import (

@@ -14,7 +14,7 @@ import pytest
 
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rewardbench2.sources import load_rows
-from prb_tasks.docs import rewardbench2
+from prb_tasks.documents import rewardbench2
 from prb_tasks.scoring.rewardbench2 import best_of_n_result, official_aggregate, process_ties, ties_score
 from tests.rewardbench2_fixture import fixture_rows, write_rewardbench2
 from tests.runner import metric, read_results, run_cli

@@ -14,7 +14,7 @@ from prb_tasks.rm.errors import RMError  # noqa: E402
 from prb_tasks.rm.inputs import RMInput  # noqa: E402
 from prb_tasks.rm.model import RewardModelLM  # noqa: E402
 from prb_tasks.rm.scorers.embedding import EmbeddingScorer  # noqa: E402
-from prb_tasks.docs.personalized_rb import build_docs  # noqa: E402
+from prb_tasks.documents.personalized_rb import build_docs  # noqa: E402
 
 
 @pytest.fixture(scope="module")

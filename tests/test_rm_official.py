@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 
 from lm_eval.api.instance import Instance  # noqa: E402
 
-from prb_tasks.docs.personalized_rb import build_docs  # noqa: E402
+from prb_tasks.documents.personalized_rb import build_docs  # noqa: E402
 from prb_tasks.rm.errors import RMError  # noqa: E402
 from prb_tasks.rm.inputs import RMInput  # noqa: E402
 from prb_tasks.rm.model import RewardModelLM  # noqa: E402

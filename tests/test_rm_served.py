@@ -219,7 +219,7 @@ def run_prb(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 def test_prb_eval_through_a_served_rm_resumes_after_a_failure(server, tmp_path):
     from prb_tasks.data.personalized_rb.subsets import subset_by_name
-    from prb_tasks.docs.personalized_rb import build_docs
+    from prb_tasks.documents.personalized_rb import build_docs
 
     docs = build_docs(subset_by_name("art").config, "scalar", source="sample")
     server.poison = docs[3]["choices"][1]  # one rejected response crashes the model

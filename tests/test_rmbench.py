@@ -14,7 +14,7 @@ import pytest
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rmbench.schema import domain_of
 from prb_tasks.data.rmbench.sources import load_rows
-from prb_tasks.docs import rmbench
+from prb_tasks.documents import rmbench
 from prb_tasks.scoring.rmbench import official, process_styles, style_accuracy
 from tests.rmbench_fixture import fixture_rows, write_rmbench
 from tests.runner import metric, read_results, run_cli

@@ -6,9 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from prb_tasks.docs.pairs import to_dataset
-from prb_tasks.docs.personalized_rb import build_docs
-from prb_tasks.docs.prompt_store import doc_prompt
+from prb_tasks.documents.pairs import to_dataset
+from prb_tasks.documents.personalized_rb import build_docs
+from prb_tasks.prompts.prompt_store import doc_prompt
 from prb_tasks.report.outcomes import _with_prompt
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import read_samples, run_cli, sent_prompt

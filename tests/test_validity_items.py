@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prb_tasks.report.cluster_stats import draw_counts
+from prb_tasks.stats.clusters import draw_counts
 from prb_tasks.report.runs import SkipRun
 from prb_tasks.report.validity_items import _ties_leaf, item_draws, read_item_run
 from prb_tasks.scoring.rewardbench2 import ties_score

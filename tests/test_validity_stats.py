@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from prb_tasks.report.validity import Model, Side, _base_rm_warnings, estimates
-from prb_tasks.scoring.correlation import spearman
+from prb_tasks.stats.correlation import spearman
 from tests.runner import run_cli
 
 

@@ -14,8 +14,8 @@ from prb_tasks.audit.baselines import BASELINES, outcomes
 from prb_tasks.audit.data import AuditData, load_audit_data, parse_request
 from prb_tasks.common.errors import PRBError
 from prb_tasks.report.formatting import ci, pct
-from prb_tasks.report.resampling import Design, design_for
-from prb_tasks.report.stats import Interval
+from prb_tasks.stats.resampling import Design, design_for
+from prb_tasks.stats.pairs import Interval
 from prb_tasks.report.tables import Table, short_subset
 
 FORMATS = ("table", "markdown", "json")

@@ -133,7 +133,7 @@ def _personalized_rb(location: str, options: dict[str, Any]) -> list[AuditPair]:
     from prb_tasks.data.personalized_rb.reader import split_files
     from prb_tasks.data.personalized_rb.sources import resolve_data_dir
     from prb_tasks.data.personalized_rb.subsets import SUBSETS
-    from prb_tasks.docs.personalized_rb import build_docs
+    from prb_tasks.documents.personalized_rb import build_docs
 
     folder = resolve_data_dir(location)
     assert folder is not None
@@ -160,7 +160,7 @@ def _check_keys(family: Family, options: dict[str, Any]) -> None:
 
     from prb_tasks.common.suggest import did_you_mean
 
-    spec = importlib.import_module(f"prb_tasks.docs.{family}").METADATA
+    spec = importlib.import_module(f"prb_tasks.documents.{family}").METADATA
     for key in sorted(set(options) - set(spec.keys)):
         raise PRBError(f"prb audit: unknown --metadata key '{key}' for {spec.family} data"
                        f"{did_you_mean(key, spec.keys)}; accepted: {spec.accepted()}")
@@ -182,11 +182,11 @@ def load_audit_data(request: AuditRequest) -> AuditData:
         if family == "personalized_rb":
             pairs = _personalized_rb(location, options)
         elif family == "personalllm":
-            from prb_tasks.docs.personalllm import build_docs as personalllm_docs
+            from prb_tasks.documents.personalllm import build_docs as personalllm_docs
 
             pairs = _pairs_of(personalllm_docs("scalar_history", data_dir=location, **options))
         else:
-            from prb_tasks.docs.custom import build_docs as custom_docs
+            from prb_tasks.documents.custom import build_docs as custom_docs
 
             pairs = _pairs_of(custom_docs("scalar_history", data_path=location, **options))
     except PRBError as exc:

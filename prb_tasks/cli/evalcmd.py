@@ -41,7 +41,7 @@ STOPPED_EARLY = 3
 
 def help_text() -> str:
     """The prb section printed before lm-eval's own ``--help``."""
-    from prb_tasks.docs.metadata import all_specs, describe_keys
+    from prb_tasks.documents.metadata import all_specs, describe_keys
 
     lines = [
         "prb eval: lm-eval's `run` command with prb's models and tasks loaded; every lm-eval",
@@ -505,7 +505,7 @@ def write_judge_usage(summary: dict | None, output_path: str | None, started: fl
 def preflight(args: HarnessArgs) -> None:
     """Check the ``--metadata`` keys and each family's data settings before lm-eval
     loads the model, which can take minutes for a large RM; the loaders check again."""
-    from prb_tasks.docs.metadata import MetadataSpec, check_options, family_modules
+    from prb_tasks.documents.metadata import MetadataSpec, check_options, family_modules
     from prb_tasks.common.taskindex import task_info
 
     known = task_info()

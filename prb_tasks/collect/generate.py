@@ -16,7 +16,7 @@ from typing import Any
 
 from prb_tasks.collect.pairs import Pair, read_pairs, read_prompts
 from prb_tasks.data.errors import DataError
-from prb_tasks.docs.pairs import ASK_ONCE
+from prb_tasks.documents.pairs import ASK_ONCE
 from prb_tasks.common.errors import PRBError
 
 # Two models at temperature 0 can write the same text; a little sampling keeps the

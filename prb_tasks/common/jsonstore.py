@@ -51,6 +51,22 @@ class JsonOnlyDisk(diskcache.Disk):
         raise UnsafeCacheEntry(f"cache entry stored in mode {mode} is not JSON text")
 
 
+def new_json_store(directory: Path | str, keep_all: bool = False, size_limit: int = 2**34) -> diskcache.Cache:
+    """A new JSON-only diskcache ``Cache`` on ``directory`` (which must exist); the caller closes it.
+
+    Args:
+        directory: cache folder.
+        keep_all: never evict (a judge cache is a record of money spent, not a hot-set
+            cache); ``size_limit`` is then ignored.
+        size_limit: bytes after which diskcache evicts the oldest entries.
+    """
+    if keep_all:
+        # Several processes may write at once; wait up to 60 s for the lock instead of failing.
+        return diskcache.Cache(str(directory), disk=JsonOnlyDisk, eviction_policy="none", size_limit=2**62,
+                               statistics=False, timeout=60)
+    return diskcache.Cache(str(directory), disk=JsonOnlyDisk, size_limit=size_limit)
+
+
 _OPEN: dict[str, diskcache.Cache] = {}
 _OPEN_LOCK = threading.Lock()
 
@@ -70,7 +86,7 @@ def open_json_cache(directory: Path, size_limit: int = 2**34) -> diskcache.Cache
         cache = _OPEN.get(path)
         if cache is None:
             directory.mkdir(parents=True, exist_ok=True)
-            cache = diskcache.Cache(path, disk=JsonOnlyDisk, size_limit=size_limit)
+            cache = new_json_store(path, size_limit=size_limit)
             _OPEN[path] = cache
         return cache
 

@@ -25,7 +25,7 @@ from typing import Any, Optional
 from prb_tasks.data.errors import DataError
 from prb_tasks.scoring.bestofk import grade_value
 from prb_tasks.scoring.verdict import marker_outcome
-from prb_tasks.common.textfiles import read_text
+from prb_tasks.common.textfiles import json_lines
 
 SAMPLE_VARIANT = "bon_sample"
 GRADE_VARIANT = "bon_grade"
@@ -64,20 +64,6 @@ class Candidates:
 
     sets: list[CandidateSet]
     failed: int
-
-
-def _lines(path: Path, what: str) -> list[tuple[int, Any]]:
-    rows: list[tuple[int, Any]] = []
-    for number, line in enumerate(read_text(path, what, DataError).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((number, json.loads(line)))
-        except ValueError:
-            raise DataError(f"prb: {what} '{path}' line {number} is not JSON; fix or remove that line") from None
-        except RecursionError:
-            raise DataError(f"prb: {what} '{path}' line {number} is nested too deep to be a record") from None
-    return rows
 
 
 def samples_with_variant(root: Path, variant: str) -> list[Path]:
@@ -155,7 +141,7 @@ def load_candidates(path: str) -> Candidates:
     failed = 0
     seen: dict[str, str] = {}
     for file in files:
-        for number, record in _lines(file, "candidates file"):
+        for number, record in json_lines(file, "candidates file", "fix or remove that line", DataError):
             where = f"{file} line {number}"
             if not isinstance(record, dict):
                 raise DataError(f"prb: candidates file {where} is not a JSON object")
@@ -201,7 +187,7 @@ def load_grades(path: str, rule: str = "prb") -> dict[tuple[str, str], Optional[
     files = [root] if root.is_file() else _variant_files(root, GRADE_VARIANT, "personalized_rb_bon_grade")
     grades: dict[tuple[str, str], Optional[float]] = {}
     for file in files:
-        for number, sample in _lines(file, "grades file"):
+        for number, sample in json_lines(file, "grades file", "fix or remove that line", DataError):
             doc = sample.get("doc") if isinstance(sample, dict) else None
             replies = _replies(sample) if isinstance(sample, dict) else []
             if not isinstance(doc, dict) or doc.get("variant") != GRADE_VARIANT or not replies:

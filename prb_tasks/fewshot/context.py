@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from prb_tasks.fewshot.method import Pair, Post, User, thaw
-from prb_tasks.prompts.history import traits
+from prb_tasks.prompts.user_history import traits
 from prb_tasks.prompts.retrieval import DEFAULT_MAX_POST_CHARS, RETRIEVERS, truncate
 
 PARTS: tuple[str, ...] = ("demographics", "history", "profile")

@@ -4,7 +4,7 @@ interval, and the area under the curve.
 Every evaluated user has the same number of queries, so at one ``k`` the per-user
 macro accuracy (each user's accuracy, averaged over users) equals the pooled
 accuracy; its interval resamples *users* (whole users with all their queries,
-:func:`~prb_tasks.report.cluster_stats.cluster_bootstrap`), never queries.
+:func:`~prb_tasks.stats.clusters.user_macro`), never queries.
 
 The area under the k-curve (``aukc``) is the trapezoid area of accuracy plotted
 against the positions of the k grid (0, 1, 2, 4, 8, 16 equally spaced), divided by
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from prb_tasks.report.cluster_stats import cluster_bootstrap, cluster_codes
-from prb_tasks.report.stats import ITERS, SEED, Interval
+from prb_tasks.stats.clusters import user_macro
+from prb_tasks.stats.pairs import ITERS, SEED, Interval
 
 _NAN = float("nan")
 
@@ -41,22 +41,6 @@ class KPoint:
     users: int
     queries: int
     accuracy: Interval
-
-
-def user_macro(outcomes: Sequence[tuple[str, float]], iters: int = ITERS, seed: int = SEED) -> Interval | None:
-    """Each user's mean, averaged over users, with a 95% interval from resampling users.
-
-    Args:
-        outcomes: ``(user_id, correct)`` per scored query.
-        iters: bootstrap resamples.
-        seed: generator seed.
-    """
-    if not outcomes:
-        return None
-    codes = cluster_codes([u for u, _ in outcomes])
-    values = np.array([float(c) for _, c in outcomes])
-    means = np.bincount(codes, weights=values) / np.bincount(codes)
-    return cluster_bootstrap(means, np.arange(len(means)), iters=iters, seed=seed)
 
 
 def area_under_curve(accuracy_by_k: dict[int, float]) -> float:

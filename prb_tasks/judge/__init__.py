@@ -8,7 +8,9 @@ One module per job:
 * :mod:`.client` / :mod:`.direct` -- one call through litellm, or straight to an
   OpenAI-compatible server, with errors classified;
 * :mod:`prb_tasks.common.retry`, :mod:`.limiter` -- backoff, adaptive concurrency, rpm/tpm;
-* :mod:`.cache` -- the JSON-only disk cache;
+* :mod:`.answer_cache` -- the answer cache: every answer paid for, JSON only, on disk
+  (not :mod:`.prompt_cache`, the providers' prompt caching);
+* :mod:`.output_tokens` -- what earlier answers cost in output tokens (for dry runs);
 * :mod:`.pricing`, :mod:`.usage` -- dollars, tokens, latency, the usage summary;
 * :mod:`.runner` -- async orchestration and the progress bar;
 * :mod:`.model` -- the lm-eval ``LM`` (registered lazily as ``prb-judge``).

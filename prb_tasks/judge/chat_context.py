@@ -6,7 +6,7 @@ the logged samples after it). As JSON, that is a full copy of every prompt: on
 ``personalized_rb_profile`` at 4x the published size, about 320 MB of a 1.2 GB peak.
 
 While ``prb eval`` runs (:func:`compact_contexts`), a message whose text the prompt store
-keeps (:mod:`prb_tasks.docs.prompt_store`) is held by its key instead, and other texts
+keeps (:mod:`prb_tasks.prompts.prompt_store`) is held by its key instead, and other texts
 (the shared system rules) are held once for all requests. The context lm-eval keeps is
 then a short reference, :class:`CompactChat`, which prb-judge expands when it builds the
 request to send, and which ``prb eval`` expands when it writes the samples file and
@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from prb_tasks.docs import prompt_store
+from prb_tasks.prompts import prompt_store
 
 #: Texts of the messages behind each compact context: (role, text or prompt key, is key).
 _Parts = tuple[tuple[str, str, bool], ...]

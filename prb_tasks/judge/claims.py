@@ -54,7 +54,7 @@ class ClaimBoard:
     """
 
     def __init__(self, directory: Path, lease: float = LEASE_SECONDS) -> None:
-        from prb_tasks.judge.cache import open_store
+        from prb_tasks.judge.answer_cache import open_store
 
         self.lease = lease
         self.directory = directory / "claims"

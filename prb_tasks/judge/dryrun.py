@@ -6,7 +6,7 @@ cache key), so "cached" means the real run would not send it either. For the res
 * input tokens: counted offline with the provider's tokenizer where litellm has one
   (see :mod:`prb_tasks.judge.tokens`, which says when a count is an approximation);
 * output tokens: the mean of the answers already stored for the same model, system
-  prompt and settings (:mod:`prb_tasks.judge.history`) when there are any, else
+  prompt and settings (:mod:`prb_tasks.judge.output_tokens`) when there are any, else
   ``max_tokens`` per request, an upper bound;
 * dollars: at the standard price and at the provider's batch price
   (:meth:`prb_tasks.judge.pricing.Pricer.batch`).
@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from prb_tasks.judge.cache import JudgeCache
+from prb_tasks.judge.answer_cache import JudgeCache
 from prb_tasks.judge.errors import RunStopped
-from prb_tasks.judge.history import output_history
+from prb_tasks.judge.output_tokens import output_history
 from prb_tasks.judge.price_table import model_info
 from prb_tasks.judge.pricing import Price
 from prb_tasks.judge.prompt_cache import AUTOMATIC_MIN_TOKENS, anthropic_min_tokens, cacheable_tokens, request_text

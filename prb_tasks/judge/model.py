@@ -21,9 +21,9 @@ from typing import Any, overload
 
 from lm_eval.api.model import LM
 
-from prb_tasks.docs.pairs import ASK_ONCE
+from prb_tasks.documents.pairs import ASK_ONCE
 from prb_tasks.judge.chat_context import ChatMessagesJson, CompactChat, chat_context, expand_messages
-from prb_tasks.judge.cache import JudgeCache, default_cache_dir
+from prb_tasks.judge.answer_cache import JudgeCache, default_cache_dir
 from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.keys import missing_key_line, resolve_key

@@ -29,7 +29,7 @@ class ChatRequest:
         ask_once: score the first reply as it comes: an empty reply is not asked again
             and no verdict re-ask follows. The official protocol sends each request once
             and scores whatever came back; our own protocols ask again (set by the
-            documents, see :data:`prb_tasks.docs.pairs.ASK_ONCE`).
+            documents, see :data:`prb_tasks.documents.pairs.ASK_ONCE`).
         shared_prefix: characters at the start of the last message that another request
             of the run shares (where a provider prompt-cache breakpoint can go); a
             transport hint only: not part of the request's identity.

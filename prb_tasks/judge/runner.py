@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-from prb_tasks.judge.cache import CachedAnswer, JudgeCache
+from prb_tasks.judge.answer_cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.claims import ClaimBoard
 from prb_tasks.judge.client import CallError, CallResult, ChatClient
 from prb_tasks.judge.errors import JudgeError, JudgeFatalError

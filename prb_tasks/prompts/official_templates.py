@@ -159,24 +159,6 @@ def user_template(text: str, source: PromptFile = USER) -> str:
     return _header(source) + "{%+ set prb_text %}" + filled + "{%+ endset +%}{{ prb_text" + chain + " }}"
 
 
-def authors_messages(system_text: str, user_text: str, question: str, response_a: str,
-                     response_b: str) -> tuple[str, str]:
-    """The (system, user) messages the authors' code builds from already-loaded prompts.
-
-    Args:
-        system_text: system prompt as :func:`read_like_authors` returns it.
-        user_text: user template as :func:`read_like_authors` returns it.
-        question: the row's question.
-        response_a: the answer shown as A.
-        response_b: the answer shown as B.
-    """
-    values = {"question": question, "response_a": response_a, "response_b": response_b}
-    user = user_text
-    for mark, var in PLACEHOLDERS:
-        user = user.replace(mark, values[var])
-    return system_text, user
-
-
 def _download(source: PromptFile, base_url: str, timeout: float) -> bytes:
     url = f"{base_url}/{source.path}"
     try:

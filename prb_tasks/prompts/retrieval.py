@@ -126,7 +126,7 @@ def resolved_dtype(retriever: str, device: str, dtype: str, backend: str = "torc
 
     if backend != "torch":
         return choose_dtype("auto", "cpu", backend)
-    from prb_tasks.rm.devices import resolve_device
+    from prb_tasks.common.devices import resolve_device
 
     return choose_dtype("auto", resolve_device(device))
 

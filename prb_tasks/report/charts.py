@@ -14,91 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.report.build import Report, Section
-from prb_tasks.report.formatting import known, short_label
+from prb_tasks.report.chart_helpers import PERCENT, chart_title, label_points, pyplot, save_figure, short_name
+from prb_tasks.report.formatting import known
 from prb_tasks.report.tables import short_subset
-from prb_tasks.report.settings import describe as describe_setting
 
 MISSING = "charts skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")"
 STYLE = {"judge": ("#1f6fb4", "o", "generative judge"), "scalar": ("#e07b12", "s", "scalar RM")}
 SUBSET_MARKERS = ("^", "v", "D", "P", "X", "<", ">", "h")
-DPI = 300
-FORMATS = ("svg", "pdf", "png")
-PERCENT = (0.0, 100.0)
-
-
-def _short(label: str, width: int = 40) -> str:
-    return short_label(label, width)
-
-
-def _where(section: Section) -> str:
-    """The kind of data, without a local path (a figure must not carry one)."""
-    source = section.source
-    if source == "sample":
-        return "bundled synthetic sample"
-    if source.startswith("local:"):
-        return "local copy"
-    if source.startswith("bundled:"):
-        return "bundled example data"
-    return "HF hub"
-
-
-def chart_title(what: str, section: Section) -> str:
-    """``Accuracy: personalized_rb, question only (HF hub)``."""
-    import textwrap
-
-    benchmark = section.entries[0].family.benchmark if section.entries else ""
-    # Wrapped, so a long setting does not stretch the figure and shrink everything else.
-    return textwrap.fill(f"{what}: {benchmark}, {describe_setting(section.setting)} ({_where(section)})", 72)
-
-
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    # Text stays text in SVG and PDF (TrueType), so figures can be edited and searched.
-    matplotlib.rcParams.update({"svg.fonttype": "none", "pdf.fonttype": 42, "font.size": 9})
-    return plt
 
 
 def _kind_handles(kinds: set[str]) -> list[Any]:
-    plt = _plt()
+    plt = pyplot()
     return [plt.Line2D([], [], color=c, marker=m, linestyle="", label=t)
             for k, (c, m, t) in STYLE.items() if k in kinds]
-
-
-def _save(fig: Any, stem: Path) -> None:
-    if not getattr(fig, "_prb_laid_out", False) and not fig.legends:
-        fig.tight_layout()
-    for fmt in FORMATS:
-        fig.savefig(stem.with_suffix(f".{fmt}"), dpi=DPI if fmt == "png" else None, bbox_inches="tight")
-    _plt().close(fig)
-
-
-def _label_points(ax: Any, points: list[tuple[float, float, str]], log_x: bool = False) -> None:
-    """One label per place: models at the same point (ties) are listed in one label,
-    and labels of points close together are moved apart vertically."""
-    groups: dict[tuple[float, float], list[str]] = {}
-    for x, y, name in points:
-        gx = round(math.log10(x), 2) if log_x and x > 0 else round(x, 1)
-        groups.setdefault((gx, round(y, 1)), []).append(name)
-    placed: list[tuple[float, float, float]] = []  # x, y, offset in points
-    for (gx, gy), names in sorted(groups.items(), key=lambda item: (item[0][1], item[0][0])):
-        x = next(px for px, py, n in points if n == names[0])
-        y = next(py for px, py, n in points if n == names[0])
-        offset = 4.0
-        for px, py, po in placed:
-            near_x = abs(math.log10(max(px, 1e-12)) - math.log10(max(x, 1e-12))) < 0.3 if log_x else abs(px - x) < 8
-            if near_x and abs(py - y) < 4:
-                offset = max(offset, po + 11 * len(names))
-        placed.append((x, y, offset))
-        top = y > 85  # near the top edge the label goes below the point, clear of the title
-        left = not log_x and x > 75  # near the right edge it goes to the left, inside the plot
-        ax.annotate("\n".join(names), (x, y), textcoords="offset points",
-                    xytext=(-6 if left else 6, -offset if top else offset), fontsize=7,
-                    va="top" if top else "bottom", ha="right" if left else "left",
-                    arrowprops={"arrowstyle": "-", "color": "#999", "lw": 0.5} if offset > 4 else None)
 
 
 def accuracy(section: Section, stem: Path) -> bool:
@@ -106,7 +34,7 @@ def accuracy(section: Section, stem: Path) -> bool:
     rows = sorted([s for s in section.summaries if s.acc and s.id not in section.set_apart], key=lambda s: s.acc.value)
     if not rows:
         return False
-    plt = _plt()
+    plt = pyplot()
     subsets: list[str] = []
     for s in rows:
         subsets += [g.value for g in s.subsets if g.value not in subsets]
@@ -142,7 +70,7 @@ def accuracy(section: Section, stem: Path) -> bool:
                 ax.plot([100 * g.low, 100 * g.high], [yy, yy], color=color, linewidth=0.8, alpha=0.5)
             ax.plot(100 * g.acc, yy, marker=SUBSET_MARKERS[k % len(SUBSET_MARKERS)], color=color,
                     markersize=4.5, fillstyle="none", linestyle="", clip_on=False)
-    ax.set_yticks(range(len(rows)), [_short(s.label) for s in rows])
+    ax.set_yticks(range(len(rows)), [short_name(s.label) for s in rows])
     ax.axvline(50, color="#999", linestyle=":", linewidth=1)
     ax.set_xlim(*PERCENT)
     ax.set_xlabel("accuracy % (95% bootstrap interval over pairs; dotted line: chance)")
@@ -155,7 +83,7 @@ def accuracy(section: Section, stem: Path) -> bool:
                 for k, name in enumerate(subsets)]
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0.4 / fig.get_figheight(), 1, 1))
-    _save(fig, stem)
+    save_figure(fig, stem)
     return True
 
 
@@ -173,7 +101,7 @@ def cost_frontier(section: Section, stem: Path) -> bool:
     rows = [s for s in section.summaries if s.acc and known(s.cost.usd_per_1k_pairs) and s.id not in section.set_apart]
     if not rows:
         return False
-    plt = _plt()
+    plt = pyplot()
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     paid = [s.cost.usd_per_1k_pairs for s in rows if (s.cost.usd_per_1k_pairs or 0) > 0]
@@ -187,11 +115,11 @@ def cost_frontier(section: Section, stem: Path) -> bool:
         cost = s.cost.usd_per_1k_pairs or 0.0
         x = cost if cost > 0 else free_x
         points.append((x, 100 * s.acc.value))
-        named.append((x, 100 * s.acc.value, _short(s.label, 30)))
+        named.append((x, 100 * s.acc.value, short_name(s.label, 30)))
         ax.plot(x, 100 * s.acc.value, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
     line = _frontier(points)
     ax.plot([p[0] for p in line], [p[1] for p in line], color="#555", linestyle="--", linewidth=1)
-    _label_points(ax, named, log_x=log)
+    label_points(ax, named, log_x=log)
     if log:
         ax.set_xscale("log")
         low, high = math.floor(math.log10(free_x if len(paid) < len(rows) else min(paid))), math.ceil(math.log10(max(paid)))
@@ -216,7 +144,7 @@ def cost_frontier(section: Section, stem: Path) -> bool:
     handles = _kind_handles({s.kind for s in rows})
     handles.append(plt.Line2D([], [], color="#555", linestyle="--", label="cost frontier (no model is cheaper and better)"))
     ax.legend(handles=handles, loc="lower right", fontsize=7, frameon=False)
-    _save(fig, stem)
+    save_figure(fig, stem)
     return True
 
 
@@ -227,7 +155,7 @@ def subset_heatmap(section: Section, stem: Path) -> bool:
         names += [g.value for g in s.subsets if g.value not in names]
     if not rows or not names:
         return False
-    plt = _plt()
+    plt = pyplot()
     grid = [[next((100 * g.acc for g in s.subsets if g.value == n), math.nan) for n in names] for s in rows]
     fig, ax = plt.subplots(figsize=(3.2 + 1.3 * len(names), 1.4 + 0.45 * len(rows)))
     image = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
@@ -236,12 +164,12 @@ def subset_heatmap(section: Section, stem: Path) -> bool:
             if not math.isnan(v):
                 ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(names)), [short_subset(n) for n in names])
-    ax.set_yticks(range(len(rows)), [f"{_short(s.label, 34)} ({'J' if s.kind == 'judge' else 'RM'})" for s in rows])
+    ax.set_yticks(range(len(rows)), [f"{short_name(s.label, 34)} ({'J' if s.kind == 'judge' else 'RM'})" for s in rows])
     ax.set_xlabel("subset")
     ax.set_ylabel("model (J = generative judge, RM = scalar RM)")
     fig.colorbar(image, ax=ax, label="accuracy % (colour scale)")
     ax.set_title(chart_title("Accuracy per subset", section), fontsize=10)
-    _save(fig, stem)
+    save_figure(fig, stem)
     return True
 
 
@@ -250,22 +178,22 @@ def consistency(section: Section, stem: Path) -> bool:
             if s.kind == "judge" and s.acc and known(s.metrics.get("consistency"))]
     if not rows:
         return False
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     color, marker, _ = STYLE["judge"]
     named = []
     for s in rows:
         x, y = 100 * (s.metrics["consistency"] or 0.0), 100 * s.acc.value
         ax.plot(x, y, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
-        named.append((x, y, _short(s.label, 30)))
-    _label_points(ax, named)
+        named.append((x, y, short_name(s.label, 30)))
+    label_points(ax, named)
     ax.set_xlim(*PERCENT)
     ax.set_ylim(*PERCENT)
     ax.set_xlabel("consistency % (same response preferred in both orders)")
     ax.set_ylabel("accuracy %")
     ax.set_title(chart_title("Judges' consistency vs accuracy", section), fontsize=10)
     ax.legend(handles=_kind_handles({"judge"}), loc="lower right", fontsize=7, frameon=False)
-    _save(fig, stem)
+    save_figure(fig, stem)
     return True
 
 
@@ -273,7 +201,7 @@ def length_bias(section: Section, stem: Path) -> bool:
     rows = [s for s in section.summaries if known(s.metrics.get("picks_longer"))]
     if not rows:
         return False
-    plt = _plt()
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 1.9 + 0.45 * len(rows)), sharey=True)
     for y, s in enumerate(rows):
         color, marker, _ = STYLE[s.kind]
@@ -290,7 +218,7 @@ def length_bias(section: Section, stem: Path) -> bool:
     left.set_xlim(*PERCENT)
     right.set_xlim(*PERCENT)
     left.set_xlabel("picks that are the longer response %\n(dotted: 50 = no length preference)")
-    left.set_yticks(range(len(rows)), [_short(s.label, 34) for s in rows])
+    left.set_yticks(range(len(rows)), [short_name(s.label, 34) for s in rows])
     left.set_ylabel("model")
     right.set_xlabel("accuracy % when the chosen response is\nthe longer one / the shorter one")
     handles = _kind_handles({s.kind for s in rows})
@@ -300,7 +228,7 @@ def length_bias(section: Section, stem: Path) -> bool:
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False)
     fig.suptitle(chart_title("Length bias", section), fontsize=10)
     fig.tight_layout(rect=(0, 0.35 / fig.get_figheight(), 1, 1))
-    _save(fig, stem)
+    save_figure(fig, stem)
     return True
 
 
@@ -329,7 +257,7 @@ def draw_charts(report: Report, folder: Path) -> list[str]:
         Notes for the user (one line if matplotlib is missing).
     """
     try:
-        _plt()
+        pyplot()
     except ImportError:
         return [MISSING]
     folder.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ import numpy as np
 
 from prb_tasks.fewshot.metrics import curve_area, k_curve
 from prb_tasks.report.build import Section
-from prb_tasks.report.charts import PERCENT, _plt, _save, _short, chart_title
+from prb_tasks.report.chart_helpers import PERCENT, chart_title, pyplot, save_figure, short_name
 
 _SHOT = re.compile(r"(\d+)-shot")
 #: One colour per model (matplotlib's tab10, colour-blind friendlier than random hues);
@@ -47,7 +47,7 @@ def k_curves(section: Section, stem: Path) -> bool:
     curves = _curves(section)
     if not curves:
         return False
-    plt = _plt()
+    plt = pyplot()
     ks = sorted({p.k for _, _, points in curves for p in points})
     where = {k: i for i, k in enumerate(ks)}
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
@@ -61,7 +61,7 @@ def k_curves(section: Section, stem: Path) -> bool:
         high = [100 * (p.accuracy.high - p.accuracy.value) for p in points]
         ax.errorbar(x, y, yerr=[low, high], color=color, marker=marker, linestyle=dash, linewidth=1.3,
                     markersize=5, capsize=2.5, clip_on=False,
-                    label=f"{_short(label, 44)} ({what}; aukc {100 * curve_area(points):.1f})")
+                    label=f"{short_name(label, 44)} ({what}; aukc {100 * curve_area(points):.1f})")
     ax.axhline(50, color="#999", linestyle=":", linewidth=1, label="chance (50%)")
     ax.set_xticks(range(len(ks)), [str(k) for k in ks])
     ax.set_xlim(-0.3, len(ks) - 0.7)
@@ -70,5 +70,5 @@ def k_curves(section: Section, stem: Path) -> bool:
     ax.set_ylabel("accuracy % on the user's fixed query pairs\n(bars: 95% interval, resampling users)")
     ax.set_title(chart_title("Few-shot k-curves", section), fontsize=10)
     ax.legend(loc="lower right", fontsize=7, frameon=False)
-    _save(fig, stem)
+    save_figure(fig, stem)
     return True

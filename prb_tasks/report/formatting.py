@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from prb_tasks.report.stats import Interval
+from prb_tasks.stats.pairs import Interval
 
 DASH = "-"
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from prb_tasks.report.outcomes import Entry
+from prb_tasks.report.outcomes import Entry, design_of
 from prb_tasks.report.pairwise import aligned, shared_keys
-from prb_tasks.report.resampling import design_of
-from prb_tasks.report.stats import Interval
+from prb_tasks.stats.pairs import Interval
 
 ORDER = ("both", "scalar", "official", "profile", "scalar_profile", "plan", "planned", "oracle")
 NAMES = {

@@ -19,6 +19,7 @@ import numpy as np
 
 from prb_tasks.report.runs import Family, Run
 from prb_tasks.scoring.verdict import parse_verdict
+from prb_tasks.stats.resampling import Design, design_for
 
 OUTCOMES = ("verdict", "unparsed", "error", "skipped")
 
@@ -247,3 +248,16 @@ def build_entry(entry_id: str, label: str, run: Run, family: Family) -> Entry:
     counts = np.bincount(entry.j_pair, minlength=len(entry.keys))
     entry.score = np.bincount(entry.j_pair, weights=entry.j_correct, minlength=len(entry.keys)) / np.maximum(counts, 1)
     return entry
+
+
+def design_of(entry: Entry, keys: list[str] | None = None) -> Design:
+    """The design of ``entry``'s pairs (all of them, or ``keys`` in that order).
+
+    Args:
+        entry: a model's per-pair outcomes; its ``user`` list says who each pair is from.
+        keys: pair keys to keep, in the order of the values that will be passed.
+    """
+    index = entry.index
+    rows = list(range(len(entry.keys))) if keys is None else [index[k] for k in keys]
+    known = entry.user if len(entry.user) == len(entry.keys) else [None] * len(entry.keys)
+    return design_for([entry.keys[i] for i in rows], [entry.subset[i] for i in rows], [known[i] for i in rows])

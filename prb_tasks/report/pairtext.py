@@ -9,7 +9,6 @@ both responses), and last from the prompt as sent.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from prb_tasks.data.personalized_rb.sources import ENV_VAR
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, SUBSETS, Subset
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.resources import sample_dir
+from prb_tasks.common.textfiles import json_lines
 from prb_tasks.report.outcomes import Entry
 from prb_tasks.report.source import HUB, LOCAL_PREFIX, SAMPLE, describe
 
@@ -72,8 +72,7 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
         import pyarrow.parquet as pq
 
         return pq.read_table(path, columns=list(_TextRow.model_fields)).to_pylist()
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return [value for _, value in json_lines(path, "data file", "fix or remove that line")]
 
 
 def _files(source: str, subset: Subset) -> list[Path]:

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from prb_tasks.report.outcomes import Entry
-from prb_tasks.report.resampling import design_of
-from prb_tasks.report.stats import Interval, cohen_kappa, holm
+from prb_tasks.report.outcomes import Entry, design_of
+from prb_tasks.stats.pairs import Interval, cohen_kappa, holm
 
 ALPHA = 0.05
 CORRECTION = "Holm"
@@ -76,7 +75,7 @@ def aligned(entry: Entry, keys: list[str]) -> np.ndarray:
 
 def compare_two(first: Entry, second: Entry) -> Comparison:
     """Paired difference and exact test of two entries on their shared pairs, resampling
-    pairs or users as the data allows (:mod:`prb_tasks.report.resampling`)."""
+    pairs or users as the data allows (:mod:`prb_tasks.stats.resampling`)."""
     keys = shared_keys([first, second])
     a, b = aligned(first, keys), aligned(second, keys)
     design = design_of(first, keys)

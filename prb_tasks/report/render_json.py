@@ -9,8 +9,8 @@ from typing import Any
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
-from prb_tasks.report.cluster_stats import EXACT_USERS, SIGN_FLIPS
-from prb_tasks.report.stats import ITERS, LEVEL, SEED
+from prb_tasks.stats.clusters import EXACT_USERS, SIGN_FLIPS
+from prb_tasks.stats.pairs import ITERS, LEVEL, SEED
 
 
 def plain(obj: Any) -> Any:

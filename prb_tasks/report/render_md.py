@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
-from prb_tasks.report.cluster_stats import EXACT_USERS, SIGN_FLIPS
-from prb_tasks.report.stats import ITERS, SEED
+from prb_tasks.stats.clusters import EXACT_USERS, SIGN_FLIPS
+from prb_tasks.stats.pairs import ITERS, SEED
 from prb_tasks.report.tables import Table, ladder_table, section_tables
 
 HOW_TO_READ = [

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from prb_tasks.report.outcomes import Entry
-from prb_tasks.report.resampling import Design, design_of
-from prb_tasks.report.stats import Interval
+from prb_tasks.report.outcomes import Entry, design_of
+from prb_tasks.stats.pairs import Interval
+from prb_tasks.stats.resampling import Design
 
 BREAKDOWN_FIELDS = (("category", "category"), ("user", "user_id"), ("tags", "tag"))
 

@@ -5,7 +5,7 @@ RewardBench, PersonalLLM or custom data, as ``prb compare`` reads it) and a *dow
 task (Best-of-N: ``personalized_rb_bon*``, gold = rubric grades; ``personalllm_bon*``,
 gold = the simulated user's reward), the report correlates the models' accuracy with
 their downstream gain (gold of the best-of-N pick minus best-of-1's) across models:
-Spearman, Kendall tau-b, Pearson, NDCG and RBO (:mod:`prb_tasks.scoring.correlation`).
+Spearman, Kendall tau-b, Pearson, NDCG and RBO (:mod:`prb_tasks.stats.correlation`).
 
 Two intervals per measure, both 95% percentile bootstraps:
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from prb_tasks.data.personalllm.constants import HUB_IDS
 from prb_tasks.common.errors import PRBError
-from prb_tasks.report.cluster_stats import draw_counts
+from prb_tasks.stats.clusters import draw_counts
 from prb_tasks.report.outcomes import build_entry
 from prb_tasks.report.runs import (
     SkipRun,
@@ -44,10 +44,10 @@ from prb_tasks.report.runs import (
     model_label,
     read_run,
 )
-from prb_tasks.report.stats import ITERS, LEVEL, SEED, Interval
+from prb_tasks.stats.pairs import ITERS, SEED, Interval
 from prb_tasks.scoring.bestofk import group_metrics
 from prb_tasks.scoring.bestofn import bon_outcome
-from prb_tasks.scoring.correlation import MEASURES, batch
+from prb_tasks.stats.correlation import MEASURES, batch, draw_interval
 
 DOWNSTREAM_VARIANTS = {"bon", "bon_judge", "bon_history"}
 MIN_MODELS = 5
@@ -347,16 +347,6 @@ def _matrix(sides: Sequence[Side]) -> tuple[list[str], np.ndarray, np.ndarray]:
     return units, sums, sizes
 
 
-def _interval(draws: np.ndarray, point: float | None) -> Interval | None:
-    kept = draws[np.isfinite(draws)]
-    # An interval from a handful of defined draws would mislead: ask for most of them.
-    if point is None or len(kept) == 0 or len(kept) < 0.5 * len(draws):
-        return None
-    tail = (1.0 - LEVEL) / 2.0
-    low, high = np.quantile(kept, [tail, 1.0 - tail])
-    return Interval(point, float(low), float(high))
-
-
 def _question_draws(models: list[Model], iters: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(draws x models) accuracy and gain on resampled units (NaN where a model drew no unit)."""
     b_units, b_sums, b_sizes = _matrix([m.benchmark for m in models])  # type: ignore[misc]
@@ -390,8 +380,8 @@ def estimates(models: list[Model], iters: int, seed: int) -> dict[str, Estimate]
     picks = np.random.default_rng(seed).integers(0, len(models), size=(iters, len(models)))
     for name, measure in MEASURES.items():
         point = measure(acc, gain)
-        out[name] = Estimate(point, _interval(batch(name, q_acc, q_gain), point),
-                             _interval(batch(name, acc[picks], gain[picks]), point))
+        out[name] = Estimate(point, draw_interval(batch(name, q_acc, q_gain), point),
+                             draw_interval(batch(name, acc[picks], gain[picks]), point))
     return out
 
 

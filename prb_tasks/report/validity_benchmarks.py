@@ -46,11 +46,11 @@ from prb_tasks.common.suggest import did_you_mean
 from prb_tasks.report.published_scores import PublishedScores
 from prb_tasks.report.runs import SkipRun, _read_json, find_results, model_label
 from prb_tasks.report.runlabel import IDENTITY, as_dict
-from prb_tasks.report.stats import ITERS, LEVEL, SEED, Interval
 from prb_tasks.report.validity import MIN_MODELS, Estimate, Model, Side, estimates, pick_group, read_benchmark, \
     read_downstream, group_name
 from prb_tasks.report.validity_items import ItemRun, downstream_draws, item_draws, read_item_run
-from prb_tasks.scoring.correlation import MEASURES, batch
+from prb_tasks.stats.correlation import MEASURES, batch, bootstrap_p, draw_interval, williams
+from prb_tasks.stats.pairs import ITERS, SEED, Interval
 
 #: Headline metric of a task or group in a results file, first found wins.
 HEADLINE_METRICS = ("score", "acc")
@@ -250,46 +250,6 @@ def _missing_line(bench: str, source: str, have: set[str], contestants: list[Con
 # ----------------------------------------------------------------------------- statistics
 
 
-def williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float] | None:
-    """Williams' t for H0: r12 = r13, where variable 1 (the downstream) is shared.
-
-    Args:
-        r12: correlation of the downstream with the first benchmark.
-        r13: correlation of the downstream with the second benchmark.
-        r23: correlation of the two benchmarks.
-        n: models.
-
-    Returns:
-        (t, two-sided p) with ``n - 3`` degrees of freedom, or None when undefined.
-    """
-    from scipy.stats import t as student
-
-    if n < 4 or any(v is None or not math.isfinite(v) for v in (r12, r13, r23)):
-        return None
-    det = 1 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2 * r12 * r13 * r23
-    denominator = 2 * (n - 1) / (n - 3) * det + ((r12 + r13) ** 2 / 4) * (1 - r23) ** 3
-    if denominator <= 0:
-        return None
-    value = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / denominator)
-    return float(value), float(2 * student.sf(abs(value), n - 3))
-
-
-def _interval(draws: np.ndarray, point: float | None) -> Interval | None:
-    kept = draws[np.isfinite(draws)]
-    if point is None or len(kept) == 0 or len(kept) < 0.5 * len(draws):
-        return None
-    tail = (1.0 - LEVEL) / 2.0
-    low, high = np.quantile(kept, [tail, 1.0 - tail])
-    return Interval(point, float(low), float(high))
-
-
-def _p_bootstrap(draws: np.ndarray) -> float | None:
-    kept = draws[np.isfinite(draws)]
-    if len(kept) == 0:
-        return None
-    return float(min(1.0, 2 * min(np.mean(kept <= 0), np.mean(kept >= 0))))
-
-
 def _pair(first: Benchmark, second: Benchmark, gain: np.ndarray, picks: np.ndarray) -> PairComparison:
     from scipy.stats import rankdata
 
@@ -299,7 +259,7 @@ def _pair(first: Benchmark, second: Benchmark, gain: np.ndarray, picks: np.ndarr
         a, b = measure(first.values, gain), measure(second.values, gain)
         point = None if a is None or b is None else a - b
         draws = batch(name, first.values[picks], gain[picks]) - batch(name, second.values[picks], gain[picks])
-        diff = Difference(name, point, _interval(draws, point), _p_bootstrap(draws) if point is not None else None)
+        diff = Difference(name, point, draw_interval(draws, point), bootstrap_p(draws) if point is not None else None)
         if name in ("pearson", "spearman") and point is not None:
             x1, x2, y = first.values, second.values, gain
             if name == "spearman":
@@ -363,7 +323,7 @@ def _item_intervals(bench: Benchmark, runs: list[ItemRun], down: list[Side], gai
                     f"downstream's {questions} questions")
     out: dict[str, Interval | None] = {}
     for name, measure in MEASURES.items():
-        out[name] = _interval(batch(name, scores, gains), measure(bench.values, gain))
+        out[name] = draw_interval(batch(name, scores, gains), measure(bench.values, gain))
     return out
 
 
@@ -453,7 +413,7 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
                                          gain, iters, seed, notes)
         for name, measure in MEASURES.items():
             point = measure(bench.values, gain) if n >= 2 else None
-            by_models = _interval(batch(name, bench.values[picks], gain[picks]), point) if n >= 2 else None
+            by_models = draw_interval(batch(name, bench.values[picks], gain[picks]), point) if n >= 2 else None
             by_questions = question_level[name].by_questions if bench is benches[0] and question_level else None
             bench.estimates[name] = Estimate(point, item_level.get(name, by_questions), by_models)
     pairs = [_pair(a, b, gain, picks) for i, a in enumerate(benches) for b in benches[i + 1:]]

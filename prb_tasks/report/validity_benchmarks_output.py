@@ -16,7 +16,7 @@ from prb_tasks.common.errors import PRBError
 from prb_tasks.report.published_scores import read_scores
 from prb_tasks.report.validity_benchmarks import CrossValidity, cross_validity
 from prb_tasks.report.validity_output import write_files
-from prb_tasks.scoring.correlation import MEASURES
+from prb_tasks.stats.correlation import MEASURES
 
 STEM = "validity_benchmarks"
 
@@ -147,10 +147,10 @@ def render_html(report: CrossValidity) -> str:
 
 def draw_panels(report: CrossValidity, stem: Path) -> None:
     """One panel per benchmark: score (x, %) against downstream gain (y), the same axes everywhere."""
-    from prb_tasks.report.charts import _label_points, _plt, _save
+    from prb_tasks.report.chart_helpers import label_points, pyplot, save_figure
     from prb_tasks.report.formatting import short_label
 
-    plt = _plt()
+    plt = pyplot()
     count = len(report.benchmarks)
     columns = min(count, 3)
     rows = -(-count // columns)
@@ -170,7 +170,7 @@ def draw_panels(report: CrossValidity, stem: Path) -> None:
             slope, intercept = np.polyfit(xs, gains, 1)
             line = np.array([xs.min(), xs.max()])
             ax.plot(line, slope * line + intercept, color="#888888", linestyle="--", label="least-squares line")
-        _label_points(ax, [(float(x), float(y), short_label(c.label, 24))
+        label_points(ax, [(float(x), float(y), short_label(c.label, 24))
                            for x, y, c in zip(xs, gains, report.contestants)])
         rho = bench.estimates["spearman"].value
         ax.set_title(f"{bench.name}\nSpearman {_num(rho)} over {len(xs)} models", fontsize=8)
@@ -184,7 +184,7 @@ def draw_panels(report: CrossValidity, stem: Path) -> None:
     for k in range(count, rows * columns):
         axes[k // columns][k % columns].set_visible(False)
     fig.suptitle(f"Which benchmark predicts the downstream ranking? Downstream: {report.downstream}", fontsize=9)
-    _save(fig, stem)
+    save_figure(fig, stem)
 
 
 def write(report: CrossValidity, out: Path, charts: bool = True) -> list[Path]:

@@ -23,7 +23,7 @@ the RewardBench 2 and RM-Bench groups) or their size-weighted mean; which one is
 against the results file, as is every leaf: a headline this module does not reproduce on
 the full data gets no item interval, and the report says why. Items are resampled within
 each leaf task (a subset's share of items stays fixed); the draws are the same for every
-model (paired), and follow :func:`prb_tasks.report.cluster_stats.draw_counts`.
+model (paired), and follow :func:`prb_tasks.stats.clusters.draw_counts`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from prb_tasks.report.cluster_stats import draw_counts
+from prb_tasks.stats.clusters import draw_counts
 from prb_tasks.report.runs import SkipRun, _sample_files, iter_samples
 from prb_tasks.scoring.rewardbench2 import TIES_WEIGHTS, prompt_stats
 

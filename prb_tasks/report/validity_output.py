@@ -130,16 +130,16 @@ def render_html(report: Validity) -> str:
 
 def draw_scatter(report: Validity, stem: Path) -> None:
     """Accuracy (x, %) against downstream gain (y), one labelled point per model, as SVG, PDF and PNG."""
-    from prb_tasks.report.charts import _label_points, _plt, _save
+    from prb_tasks.report.chart_helpers import label_points, pyplot, save_figure
     from prb_tasks.report.formatting import short_label
 
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     xs = [100 * m.benchmark.mean for m in report.models]  # type: ignore[union-attr]
     ys = [m.downstream.mean for m in report.models]  # type: ignore[union-attr]
     ax.scatter(xs, ys, color="#1f6fb4", marker="o", label="one model")
     # The compare charts' labeller: tied models share one label, close labels are moved apart.
-    _label_points(ax, [(x, y, short_label(m.label, 36)) for x, y, m in zip(xs, ys, report.models)])
+    label_points(ax, [(x, y, short_label(m.label, 36)) for x, y, m in zip(xs, ys, report.models)])
     rho = report.measures["spearman"].value
     ax.set_xlabel("benchmark accuracy (%)")
     ax.set_ylabel("downstream gain (best-of-N minus best-of-1)")
@@ -149,7 +149,7 @@ def draw_scatter(report: Validity, stem: Path) -> None:
     ax.set_title(textwrap.fill(title, 80), fontsize=8)
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=7)
-    _save(fig, stem)
+    save_figure(fig, stem)
 
 
 def write_files(out: Path, stem: str, texts: dict[str, str], draw: Callable[[Path], None] | None,

@@ -47,7 +47,7 @@ def from_request(doc: dict[str, Any] | None, context: str, continuation: str, id
         group: the request's task name.
     """
     if isinstance(doc, dict) and "choices" in doc and ("prompt" in doc or "prompt_key" in doc):
-        from prb_tasks.docs.prompt_store import doc_prompt
+        from prb_tasks.prompts.prompt_store import doc_prompt
 
         choices = doc["choices"]
         if 0 <= idx < len(choices):

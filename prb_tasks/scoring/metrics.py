@@ -19,7 +19,6 @@ cancel.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -169,8 +168,3 @@ def share_of_a(items: Iterable[str | None]) -> float:
     if not parsed:
         return Measured(_NAN, 0)
     return Measured(sum(x == "A" for x in parsed) / len(parsed), len(parsed))
-
-
-def is_nan(value: float) -> bool:
-    """True for NaN, the value of a metric with nothing to measure."""
-    return isinstance(value, float) and math.isnan(value)

@@ -38,9 +38,7 @@ MAX_ASPECTS = 20
 
 _NAN = float("nan")
 
-def is_plan_task(name: str) -> bool:
-    """True for stage-1 planner task names (``personalized_rb_plan`` and its subtasks)."""
-    return name == "personalized_rb_plan" or name.startswith("personalized_rb_plan_")
+
 # A list item: bullet, "1." / "1)" / "(1)", or "a." / "a)", optionally after a heading mark.
 _ITEM = re.compile(
     r"^(?P<indent>[ \t]*)(?:#{1,6}[ \t]*)?"

@@ -87,7 +87,7 @@ def _pair_scores(samples: list[dict[str, Any]]) -> np.ndarray:
 def _interval(row: dict[str, Any], tasks: list[str], samples: dict[str, list[dict[str, Any]]] | None
               ) -> tuple[str, int | None]:
     """The 95% interval of ``acc`` as text, and the number of pairs it rests on (None: unknown)."""
-    from prb_tasks.report.stats import bootstrap
+    from prb_tasks.stats.pairs import bootstrap
 
     if samples and all(t in samples for t in tasks):
         strata = [_pair_scores(samples[t]) for t in tasks]

@@ -120,7 +120,7 @@ class MeanPoolEncoder:
         except ImportError as exc:
             raise EncoderUnavailable(f"prb: retriever=contriever needs transformers and torch; missing: {exc.name}") \
                 from None
-        from prb_tasks.rm.devices import resolve_device
+        from prb_tasks.common.devices import resolve_device
 
         try:
             self.device = resolve_device(device)

@@ -312,7 +312,7 @@ class SentenceEncoder:
 
 
 def _device(requested: str) -> str:
-    from prb_tasks.rm.devices import resolve_device
+    from prb_tasks.common.devices import resolve_device
 
     try:
         return resolve_device(requested)

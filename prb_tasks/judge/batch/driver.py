@@ -47,7 +47,7 @@ from prb_tasks.judge.batch.providers import (
     batch_key,
     provider_of,
 )
-from prb_tasks.judge.cache import CachedAnswer, JudgeCache
+from prb_tasks.judge.answer_cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.client import CallError, CallResult
 from prb_tasks.judge.errors import JudgeError, JudgeFatalError, RunStopped
 from prb_tasks.judge.request import (

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.jsonstore import UnsafeCacheEntry
-from prb_tasks.judge.cache import open_store
+from prb_tasks.judge.answer_cache import open_store
 from prb_tasks.judge.errors import JudgeError
 
 # A job still ``submitting`` after this many seconds belongs to a process that died.

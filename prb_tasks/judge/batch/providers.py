@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from prb_tasks.judge.client import (
     CallError,
@@ -91,29 +91,6 @@ class ItemResult:
     outcome: str
     result: CallResult | None = None
     error: CallError | None = None
-
-
-class BatchAPI(Protocol):
-    """One provider's batch API."""
-
-    provider: str
-    limits: tuple[int, int]
-
-    def line(self, custom_id: str, body: dict[str, Any]) -> bytes: ...
-
-    async def submit(self, lines: list[bytes], job_id: str, model: str,
-                     on_file: Callable[[str], None]) -> tuple[str, BatchStatus | None]: ...
-
-    async def find(self, input_file_id: str | None, requests: int, since: float,
-                   known: set[str]) -> str | None: ...
-
-    async def retrieve(self, batch_id: str) -> BatchStatus: ...
-
-    async def results(self, status: BatchStatus) -> list[ItemResult]: ...
-
-    async def cancel(self, batch_id: str) -> BatchStatus: ...
-
-    async def aclose(self) -> None: ...
 
 
 async def with_retries(call: Callable[[], Awaitable[T]], retry: RetryPolicy,

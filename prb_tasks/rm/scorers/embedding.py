@@ -79,7 +79,7 @@ class EmbeddingScorer(Scorer):
                  device: str = "auto", dtype: str = "auto", backend: str = "torch", batch_size: int = 64,
                  device_from_harness: bool = False) -> None:
         _check_installed()
-        from prb_tasks.rm.devices import resolve_device
+        from prb_tasks.common.devices import resolve_device
 
         self.top_k = top_k
         self.question_weight = question_weight

@@ -1,8 +1,8 @@
 """Functions the few-shot task YAMLs reference; the code lives in the installed
 ``prb_tasks`` package so every task shares one copy of its state."""
 
-from prb_tasks.docs.fewshot import load_dataset  # noqa: F401
-from prb_tasks.docs.prompt_store import doc_prompt  # noqa: F401
+from prb_tasks.documents.fewshot import load_dataset  # noqa: F401
+from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
 from prb_tasks.fewshot.metrics import aukc, macro_high, macro_low, mean_present  # noqa: F401
 from prb_tasks.scoring.breakdowns import mean_over_users  # noqa: F401
 from prb_tasks.scoring.fewshot import process_fewshot_judge, process_fewshot_method  # noqa: F401

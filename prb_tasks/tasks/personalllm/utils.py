@@ -1,8 +1,8 @@
 """Functions the PersonalLLM task YAMLs reference; the code lives in the installed
 ``prb_tasks`` package so every task shares one copy of its state."""
 
-from prb_tasks.docs.prompt_store import doc_prompt  # noqa: F401
-from prb_tasks.docs.personalllm import load_dataset  # noqa: F401
+from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
+from prb_tasks.documents.personalllm import load_dataset  # noqa: F401
 from prb_tasks.scoring.bestofn import (  # noqa: F401
     judge_bon_regret_n2,
     judge_bon_regret_n4,

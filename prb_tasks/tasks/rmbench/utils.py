@@ -1,6 +1,6 @@
 """Functions the RM-Bench task YAMLs reference; the code lives in the installed ``prb_tasks``
 package so every task shares one copy of its state."""
 
-from prb_tasks.docs.prompt_store import doc_prompt  # noqa: F401
-from prb_tasks.docs.rmbench import load_dataset  # noqa: F401
+from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
+from prb_tasks.documents.rmbench import load_dataset  # noqa: F401
 from prb_tasks.scoring.rmbench import domain_score, easy_acc, hard_acc, normal_acc, process_styles  # noqa: F401

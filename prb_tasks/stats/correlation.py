@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from prb_tasks.stats.pairs import LEVEL, Interval
+
 Measure = Callable[[Sequence[float], Sequence[float]], "float | None"]
 RBO_P = 0.9
 
@@ -195,3 +197,54 @@ MEASURES: dict[str, Measure] = {
     "ndcg": ndcg,
     "rbo": rbo,
 }
+
+
+def draw_interval(draws: np.ndarray, point: float | None) -> Interval | None:
+    """A percentile interval around ``point`` from bootstrap draws of a measure.
+
+    Args:
+        draws: the measure on each resample; NaN where it was undefined there.
+        point: the measure on the data; None (undefined) gives None.
+
+    Returns:
+        None when fewer than half of the draws are defined: an interval from a handful
+        of them would mislead.
+    """
+    kept = draws[np.isfinite(draws)]
+    if point is None or len(kept) == 0 or len(kept) < 0.5 * len(draws):
+        return None
+    tail = (1.0 - LEVEL) / 2.0
+    low, high = np.quantile(kept, [tail, 1.0 - tail])
+    return Interval(point, float(low), float(high))
+
+
+def bootstrap_p(draws: np.ndarray) -> float | None:
+    """Two-sided bootstrap p-value of a difference being 0, from its draws (NaN ones dropped)."""
+    kept = draws[np.isfinite(draws)]
+    if len(kept) == 0:
+        return None
+    return float(min(1.0, 2 * min(np.mean(kept <= 0), np.mean(kept >= 0))))
+
+
+def williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, float] | None:
+    """Williams' t for H0: r12 = r13, where variable 1 (the downstream) is shared.
+
+    Args:
+        r12: correlation of the downstream with the first benchmark.
+        r13: correlation of the downstream with the second benchmark.
+        r23: correlation of the two benchmarks.
+        n: models.
+
+    Returns:
+        (t, two-sided p) with ``n - 3`` degrees of freedom, or None when undefined.
+    """
+    from scipy.stats import t as student
+
+    if n < 4 or any(v is None or not math.isfinite(v) for v in (r12, r13, r23)):
+        return None
+    det = 1 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2 * r12 * r13 * r23
+    denominator = 2 * (n - 1) / (n - 3) * det + ((r12 + r13) ** 2 / 4) * (1 - r23) ** 3
+    if denominator <= 0:
+        return None
+    value = (r12 - r13) * math.sqrt((n - 1) * (1 + r23) / denominator)
+    return float(value), float(2 * student.sf(abs(value), n - 3))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from prb_tasks.judge.cache import _answer_of, _rows
+from prb_tasks.judge.answer_cache import _answer_of, _rows
 
 
 @dataclass

@@ -3,7 +3,7 @@
 One loader serves every task; the task YAML says which subset and variant it wants
 (``dataset_kwargs``) and the user tunes it with ``--metadata`` (the keys of
 :data:`METADATA`). lm-eval also passes every ``--model_args`` key here;
-:mod:`prb_tasks.docs.metadata` tells the two apart and refuses unknown keys.
+:mod:`prb_tasks.documents.metadata` tells the two apart and refuses unknown keys.
 
 The planner's two stages are variants too: ``plan`` (stage 1: question + retrieved
 posts, the model lists the aspects this user expects) and ``planned`` (stage 2: the
@@ -26,13 +26,13 @@ from prb_tasks.data.personalized_rb.columnar import PairRow, SubsetTable
 from prb_tasks.data.personalized_rb.sources import load_table, resolve_data_dir
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, Subset, subset_by_name
 from prb_tasks.data.plan_files import PlanRecord, load_plans, question_sha
-from prb_tasks.docs.metadata import (
+from prb_tasks.documents.metadata import (
     MetadataError,
     MetadataSpec,
     check_options,
     task_name,
 )
-from prb_tasks.docs.pairs import (
+from prb_tasks.documents.pairs import (
     ASK_ONCE,
     BOTH_ORDERS,
     CHOSEN_FIRST,

@@ -57,9 +57,9 @@ def judge_pair_docs(
         positions: where chosen is shown, one document each (``A``, ``B``).
         rebuild: ``render_user`` gives the same text when called again later (its inputs are
             bound, not loop variables), so the prompt store may keep it instead of the text
-            (:func:`prb_tasks.docs.prompt_store.rebuildable`).
+            (:func:`prb_tasks.prompts.prompt_store.rebuildable`).
     """
-    from prb_tasks.docs.prompt_store import rebuildable
+    from prb_tasks.prompts.prompt_store import rebuildable
 
     docs: list[dict[str, Any]] = []
     for chosen_position in positions:
@@ -118,8 +118,8 @@ class DocList(list):
 
 def to_dataset(docs: list[dict[str, Any]]) -> dict[str, DocList]:
     """The ``{"test": documents}`` dict a ``custom_dataset`` loader returns; each prompt
-    moves to :mod:`prb_tasks.docs.prompt_store` (the samples file then writes it once)."""
-    from prb_tasks.docs.prompt_store import stash
+    moves to :mod:`prb_tasks.prompts.prompt_store` (the samples file then writes it once)."""
+    from prb_tasks.prompts.prompt_store import stash
     from prb_tasks.common.memory import trim
 
     dataset = {"test": DocList(stash(docs))}

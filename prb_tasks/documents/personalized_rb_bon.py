@@ -38,10 +38,10 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.columnar import SubsetTable
 from prb_tasks.data.personalized_rb.sources import load_table
 from prb_tasks.data.personalized_rb.subsets import SUBSETS, Subset
-from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
-from prb_tasks.docs.options import TemplateOptions, parse_options
-from prb_tasks.docs.pairs import ASK_ONCE, DocList, judge_system_prompt, to_dataset
-from prb_tasks.docs.personalized_rb import DocOptions, selected_posts, subset_source
+from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.documents.options import TemplateOptions, parse_options
+from prb_tasks.documents.pairs import ASK_ONCE, DocList, judge_system_prompt, to_dataset
+from prb_tasks.documents.personalized_rb import DocOptions, selected_posts, subset_source
 from prb_tasks.prompts.retrieval import DEFAULT_MAX_POST_CHARS, RETRIEVERS, format_posts
 from prb_tasks.prompts.templates import render, resolve
 from prb_tasks.scoring.bon_official import RULE as OFFICIAL

@@ -18,9 +18,9 @@ from prb_tasks.data import provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rewardbench2.schema import SUBSETS, Row, subset_slug
 from prb_tasks.data.rewardbench2.sources import ENV_VAR, HF_REPO, HF_SPLIT, load_rows, resolve_data_dir
-from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
-from prb_tasks.docs.options import parse_options
-from prb_tasks.docs.pairs import DocList, to_dataset
+from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.documents.options import parse_options
+from prb_tasks.documents.pairs import DocList, to_dataset
 
 
 class RewardBench2Options(BaseModel):

@@ -42,10 +42,10 @@ from prb_tasks.data.personalllm.items import (
 from prb_tasks.data.personalllm.presets import PRESETS
 from prb_tasks.data.personalllm.schema import PromptRow
 from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
-from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
-from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
-from prb_tasks.docs.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
-from prb_tasks.prompts.history import PastChoice, profile_texts
+from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options
+from prb_tasks.documents.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
+from prb_tasks.prompts.user_history import PastChoice, profile_texts
 from prb_tasks.prompts.templates import render, resolve
 
 VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history", "bon", "bon_history", "bon_judge", "gen")

@@ -9,7 +9,8 @@ user (any cluster of pairs):
   user's pairs, and recomputes the pooled (or per-subset macro) mean;
 - :func:`cluster_sign_flip` tests a paired difference by flipping the sign of each
   user's summed difference at once (exact when there are few users, else a seeded
-  Monte-Carlo estimate).
+  Monte-Carlo estimate);
+- :func:`user_macro` averages each user's mean over users, with a user-resampled interval.
 
 The draws follow a fixed, documented recipe so that anyone can reproduce an interval:
 resample ``i`` picks ``C`` user indices with ``rng.integers(0, C, size=C)`` from
@@ -19,11 +20,11 @@ their order of first appearance).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from prb_tasks.report.stats import ITERS, LEVEL, SEED, Interval
+from prb_tasks.stats.pairs import ITERS, LEVEL, SEED, Interval
 
 SIGN_FLIPS = 20000
 EXACT_USERS = 16  # 2**16 sign patterns: enumerate them instead of sampling
@@ -147,3 +148,19 @@ def cluster_sign_flip(diffs: np.ndarray, clusters: np.ndarray, iters: int = SIGN
         extreme += int(np.sum(np.abs(signs @ totals) >= observed - slack))
         done += rows
     return float(min(1.0, (1 + extreme) / (1 + iters)))
+
+
+def user_macro(outcomes: Sequence[tuple[str, float]], iters: int = ITERS, seed: int = SEED) -> Interval | None:
+    """Each user's mean, averaged over users, with a 95% interval from resampling users.
+
+    Args:
+        outcomes: ``(user_id, correct)`` per scored query.
+        iters: bootstrap resamples.
+        seed: generator seed.
+    """
+    if not outcomes:
+        return None
+    codes = cluster_codes([u for u, _ in outcomes])
+    values = np.array([float(c) for _, c in outcomes])
+    means = np.bincount(codes, weights=values) / np.bincount(codes)
+    return cluster_bootstrap(means, np.arange(len(means)), iters=iters, seed=seed)

@@ -1,10 +1,14 @@
-"""Pick the torch device and dtype for local models (torch is imported lazily)."""
+"""Pick the torch device and dtype for local models (torch is imported lazily).
+
+Shared by the reward models, the text encoders and dense retrieval; a device that is not
+there is a one-line :class:`~prb_tasks.common.errors.PRBError`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from prb_tasks.rm.errors import RMError
+from prb_tasks.common.errors import PRBError
 
 
 def resolve_device(requested: str, from_harness: bool = False) -> str:
@@ -28,9 +32,9 @@ def resolve_device(requested: str, from_harness: bool = False) -> str:
         if from_harness:
             # lm-eval's --device defaults to cuda:0 on every machine: not an error.
             return resolve_device("auto")
-        raise RMError(f"prb-rm: device={requested} was requested but CUDA is not available")
+        raise PRBError(f"prb-rm: device={requested} was requested but CUDA is not available")
     if requested == "mps" and not torch.backends.mps.is_available():
-        raise RMError("prb-rm: device=mps was requested but MPS is not available")
+        raise PRBError("prb-rm: device=mps was requested but MPS is not available")
     return requested
 
 

@@ -38,7 +38,7 @@ class MetadataError(PRBError):
 class MetadataSpec:
     """The ``--metadata`` keys one task family understands.
 
-    A family exposes its spec as ``METADATA`` in ``prb_tasks/docs/<module>.py``;
+    A family exposes its spec as ``METADATA`` in ``prb_tasks/documents/<module>.py``;
     ``prb eval`` finds it there (:func:`all_specs`) and checks the keys before any
     model loads, for runs whose tasks all live in folders named like a spec's family.
 
@@ -131,11 +131,11 @@ def describe_keys(spec: MetadataSpec) -> list[str]:
 
 
 def family_modules() -> dict[str, Any]:
-    """Family name -> the ``prb_tasks.docs`` module that declares its ``METADATA``."""
+    """Family name -> the ``prb_tasks.documents`` module that declares its ``METADATA``."""
     import importlib
     import pkgutil
 
-    import prb_tasks.docs as package
+    import prb_tasks.documents as package
 
     found: dict[str, Any] = {}
     for info in pkgutil.iter_modules(package.__path__):

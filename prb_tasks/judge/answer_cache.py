@@ -1,4 +1,4 @@
-"""The judge's disk cache: one JSON document per answer, nothing else.
+"""The judge's answer cache on disk: one JSON document per answer, nothing else.
 
 Stored through :class:`~prb_tasks.common.jsonstore.JsonOnlyDisk` (plain text only, never
 unpickled); :class:`JudgeCache` then refuses any text that is not one of our JSON answers.
@@ -22,7 +22,7 @@ import diskcache
 
 from prb_tasks.judge.options import CacheMode
 from prb_tasks.judge.storage import storage_errors
-from prb_tasks.common.jsonstore import JsonOnlyDisk, UnsafeCacheEntry
+from prb_tasks.common.jsonstore import JsonOnlyDisk, UnsafeCacheEntry, new_json_store
 
 _ANSWER_VERSION = 1
 
@@ -109,20 +109,7 @@ def open_store(directory: Path) -> diskcache.Cache:
     """
     with storage_errors(directory):
         directory.mkdir(parents=True, exist_ok=True)
-        return _open(directory)
-
-
-def _open(directory: Path) -> diskcache.Cache:
-    return diskcache.Cache(
-        str(directory),
-        disk=JsonOnlyDisk,
-        # Never evict: a judge cache is a record of money spent, not a hot-set cache.
-        eviction_policy="none",
-        size_limit=2**62,
-        statistics=False,
-        # Several processes may write at once; wait for the lock instead of failing.
-        timeout=60,
-    )
+        return new_json_store(directory, keep_all=True)
 
 
 class JudgeCache:

@@ -16,9 +16,8 @@ from typing import Literal
 
 import numpy as np
 
-from prb_tasks.report.cluster_stats import cluster_bootstrap, cluster_codes, cluster_means, cluster_sign_flip
-from prb_tasks.report.outcomes import Entry
-from prb_tasks.report.stats import Interval, McNemar, bootstrap, mcnemar
+from prb_tasks.stats.clusters import cluster_bootstrap, cluster_codes, cluster_means, cluster_sign_flip
+from prb_tasks.stats.pairs import Interval, McNemar, bootstrap, mcnemar
 
 Unit = Literal["pairs", "users"]
 
@@ -96,19 +95,6 @@ class Design:
         differ = ~np.isclose(diffs, 0.0)
         return McNemar(int(np.sum(differ & (diffs > 0))), int(np.sum(differ & (diffs < 0))),
                        cluster_sign_flip(diffs, self.clusters))
-
-
-def design_of(entry: Entry, keys: list[str] | None = None) -> Design:
-    """The design of ``entry``'s pairs (all of them, or ``keys`` in that order).
-
-    Args:
-        entry: a model's per-pair outcomes; its ``user`` list says who each pair is from.
-        keys: pair keys to keep, in the order of the values that will be passed.
-    """
-    index = entry.index
-    rows = list(range(len(entry.keys))) if keys is None else [index[k] for k in keys]
-    known = entry.user if len(entry.user) == len(entry.keys) else [None] * len(entry.keys)
-    return design_for([entry.keys[i] for i in rows], [entry.subset[i] for i in rows], [known[i] for i in rows])
 
 
 def design_for(keys: list[str], subsets: list[str], users: list[str | None]) -> Design:

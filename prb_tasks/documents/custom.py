@@ -19,16 +19,16 @@ from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.custom.schema import Preference, UserRecord
 from prb_tasks.data.custom.sources import example_path, load_users, missing_path_line
 from prb_tasks.data.errors import DataError
-from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
-from prb_tasks.docs.options import TemplateOptions, option_keys, parse_options
-from prb_tasks.docs.pairs import (
+from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options
+from prb_tasks.documents.pairs import (
     DocList,
     judge_pair_docs,
     judge_system_prompt,
     scalar_pair_doc,
     to_dataset,
 )
-from prb_tasks.prompts.history import PastChoice, profile_texts, traits
+from prb_tasks.prompts.user_history import PastChoice, profile_texts, traits
 from prb_tasks.prompts.templates import render, resolve
 
 VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history")

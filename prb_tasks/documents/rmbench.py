@@ -17,9 +17,9 @@ from prb_tasks.data import provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rmbench.schema import DOMAINS, Row, domain_of
 from prb_tasks.data.rmbench.sources import ENV_VAR, FILE_NAME, HF_REPO, HF_SPLIT, load_rows, resolve_data_dir
-from prb_tasks.docs.metadata import MetadataSpec, check_options, task_name
-from prb_tasks.docs.options import parse_options
-from prb_tasks.docs.pairs import DocList, to_dataset
+from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.documents.options import parse_options
+from prb_tasks.documents.pairs import DocList, to_dataset
 
 
 class RMBenchOptions(BaseModel):
