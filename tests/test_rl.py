@@ -121,7 +121,7 @@ def test_rm_typo_is_one_line():
 
 
 def test_downstream_run_is_read_by_validity_as_best_of_n(tmp_path):
-    from prb_tasks.report.validity import _read_downstream
+    from prb_tasks.report.validity import read_downstream
     from prb_tasks.rl.downstream import TASK, write_run
 
     grades = {("art/1", "a"): 1.0, ("art/1", "aa"): 2.0, ("art/2", "b"): 0.5, ("art/2", "bb"): None}
@@ -132,7 +132,7 @@ def test_downstream_run_is_read_by_validity_as_best_of_n(tmp_path):
     assert data["results"][TASK]["bon_gain,none"] == pytest.approx(1.0)
     assert data["results"][TASK]["ungraded,none"] == pytest.approx(0.5)
     notes: list[str] = []
-    sides = _read_downstream(path, notes)
+    sides = read_downstream(path, notes)
     side = sides[TASK]
     assert side.sums == {"art/1": 1.0} and side.offered == 2 and not notes
 
@@ -220,6 +220,7 @@ def test_prb_rl_end_to_end_resumes_and_validity_reads_the_runs(tmp_path, monkeyp
 
 
 def test_grader_with_nothing_readable_is_one_line(tmp_path, monkeypatch, capsys):
+    from prb_tasks.cli.evalcmd import run_eval
     from prb_tasks.rl.grade import run_grader, write_candidates
     from prb_tasks.testing.fake_server import FakeLLMServer, garbage
 
@@ -228,7 +229,7 @@ def test_grader_with_nothing_readable_is_one_line(tmp_path, monkeypatch, capsys)
     write_candidates(tmp_path / "c.jsonl", {"base": {"art/0": "one", "art/1": "two"}}, ["base"])
     with FakeLLMServer(policy=garbage()) as server, pytest.raises(PRBError) as info:
         run_grader(tmp_path / "c.jsonl", tmp_path / "grade", f"model=openai/g,api_base={server.openai_base}",
-                   "prb", "sample", None)
+                   "prb", "sample", None, run_eval)
     assert "\n" not in str(info.value) and "prb rl:" in str(info.value)
 
 

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("prompts", "documents"),
     ("judge", "rm", "fewshot"),
     ("scoring",),
-    ("report", "audit", "collect"),
+    ("report", "audit", "collect", "rl"),
     ("cli", "tasks", "plugin", "__main__", "_startup", "__init__"),
 )
 LAYER_OF = {pkg: i for i, names in enumerate(LAYERS) for pkg in names}

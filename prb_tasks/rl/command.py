@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from prb_tasks.common.errors import PRBError
@@ -70,10 +71,15 @@ def _check_path(value: str, what: str) -> None:
         raise PRBError(f"prb rl: {what} '{value}' does not exist; give a folder or a hub name")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run ``prb rl``; 0 on success, 2 on bad input (one line), 130 on Ctrl-C."""
+def run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
+    """Run ``prb rl``; 0 on success, 2 on bad input (one line), 130 on Ctrl-C.
+
+    Args:
+        args: the parsed command line.
+        evaluate: runs one ``prb eval`` (the grading step), given by the command line.
+    """
     try:
-        return _run(args)
+        return _run(args, evaluate)
     except PRBError as exc:
         print(str(exc), file=sys.stderr)
         return 2
@@ -83,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     from prb_tasks.rl.presets import get_preset
 
     preset = get_preset(args.preset, max_steps=args.max_steps)
@@ -135,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
     order = ["base"] + [_slug(rm) for rm in rms]
     write_candidates(out / "candidates.jsonl", answers, order)
     grades = run_grader(out / "candidates.jsonl", out / "grade", args.grader, preset.bon_preset, args.data_dir,
-                        args.templates)
+                        args.templates, evaluate)
     print(f"{'reward model':40} {'graded':>7} {'base':>7} {'trained':>8} {'gain':>7}")
     for rm_args in rms:
         slug = _slug(rm_args)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Callable
 from typing import Optional
 
 from prb_tasks.common.errors import PRBError
@@ -36,7 +37,7 @@ def write_candidates(path: Path, answers: dict[str, dict[str, str]], order: list
 
 
 def run_grader(candidates: Path, out: Path, grader: str, bon_preset: str, data_dir: Optional[str],
-               templates: Optional[str]) -> dict[tuple[str, str], Optional[float]]:
+               templates: Optional[str], evaluate: Callable[[list[str]], int]) -> dict[tuple[str, str], Optional[float]]:
     """Grade ``candidates`` with ``prb-judge`` (``grader``: its ``--model_args``); (pair_key, sha) -> grade.
 
     Args:
@@ -46,9 +47,9 @@ def run_grader(candidates: Path, out: Path, grader: str, bon_preset: str, data_d
         bon_preset: ``prb`` or ``official`` (the authors' grader prompt and reading).
         data_dir: the data the prompts came from.
         templates: the templates folder (the authors' prompts for ``official``).
+        evaluate: runs one ``prb eval`` (its arguments; returns the exit status). The command
+            line passes its own, so this library code never imports the command line.
     """
-    from prb_tasks.cli.evalcmd import run_eval
-
     metadata = {"candidates": str(candidates), "preset": bon_preset}
     if data_dir:
         metadata["data_dir"] = data_dir
@@ -58,7 +59,7 @@ def run_grader(candidates: Path, out: Path, grader: str, bon_preset: str, data_d
             "--metadata", json.dumps(metadata), "--output_path", str(out), "--log_samples"]
     if bon_preset == "official":
         argv += ["--gen_kwargs", "max_gen_toks=32"]  # their evaluate.py: at most 32 new tokens
-    status = run_eval(argv)
+    status = evaluate(argv)
     if status != 0:
         raise PRBError(f"prb rl: grading the answers failed (prb eval exit {status}, its line is above); fix the "
                        f"grader and run the same prb rl command again (answers and trained policies are kept)")
