@@ -20,7 +20,7 @@ import pytest
 from prb_tasks.data.custom.sources import load_users
 from tests.report_fixture import write_run
 from tests.runner import run_cli
-from tests.test_compare_browser import chromium
+from tests.e2e.test_compare_browser import chromium
 
 BACKGROUND = (0xFA, 0xFB, 0xFC)  # body background in report.css
 

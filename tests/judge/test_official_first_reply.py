@@ -136,7 +136,7 @@ def test_batch_mode_keeps_an_empty_first_answer_only_in_the_official_task(tmp_pa
     from prb_tasks.judge.model import JudgeLM
     from prb_tasks.testing.fake_batches import BatchScript
     from prb_tasks.testing.fake_server import always
-    from tests.test_judge_model import requests_for
+    from tests.judge.test_judge_model import requests_for
 
     monkeypatch.setenv("PRB_TEST_KEY", KEY)
     docs = build_docs("Art_and_Entertainment", variant, source="sample")[:6]

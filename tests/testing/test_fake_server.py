@@ -40,7 +40,7 @@ from prb_tasks.testing.fake_server import (
     scripted,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 USER = [{"role": "user", "content": "Which response is better?"}]
 
 

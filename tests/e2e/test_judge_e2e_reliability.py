@@ -18,8 +18,8 @@ import pytest
 from prb_tasks.judge.cache import cache_info
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import metric, read_results, read_samples, run_cli
-from tests.test_judge_e2e import ENV, KEY, N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
-from tests.test_judge_reliability import canaries, leaked
+from tests.e2e.test_judge_e2e import ENV, KEY, N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
+from tests.judge.test_judge_reliability import canaries, leaked
 
 
 def popen(tmp_path: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:

@@ -18,7 +18,7 @@ from prb_tasks.judge.cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.storage import CacheDiskFull, CacheStoreError, store_error
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import metric, read_results, run_cli
-from tests.test_judge_e2e import ENV, N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
+from tests.e2e.test_judge_e2e import ENV, N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
 
 
 def answer(n: int) -> CachedAnswer:

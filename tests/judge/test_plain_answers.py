@@ -68,7 +68,7 @@ def test_bm25_without_any_history_warns_that_every_pair_ties(tmp_path: Path) -> 
 
 def test_unreachable_provider_is_not_blamed_on_an_api_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from prb_tasks.judge.model import JudgeLM
-    from tests.test_judge_reliability import DOCS, requests_for
+    from tests.judge.test_judge_reliability import DOCS, requests_for
 
     # A proxy on a closed port stands for "no network" on any machine.
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"):

@@ -103,7 +103,7 @@ def test_a_refused_argument_is_caught(tmp_path: Path, monkeypatch: pytest.Monkey
     bad.mkdir()
     (bad / "x.md").write_text("```bash\nprb eval --model prb-judge --model_args "
                               "model=openai/m,api_base=http://localhost:8000/v1,api_key=none --tasks t\n```\n")
-    monkeypatch.setattr("tests.test_docs_model_args.REPO", tmp_path)
+    monkeypatch.setattr("tests.cli.test_docs_model_args.REPO", tmp_path)
     (tmp_path / "README.md").write_text("")
     ((where, model, args),) = recipes()
     with pytest.raises(pytest.fail.Exception, match="api_key"):

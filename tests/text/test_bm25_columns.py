@@ -15,7 +15,7 @@ from prb_tasks.prompts.retrieval import RetrievalOptions, rank_columns, select_p
 from prb_tasks.text import bm25_columns
 from prb_tasks.text.bm25 import _TOKEN, BM25Index
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from fullsize_data import generate  # noqa: E402
 
 # Letters of both cases, digits, apostrophes, separators, and characters whose lower case

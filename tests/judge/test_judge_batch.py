@@ -34,8 +34,8 @@ from prb_tasks.testing.fake_batches import BatchScript
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows
 from tests.runner import metric, read_results, run_cli
-from tests.test_judge_e2e import ENV, KEY, TASK, N, assert_no_key, usage_of
-from tests.test_judge_model import expected, letters, requests_for
+from tests.e2e.test_judge_e2e import ENV, KEY, TASK, N, assert_no_key, usage_of
+from tests.judge.test_judge_model import expected, letters, requests_for
 
 METRICS = ("acc", "acc_macro", "acc_pair", "consistency", "pos_a_rate", "parse_fail", "error_rate", "skip_rate")
 MODELS = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-haiku-4-5"}

@@ -25,7 +25,7 @@ from prb_tasks.rm.errors import ServedRMError
 from prb_tasks.rm.scorers.served import ServedScorer
 from prb_tasks.scoring.verdict import SKIPPED_MARK
 from prb_tasks.testing.fake_server import FakeLLMServer, always, garbage, scripted
-from tests.test_judge_model import DOCS, chosen_policy, expected, judge, letters, requests_for
+from tests.judge.test_judge_model import DOCS, chosen_policy, expected, judge, letters, requests_for
 
 KEY = "sk-prb-judge-test-KEY-77f3a91c"
 

@@ -26,7 +26,7 @@ from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.docs import personalllm as docs_module
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 # The published constants as typed out independently of the package (see there).
-from tests.test_personalllm import PUBLISHED
+from tests.data.test_personalllm import PUBLISHED
 
 
 

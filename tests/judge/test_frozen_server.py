@@ -22,10 +22,10 @@ from prb_tasks.judge.usage import take_last_summary
 from prb_tasks.scoring.verdict import SKIPPED_MARK
 from prb_tasks.testing.fake_server import FakeLLMServer, always
 from tests.runner import metric, read_results
-from tests.test_judge_e2e import N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
-from tests.test_judge_e2e_reliability import lines, popen
-from tests.test_judge_model import DOCS, judge, letters, requests_for
-from tests.test_judge_reliability import KEY
+from tests.e2e.test_judge_e2e import N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
+from tests.e2e.test_judge_e2e_reliability import lines, popen
+from tests.judge.test_judge_model import DOCS, judge, letters, requests_for
+from tests.judge.test_judge_reliability import KEY
 
 TIMEOUT = 2.0
 

@@ -188,7 +188,7 @@ def _docs_example(tmp_path: Path) -> type[Method]:
     import importlib.util
     import re
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "personalization.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "personalization.md").read_text(encoding="utf-8")
     match = re.search(r"<!-- fewshot-user-example -->\n```python\n(.*?)```", text, re.S)
     assert match, "docs/personalization.md lost its demographics example"
     (tmp_path / "age_methods.py").write_text(match.group(1), encoding="utf-8")

@@ -14,7 +14,7 @@ from prb_tasks.docs import prompt_store
 from prb_tasks.judge import chat_context as cc
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.runner import read_samples, run_cli
-from tests.test_judge_e2e import ENV, KEY, chosen_policy, model_args
+from tests.e2e.test_judge_e2e import ENV, KEY, chosen_policy, model_args
 
 SUBTASK = "personalized_rb_sample_art"
 

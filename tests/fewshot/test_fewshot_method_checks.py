@@ -141,7 +141,7 @@ def test_through_prb_eval_a_nan_method_and_a_hung_one_exit_2(tmp_path: Path) -> 
     (tmp_path / "nanmethod.py").write_text(textwrap.dedent(NAN_METHOD), encoding="utf-8")
     base = ["eval", "--model", "prb-method", "--tasks", "personalized_custom_fewshot", "--metadata",
             '{"data_path": "example", "queries": 2}']
-    env = {"PYTHONPATH": f"{tmp_path}:{Path(__file__).resolve().parents[1]}"}
+    env = {"PYTHONPATH": f"{tmp_path}:{Path(__file__).resolve().parents[2]}"}
     proc = run_cli(base + ["--model_args", "method=nanmethod:NanMethod"], cwd=tmp_path, env=env)
     assert proc.returncode == 2, proc.stderr[-3000:]  # before: exit 0 and a silent 0%
     assert "prb-method (nan_method): score() for user" in proc.stderr and "returned nan" in proc.stderr

@@ -280,7 +280,7 @@ def test_ctrl_c_while_loading_data(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_during_scoring_then_resume(tmp_path):
-    from tests.test_rm_served import FakeRMServer
+    from tests.rm.test_rm_served import FakeRMServer
 
     server = FakeRMServer()
     server.hang = " "  # every response has a space: each request takes 1.5 s
