@@ -112,3 +112,13 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     yield tmp_path / "cache"
     rank_cache._CACHES.clear()
     selection_cache._MEMORY.clear()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the ``slow`` tests first (in their usual order, the rest after
+    in theirs): the workers start on the long ones and the short ones fill the gaps at
+    the end, instead of one worker drawing a 60-second test when the others are done.
+    A serial run keeps the files' order."""
+    if not hasattr(config, "workerinput"):
+        return
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
