@@ -1,6 +1,6 @@
 """``prb collect``: the journal, the export, and the server over plain HTTP (a real
 ``prb collect serve`` subprocess: kill -9, restarts, two participants at once, hostile
-text, CSRF, body limits). The browser test is tests/test_collect_browser.py."""
+text, CSRF, body limits). The browser test is tests/e2e/test_collect_browser.py."""
 
 from __future__ import annotations
 

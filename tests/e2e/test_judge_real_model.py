@@ -7,7 +7,7 @@ by ``PRB_LLAMA_PYTHON`` (so the server can live in its own venv)::
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \\
         pip install "llama-cpp-python[server]"   # builds from source, ~6 min
 
-    PRB_LLAMA_PYTHON=/path/to/that/venv/bin/python pytest tests/test_judge_real_model.py
+    PRB_LLAMA_PYTHON=/path/to/that/venv/bin/python pytest tests/e2e/test_judge_real_model.py
 
 Every workflow with the same model, end to end, is ``.ci/real`` (docs/development.md,
 Real-model tier); this test is the quick check of the judge path alone.

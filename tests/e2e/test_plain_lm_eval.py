@@ -3,10 +3,10 @@ or before issue 34): our tasks load with ``--include_path``; our models do not, 
 lm-eval 0.4.13 looks ``--model`` up in its own registry and reads no entry points. From
 Python, :func:`prb_tasks.plugin.register_models` adds them.
 
-(With the hook, as installed by the wheel: tests/test_install.py and tests/test_lm_eval_hook.py.)
+(With the hook, as installed by the wheel: tests/e2e/test_install.py and tests/cli/test_lm_eval_hook.py.)
 
 (Plain ``lm_eval`` with a built-in model on our tasks is run by
-``tests/test_metadata.py`` (``dummy``) and ``tests/test_tasks_end_to_end.py`` (``litellm``).)
+``tests/docs/test_metadata.py`` (``dummy``) and ``tests/e2e/test_tasks_end_to_end.py`` (``litellm``).)
 """
 
 from __future__ import annotations

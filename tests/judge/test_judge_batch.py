@@ -1,7 +1,7 @@
 """Batch mode and dry runs against the fake server's batch APIs, over real sockets.
 
 End-to-end cases run ``python -m prb_tasks eval`` in subprocesses on
-``personalized_rb_sample`` (both orders: 72 requests), like tests/test_judge_e2e.py;
+``personalized_rb_sample`` (both orders: 72 requests), like tests/e2e/test_judge_e2e.py;
 recovery cases drive the real :class:`JudgeLM` in-process, where each step is quicker
 to set up.
 """
