@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -18,16 +19,46 @@ from tests import leftovers  # noqa: E402
 FILE = "test-00000-of-00001"
 
 # Every process the session starts inherits this token (a fresh one per session, nested
-# sessions included), so the check below finds its orphans too (tests/leftovers.py).
+# sessions included), so the check below finds its orphans too (tests/leftovers.py). Under
+# pytest-xdist each worker imports this file too and so gets a token of its own: a worker
+# checks the processes its tests started, and the controller checks only its own (not the
+# workers, which it started itself).
 _SESSION_PID = os.getpid()
 os.environ[leftovers.TOKEN_ENV] = uuid.uuid4().hex
+
+# prb's caches (rankings, selections, judge answers without a cache_dir) go to a folder of
+# this session's own, not to the user's cache dir: parallel workers and other runs on the
+# machine then never share one, and a run leaves nothing behind. A test that needs an
+# empty one still takes the fresh_cache fixture. PRB_CACHE_DIR set by the caller wins.
+if not os.environ.get("PRB_CACHE_DIR"):
+    _SESSION_CACHE = tempfile.TemporaryDirectory(prefix="prb-test-cache-")
+    os.environ["PRB_CACHE_DIR"] = _SESSION_CACHE.name
+
+# Filled on the xdist controller, one entry per worker that finished: its pid and what
+# its own check found (the workers' terminal output is not shown, so they send it here).
+_WORKERS_DOWN: list[dict] = []
+
+
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 (xdist's hook, absent without it)
+    """On the xdist controller: keep what a finished worker reported."""
+    output = getattr(node, "workeroutput", None) or {}
+    _WORKERS_DOWN.append({"pid": output.get("prb_pid"), "left": output.get("prb_leftovers", [])})
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the run when a test left a process running (a server, a ``prb`` run, a ``sleep``);
-    name each one, then kill it so it does not outlive the run."""
-    left = leftovers.wait_then_kill(_SESSION_PID, os.environ.get(leftovers.TOKEN_ENV))
+    name each one, then kill it so it does not outlive the run. An xdist worker sends its
+    list to the controller, which reports every worker's with its own."""
+    workers = {w["pid"] for w in _WORKERS_DOWN if w["pid"]}
+    left = [str(p) for p in leftovers.wait_then_kill(_SESSION_PID, os.environ.get(leftovers.TOKEN_ENV),
+                                                      ignore=workers)]
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller reports it
+        workeroutput["prb_pid"] = os.getpid()
+        workeroutput["prb_leftovers"] = left
+        return
+    left += [line for w in _WORKERS_DOWN for line in w["left"]]
     if not left:
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -81,3 +112,13 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     yield tmp_path / "cache"
     rank_cache._CACHES.clear()
     selection_cache._MEMORY.clear()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the ``slow`` tests first (in their usual order, the rest after
+    in theirs): the workers start on the long ones and the short ones fill the gaps at
+    the end, instead of one worker drawing a 60-second test when the others are done.
+    A serial run keeps the files' order."""
+    if not hasattr(config, "workerinput"):
+        return
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -63,12 +63,13 @@ def _command(pid: int) -> str:
     return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()[:200] or "?"
 
 
-def find(session_pid: int, token: str | None) -> list[Leftover]:
-    """The live (not zombie) processes that are ``session_pid``'s children or carry ``token``."""
+def find(session_pid: int, token: str | None, ignore: frozenset[int] | set[int] = frozenset()) -> list[Leftover]:
+    """The live (not zombie) processes that are ``session_pid``'s children or carry ``token``,
+    except those in ``ignore`` (pytest-xdist's workers, when the controller looks)."""
     found = []
     me = os.getpid()
     for entry in PROC.iterdir():
-        if not entry.name.isdigit() or int(entry.name) in (me, session_pid):
+        if not entry.name.isdigit() or int(entry.name) in (me, session_pid) or int(entry.name) in ignore:
             continue
         pid = int(entry.name)
         stat = _stat(pid)
@@ -79,14 +80,16 @@ def find(session_pid: int, token: str | None) -> list[Leftover]:
     return found
 
 
-def wait_then_kill(session_pid: int, token: str | None, grace: float = 5.0) -> list[Leftover]:
+def wait_then_kill(session_pid: int, token: str | None, grace: float = 5.0,
+                   ignore: frozenset[int] | set[int] = frozenset()) -> list[Leftover]:
     """The session's processes still running after ``grace`` seconds (ones being shut down
-    get that long to go), each then killed so none outlives the run."""
+    get that long to go), each then killed so none outlives the run; ``ignore`` names
+    processes that are not leftovers (pytest-xdist's workers, seen from the controller)."""
     deadline = time.monotonic() + grace
-    left = find(session_pid, token)
+    left = find(session_pid, token, ignore)
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
-        left = find(session_pid, token)
+        left = find(session_pid, token, ignore)
     for leftover in left:
         try:
             os.kill(leftover.pid, signal.SIGKILL)

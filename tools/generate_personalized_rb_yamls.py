@@ -5,7 +5,7 @@ per subset (``personalized_rb_<variant>_<subset>.yaml``), all alike but for the 
 The four ``_*.yaml`` files they include (prompts, metrics, the loader) are written by hand.
 Run ``python tools/generate_personalized_rb_yamls.py`` after changing :data:`VARIANTS`;
 ``--check`` exits 1 when a committed file differs from what the table gives
-(``tests/test_generated_yamls.py`` runs the same comparison).
+(``tests/documents/test_generated_yamls.py`` runs the same comparison).
 """
 
 from __future__ import annotations

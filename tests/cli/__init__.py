@@ -1,0 +1,1 @@
+"""Tests of prb_tasks/cli/."""
