@@ -364,9 +364,9 @@ def _main(args_list: list[str]) -> int:
 
         return run_collect(args)
     if args.command == "rl":
-        from prb_tasks.cli.evalcmd import run_eval
+        from prb_tasks.cli import evalcmd
         from prb_tasks.rl.command import run as run_rl
 
-        return run_rl(args, run_eval)
+        return run_rl(args, evalcmd.run_eval)
     parser.print_help()
     return 0
