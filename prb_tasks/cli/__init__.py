@@ -147,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb personalllm score runs/ --json scores.json\n"
             "  prb bon summary runs/skywork\n"
             "  prb batch status ; prb batch cancel BATCH_ID\n"
+            "  prb train prefs.json --architecture context --backbone Qwen/Qwen2.5-0.5B-Instruct --out rm/\n"
             "  prb collect serve pairs.jsonl --out prefs.json --participants ana,ben ; prb collect status prefs.json\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
@@ -283,8 +284,10 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--cache-dir", help="judge cache folder (default: $PRB_CACHE_DIR/judge or the user cache dir)")
 
     from prb_tasks.collect.command import add_parser as add_collect
+    from prb_tasks.train.command import add_parser as add_train
 
     add_collect(sub)
+    add_train(sub)
     return parser
 
 
@@ -360,5 +363,9 @@ def _main(args_list: list[str]) -> int:
         from prb_tasks.collect.command import run as run_collect
 
         return run_collect(args)
+    if args.command == "train":
+        from prb_tasks.train.command import run as run_train
+
+        return run_train(args)
     parser.print_help()
     return 0
