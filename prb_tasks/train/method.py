@@ -40,6 +40,7 @@ class TrainedMethod(Method):
         self.checkpoint, self.device = checkpoint, device
         self.architecture = self.manifest["architecture"]
         self.model: Any = None
+        self._cache: dict[str, Any] = {}
         self.state: dict[str, Any] = {}
 
     def learn(self, seen: Sequence[SeenUser]) -> None:
@@ -54,9 +55,15 @@ class TrainedMethod(Method):
     def _pooled(self, texts: list[str]) -> Any:
         import torch
 
-        ids, mask = self.collator.tokens(texts)
-        with torch.no_grad():
-            return self.model.embed(ids.to(self.device), mask.to(self.device))
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            ids, mask = self.collator.tokens(todo)
+            with torch.no_grad():
+                states = self.model.embed(ids.to(self.device), mask.to(self.device))
+            # A response's pooled state depends only on its text: every k and (for the
+            # latent and mixture models) every user reads the same one.
+            self._cache.update(zip(todo, states))
+        return torch.stack([self._cache[t] for t in texts])
 
     def adapt(self, user: User, support: Sequence[Pair]) -> None:
         from prb_tasks.train.collate import render_pair
