@@ -103,9 +103,12 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         }
         checkpoint.save(out, trainer.accelerator.unwrap_model(model), tokenizer, manifest)
         if progress:
+            how = (f"--model prb-rm --model_args pretrained={out} on the personalized_rb *_scalar tasks"
+                   if data.family == "personalized_rb" else
+                   f"--model prb-method --model_args method=trained,checkpoint={out} on the *_fewshot task "
+                   "with the same --metadata")
             print(f"prb train: wrote {out} ({result.global_step} steps, loss {result.training_loss:.4f}, "
-                  f"{time.perf_counter() - started:.1f} s); evaluate with --model prb-method --model_args "
-                  f"method=trained,checkpoint={out}", file=sys.stderr)
+                  f"{time.perf_counter() - started:.1f} s); evaluate with {how}", file=sys.stderr)
     return out
 
 
