@@ -66,6 +66,9 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     if out.exists() and not out.is_dir():
         raise TrainError(f"prb train: --out {options.out} is a file; give a folder for the checkpoint")
     data = load(options)
+    if options.backbone.startswith(("/", ".", "~")) and not Path(options.backbone).expanduser().exists():
+        raise TrainError(f"prb train: --backbone {options.backbone} does not exist; give a Hugging Face model id "
+                         "or a model folder")
     try:
         tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(options.backbone))
     except (OSError, ValueError) as exc:

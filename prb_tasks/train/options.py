@@ -93,4 +93,7 @@ def parse(values: dict[str, Any], metadata: str | None) -> TrainOptions:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "--" + "-".join(str(p) for p in first["loc"]).replace("_", "-") if first["loc"] else "prb train"
+        if first["type"] == "missing":
+            field = TrainOptions.model_fields[str(first["loc"][0])]
+            raise TrainError(f"prb train: give {where} ({field.description})") from None
         raise TrainError(f"prb train: {where}: {first['msg'].removeprefix('Value error, ')}") from None
