@@ -34,7 +34,7 @@ root, arch = sys.argv[1], sys.argv[2]
 extra = json.loads(sys.argv[3])
 options = parse({"data": f"{root}/users.jsonl", "architecture": arch, "backbone": f"{root}/bb",
                  "out": f"{root}/{arch}", "epochs": 4, "learning_rate": 3e-3, "batch_size": 8,
-                 "support_max": 4, "max_length": 48, **extra}, None)
+                 "support_max": 4, "max_length": 96, **extra}, None)
 started = time.perf_counter()
 train(options, progress=False)
 seconds = time.perf_counter() - started
@@ -43,7 +43,7 @@ acc = {k: float(np.mean([o.correct for o in outcomes if o.k == k])) for k in (0,
 import resource
 print(json.dumps({"seconds": seconds, "acc": acc, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
-EXTRA = {"context": {"context_parts": "demographics"}, "mixture": {"heads": 2}}
+EXTRA = {"context": {"context_parts": "demographics"}}
 
 
 def main() -> int:
