@@ -118,7 +118,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under pytest-xdist, the ``slow`` tests first (in their usual order, the rest after
     in theirs): the workers start on the long ones and the short ones fill the gaps at
     the end, instead of one worker drawing a 60-second test when the others are done.
-    A serial run keeps the files' order."""
+    A serial run keeps the files' order.
+
+    The ``training`` tests (each trains reward models for minutes) are skipped unless the
+    marker expression names them (``-m training``), so the default run stays inside CI's
+    time on 2 cores; the README says how to run them."""
+    if "training" not in (config.option.markexpr or ""):
+        skip = pytest.mark.skip(reason="trains reward models for minutes; run with: python -m pytest -m training")
+        for item in items:
+            if item.get_closest_marker("training") is not None:
+                item.add_marker(skip)
     if not hasattr(config, "workerinput"):
         return
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

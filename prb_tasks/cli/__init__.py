@@ -147,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
             "  prb personalllm score runs/ --json scores.json\n"
             "  prb bon summary runs/skywork\n"
             "  prb batch status ; prb batch cancel BATCH_ID\n"
+            "  prb train prefs.json --architecture context --backbone Qwen/Qwen2.5-0.5B-Instruct --out rm/\n"
             "  prb collect serve pairs.jsonl --out prefs.json --participants ana,ben ; prb collect status prefs.json\n"
             "Run `prb eval --help` for every lm-eval option."
         ),
@@ -283,11 +284,13 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--cache-dir", help="judge cache folder (default: $PRB_CACHE_DIR/judge or the user cache dir)")
 
     from prb_tasks.collect.command import add_parser as add_collect
+    from prb_tasks.train.command import add_parser as add_train
 
     add_collect(sub)
     from prb_tasks.rl.command import add_parser as add_rl
 
     add_rl(sub)
+    add_train(sub)
     return parser
 
 
@@ -368,5 +371,9 @@ def _main(args_list: list[str]) -> int:
         from prb_tasks.rl.command import run as run_rl
 
         return run_rl(args, evalcmd.run_eval)
+    if args.command == "train":
+        from prb_tasks.train.command import run as run_train
+
+        return run_train(args)
     parser.print_help()
     return 0

@@ -30,8 +30,9 @@ class MethodError(PRBError):
 def builtin_methods() -> dict[str, type[Method]]:
     """The baselines shipped with prb, by name."""
     from prb_tasks.fewshot.baselines import BASELINES
+    from prb_tasks.train.method import TrainedMethod  # imports torch only when a checkpoint loads
 
-    return dict(BASELINES)
+    return {**BASELINES, "trained": TrainedMethod}
 
 
 def _entry_point_methods() -> dict[str, Any]:

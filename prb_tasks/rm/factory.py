@@ -6,7 +6,7 @@ from prb_tasks.rm.options import RMOptions
 from prb_tasks.rm.scorers.base import Scorer
 from prb_tasks.rm.scorers.lexical import BM25ProfileScorer, LengthScorer
 
-SCORERS = ("length", "bm25", "embedding", "hf", "served")
+SCORERS = ("length", "bm25", "embedding", "hf", "served", "trained")
 
 
 def build_scorer(options: RMOptions, device_from_harness: bool = False) -> Scorer:
@@ -32,6 +32,11 @@ def build_scorer(options: RMOptions, device_from_harness: bool = False) -> Score
                                backend=options.embed_backend,
                                batch_size=max(options.effective_batch_size, 32),
                                device_from_harness=device_from_harness)
+    if kind == "trained":
+        from prb_tasks.rm.scorers.trained import TrainedScorer
+
+        assert options.pretrained is not None  # checked by RMOptions
+        return TrainedScorer(options.pretrained, options.device, options.effective_batch_size, device_from_harness)
     if kind == "hf":
         if options.protocol == "official":
             from prb_tasks.rm.scorers.hf_official import OfficialHFScorer

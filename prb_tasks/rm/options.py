@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from prb_tasks.rm.errors import RMError
 from prb_tasks.common.suggest import did_you_mean
 
-ScorerName = Literal["auto", "length", "bm25", "embedding", "hf", "served"]
+ScorerName = Literal["auto", "length", "bm25", "embedding", "hf", "served", "trained"]
 Protocol = Literal["clean", "official"]
 
 #: What ``protocol=official`` fixes, as the authors' ``evaluation/pointwise.py`` does it:
@@ -52,8 +52,8 @@ class RMOptions(BaseModel):
             bfloat16 weights, scores taken in the model's dtype, the tokenizer's own
             truncation and padding sides, at most 8,192 tokens, batches of 8 in
             dataset order). Only for ``scorer=hf``.
-        scorer: ``length``, ``bm25``, ``embedding``, ``hf`` or ``served``; ``auto``
-            (default) means ``hf`` when ``pretrained`` is set, ``served`` when
+        scorer: ``length``, ``bm25``, ``embedding``, ``hf``, ``served`` or ``trained`` (a ``prb train`` checkpoint); ``auto``
+            (default) means ``trained`` when ``pretrained`` is a ``prb train`` folder (it has a ``manifest.json``), ``hf`` when ``pretrained`` is set, ``served`` when
             ``endpoint`` is set, otherwise ``length``.
         pretrained: hub id or local folder of an ``AutoModelForSequenceClassification``.
         revision: hub branch, tag or commit of ``pretrained``.
@@ -195,13 +195,13 @@ class RMOptions(BaseModel):
         if self.pretrained and self.endpoint:
             raise ValueError("give either pretrained= (a local HF model) or endpoint= (a served one), not both")
         chosen = self.kind
-        if chosen == "hf" and not self.pretrained:
-            raise ValueError("scorer=hf needs pretrained=<hub id or folder>")
+        if chosen in ("hf", "trained") and not self.pretrained:
+            raise ValueError(f"scorer={chosen} needs pretrained=<{'hub id or folder' if chosen == 'hf' else 'the folder prb train --out wrote'}>")
         if chosen == "served" and not self.endpoint:
             raise ValueError("scorer=served needs endpoint=<http(s)://host:port>")
         if chosen != "hf" and self.allow_random_head:
             raise ValueError(f"allow_random_head= is only used by scorer=hf, not scorer={chosen}")
-        if chosen not in ("hf",) and self.pretrained:
+        if chosen not in ("hf", "trained") and self.pretrained:
             raise ValueError(f"pretrained= is only used by scorer=hf, not scorer={chosen}")
         if chosen != "served" and self.endpoint:
             raise ValueError(f"endpoint= is only used by scorer=served, not scorer={chosen}")
@@ -224,7 +224,10 @@ class RMOptions(BaseModel):
         if self.scorer != "auto":
             return self.scorer
         if self.pretrained:
-            return "hf"
+            from pathlib import Path
+
+            # A prb train checkpoint: its manifest says what it is.
+            return "trained" if (Path(self.pretrained).expanduser() / "manifest.json").is_file() else "hf"
         if self.endpoint:
             return "served"
         return "length"

@@ -1,1 +1,1 @@
-"""Tests of prb_tasks/docs/."""
+"""Tests of prb_tasks/documents/."""

@@ -1,0 +1,96 @@
+"""A trained model's folder: the backbone (``save_pretrained``), its tokenizer, the
+architecture's own weights and a small manifest saying what it is.
+
+Layout::
+
+    OUT/manifest.json       {"format": "prb-train/1", "architecture", "backbone", "family", "options", "users", ...}
+    OUT/backbone/           the fine-tuned backbone and its tokenizer (Hugging Face format)
+    OUT/head.safetensors    every weight outside the backbone (heads, encoders, user weights)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from prb_tasks.train.options import TrainError
+
+FORMAT = "prb-train/1"
+MANIFEST = "manifest.json"
+
+
+def save(folder: str | Path, model: Any, tokenizer: Any, manifest: dict[str, Any]) -> Path:
+    """Write ``model`` (a :class:`~prb_tasks.train.models.RewardModel`) to ``folder``.
+
+    Args:
+        folder: where (created).
+        model: the trained model.
+        tokenizer: its tokenizer.
+        manifest: architecture, backbone, family, options, users and training facts.
+    """
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    (folder / "backbone").mkdir(parents=True, exist_ok=True)
+    model.backbone.save_pretrained(folder / "backbone")
+    tokenizer.save_pretrained(folder / "backbone")
+    own = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items() if not k.startswith("backbone.")}
+    save_file(own, str(folder / "head.safetensors"))
+    (folder / MANIFEST).write_text(json.dumps({"format": FORMAT, **manifest}, indent=2) + "\n", encoding="utf-8")
+    return folder
+
+
+def read_manifest(folder: str | Path, who: str) -> dict[str, Any]:
+    """The manifest of a checkpoint folder; one line when ``folder`` is not one.
+
+    Args:
+        folder: the folder ``prb train --out`` wrote.
+        who: the command or model asking, for messages.
+    """
+    path = Path(folder).expanduser()
+    if not path.exists():
+        raise TrainError(f"{who}: checkpoint '{folder}' does not exist; give the folder `prb train --out` wrote")
+    if not (path / MANIFEST).is_file():
+        raise TrainError(f"{who}: '{folder}' is not a prb train checkpoint (no {MANIFEST}); give the folder "
+                         "`prb train --out` wrote")
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise TrainError(f"{who}: {path / MANIFEST} is not JSON ({exc}); train the model again") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise TrainError(f"{who}: {path / MANIFEST} is not a {FORMAT} manifest; train the model again with this prb")
+    return manifest
+
+
+def load(folder: str | Path, who: str, accept: tuple[str, ...] | None = None, device: str = "cpu") -> tuple[Any, Any, dict]:
+    """(model, tokenizer, manifest) of a checkpoint folder, in eval mode on ``device``.
+
+    Args:
+        folder: the folder ``prb train --out`` wrote.
+        who: the command or model asking, for messages.
+        accept: the architectures the caller can use (None: all); another is one line.
+        device: where to put the model.
+    """
+    manifest = read_manifest(folder, who)
+    arch = manifest.get("architecture")
+    if accept is not None and arch not in accept:
+        raise TrainError(f"{who}: checkpoint '{folder}' is a '{arch}' model; this needs a "
+                         f"{' or '.join(repr(a) for a in accept)} model (train one with prb train --architecture "
+                         f"{accept[0]}), or run it with --model prb-method --model_args method=trained,"
+                         f"checkpoint={folder}")
+    from safetensors.torch import load_file
+    from transformers import AutoModel, AutoTokenizer
+
+    from prb_tasks.train.models import CLASSES
+
+    path = Path(folder).expanduser()
+    backbone = AutoModel.from_pretrained(path / "backbone")
+    tokenizer = AutoTokenizer.from_pretrained(path / "backbone")
+    model = CLASSES[arch](backbone, manifest["options"], len(manifest.get("users", [])))
+    result = model.load_state_dict(load_file(str(path / "head.safetensors")), strict=False)
+    missing = [k for k in result.missing_keys if not k.startswith("backbone.")]
+    if missing or result.unexpected_keys:
+        raise TrainError(f"{who}: {path / 'head.safetensors'} does not match a '{arch}' model "
+                         f"({', '.join((missing + result.unexpected_keys)[:3])}); train the model again")
+    return model.to(device).eval(), tokenizer, manifest

@@ -1,0 +1,147 @@
+"""``prb train DATA --architecture A --backbone B --out DIR``: train a personalization-aware RM.
+
+Also ``python -m prb_tasks.train`` (the same arguments), which is what
+``accelerate launch -m prb_tasks.train ...`` runs on every process of a multi-GPU job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from prb_tasks.common.errors import PRBError
+from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
+
+#: Command-line flags, in TrainOptions' field names.
+FLAGS = ("family", "architecture", "backbone", "out", "input_format", "context_parts", "budget", "max_length",
+         "support_max", "latent_dim", "variational", "kl_weight", "heads", "adapt_steps", "adapt_l2", "epochs",
+         "max_steps", "learning_rate", "batch_size", "seed", "bf16", "deepspeed")
+_BOOLS = ("variational", "bf16")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``prb train``'s arguments on ``parser`` (the help is each option's description)."""
+    fields = TrainOptions.model_fields
+    parser.add_argument("data", metavar="DATA", help=fields["data"].description)
+    parser.add_argument("--metadata", metavar="JSON", help=fields["metadata"].description)
+    for name in FLAGS:
+        flag = "--" + name.replace("_", "-")
+        if name in _BOOLS:
+            parser.add_argument(flag, action="store_true", default=None, help=fields[name].description)
+        else:
+            parser.add_argument(flag, default=None, help=fields[name].description
+                                + ("" if fields[name].is_required() else f" (default {fields[name].default})"))
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``prb train`` on the ``prb`` command's subparsers."""
+    cmd = sub.add_parser("train", help="train a personalization-aware reward model (plain, context, latent, "
+                         "mixture) on a family's seen users; a checkpoint for prb-method and prb-rm",
+                         description=f"context parts: {', '.join(PARTS)}")
+    add_arguments(cmd)
+
+
+def train(options: TrainOptions, progress: bool = True) -> Path:
+    """Train the model ``options`` describe and write its checkpoint; returns the folder.
+
+    Args:
+        options: validated options.
+        progress: print what is happening (stderr).
+    """
+    import torch
+    from transformers import AutoModel, AutoTokenizer, set_seed
+
+    from prb_tasks.train import checkpoint
+    from prb_tasks.train.collate import Collator, prepare_tokenizer, render_examples
+    from prb_tasks.train.data import load
+    from prb_tasks.train.models import CLASSES
+    from prb_tasks.train.text import check_chat_template, parts_for
+    from prb_tasks.train.trainer import BradleyTerryTrainer, arguments
+
+    started = time.perf_counter()
+    out = Path(options.out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise TrainError(f"prb train: --out {options.out} is a file; give a folder for the checkpoint")
+    data = load(options)
+    if options.backbone.startswith(("/", ".", "~")) and not Path(options.backbone).expanduser().exists():
+        raise TrainError(f"prb train: --backbone {options.backbone} does not exist; give a Hugging Face model id "
+                         "or a model folder")
+    try:
+        tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(options.backbone))
+    except (OSError, ValueError) as exc:
+        raise TrainError(f"prb train: --backbone {options.backbone}: cannot load its tokenizer "
+                         f"({' '.join(str(exc).split())[:200]}); give a Hugging Face model id or folder") from None
+    if options.input_format == "chat":
+        check_chat_template(tokenizer, options.backbone)
+    model_options = options.model_options()
+    users = {e.user.user_id: e.user for e in data.examples}
+    if options.architecture == "context":
+        model_options["context_parts"] = parts_for(options.context_parts, list(users.values()), data.family)
+        _check_context(data, model_options["context_parts"])
+    rendered = render_examples(data.examples, options.architecture, model_options, tokenizer)
+    set_seed(options.seed)
+    try:
+        backbone = AutoModel.from_pretrained(options.backbone)
+    except (OSError, ValueError) as exc:
+        raise TrainError(f"prb train: --backbone {options.backbone}: cannot load it with AutoModel "
+                         f"({' '.join(str(exc).split())[:200]})") from None
+    model = CLASSES[options.architecture](backbone, model_options, len(data.users))
+    cpu = not torch.cuda.is_available()
+    trainer = BradleyTerryTrainer(model=model, args=arguments(options, str(out / "trainer"), cpu),
+                                  train_dataset=rendered, data_collator=Collator(tokenizer, options.max_length,
+                                                                                 options.input_format == "chat"))
+    if progress:
+        print(f"prb train: {options.architecture} on {options.backbone}: {len(rendered)} pairs of "
+              f"{len(data.users)} seen users ({data.family})", file=sys.stderr)
+    result = trainer.train()
+    if trainer.is_world_process_zero():
+        manifest = {
+            "architecture": options.architecture, "backbone": options.backbone, "family": data.family,
+            "data": options.data, "metadata": options.metadata, "options": model_options, "users": data.users,
+            "pairs": len(rendered), "steps": int(result.global_step), "train_loss": float(result.training_loss),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        checkpoint.save(out, trainer.accelerator.unwrap_model(model), tokenizer, manifest)
+        if progress:
+            how = (f"--model prb-rm --model_args pretrained={out} on the personalized_rb *_scalar tasks"
+                   if data.family == "personalized_rb" else
+                   f"--model prb-method --model_args method=trained,checkpoint={out} on the *_fewshot task "
+                   "with the same --metadata")
+            print(f"prb train: wrote {out} ({result.global_step} steps, loss {result.training_loss:.4f}, "
+                  f"{time.perf_counter() - started:.1f} s); evaluate with {how}", file=sys.stderr)
+    return out
+
+
+def _check_context(data: Any, parts: tuple[str, ...]) -> None:
+    """One line naming a seen user the context model would know nothing about."""
+    pairs: dict[str, int] = {}
+    for example in data.examples:
+        pairs[example.user.user_id] = pairs.get(example.user.user_id, 0) + 1
+    for example in data.examples:
+        user = example.user
+        if not (("demographics" in parts and user.demographics) or ("profile" in parts and user.profile)
+                or ("history" in parts and pairs[user.user_id] > 1)):
+            raise TrainError(f"prb train: user '{user.user_id}' has no text for the context model (parts: "
+                             f"{', '.join(parts)}); give that user \"demographics\" or \"profile\", add history "
+                             "to --context-parts, or use --architecture plain")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``prb train`` from parsed arguments; 2 on a mistake the user can fix."""
+    try:
+        options = parse({"data": args.data, **{name: getattr(args, name) for name in FLAGS}}, args.metadata)
+        train(options)
+    except PRBError as exc:
+        print(str(exc).replace("prb: ", "prb train: ", 1), file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m prb_tasks.train``: the same as ``prb train``."""
+    parser = argparse.ArgumentParser(prog="python -m prb_tasks.train", description="prb train")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,113 @@
+"""A ``prb train`` checkpoint as a ``prb-method`` method (the few-shot protocol).
+
+``--model prb-method --model_args method=trained,checkpoint=DIR`` on ``personalllm_fewshot``
+or ``personalized_custom_fewshot`` (the same ``--metadata`` as training, so the unseen
+users are the ones the model never saw). The model is trained already: ``learn`` only
+loads it. ``adapt`` uses the evaluated user's k support pairs as the architecture does:
+``context`` puts them (with demographics and profile) in the input, ``latent`` encodes
+them into the user's latent, ``mixture`` fits the user's weights on them; ``plain``
+ignores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prb_tasks.fewshot.method import Method, Pair, Response, SeenUser, User
+
+
+class TrainedMethod(Method):
+    """A trained reward model from ``prb train``.
+
+    Args:
+        checkpoint: the folder ``prb train --out`` wrote.
+        device: where to run it (``cpu``, ``cuda``, ``cuda:1``).
+    """
+
+    name = "trained"
+
+    def __init__(self, checkpoint: str = "", device: str = "cpu") -> None:
+        from prb_tasks.train.checkpoint import read_manifest
+        from prb_tasks.train.options import TrainError
+
+        if not checkpoint:
+            raise ValueError("give checkpoint=<the folder prb train --out wrote>")
+        try:
+            self.manifest = read_manifest(checkpoint, "prb-method (trained)")
+        except TrainError as exc:  # a wrong path: one line before any data loads
+            raise ValueError(str(exc).removeprefix("prb-method (trained): ")) from None
+        self.checkpoint, self.device = checkpoint, device
+        self.architecture = self.manifest["architecture"]
+        self.model: Any = None
+        self._cache: dict[str, Any] = {}
+        self.state: dict[str, Any] = {}
+
+    def learn(self, seen: Sequence[SeenUser]) -> None:
+        from prb_tasks.train import checkpoint
+        from prb_tasks.train.collate import Collator, prepare_tokenizer
+
+        self.model, tokenizer, _ = checkpoint.load(self.checkpoint, "prb-method (trained)", device=self.device)
+        self.tokenizer = prepare_tokenizer(tokenizer)
+        options = self.manifest["options"]
+        self.collator = Collator(self.tokenizer, options["max_length"], options.get("input_format") == "chat")
+
+    def _pooled(self, texts: list[str]) -> Any:
+        import torch
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            ids, mask = self.collator.tokens(todo)
+            with torch.no_grad():
+                states = self.model.embed(ids.to(self.device), mask.to(self.device))
+            # A response's pooled state depends only on its text: every k and (for the
+            # latent and mixture models) every user reads the same one.
+            self._cache.update(zip(todo, states))
+        return torch.stack([self._cache[t] for t in texts])
+
+    def adapt(self, user: User, support: Sequence[Pair]) -> None:
+        from prb_tasks.train.collate import render_pair
+
+        options = self.manifest["options"]
+        if self.architecture == "context":
+            for part in ("demographics", "profile"):
+                if part in options["context_parts"] and not getattr(user, part):
+                    user.require(part)  # one line: the model was trained to read it
+        self.state = {"user": user, "support": tuple(support)}
+        if self.architecture == "latent" and support:
+            shots = [render_pair(p, user, (), "plain", options, self.tokenizer) for p in support]
+            chosen, rejected = self._pooled([s.chosen for s in shots]), self._pooled([s.rejected for s in shots])
+            import torch
+
+            with torch.no_grad():
+                owner = torch.zeros(len(shots), dtype=torch.long, device=chosen.device)
+                self.state["latent"] = self.model.encode_support(chosen, rejected, owner, 1)
+        if self.architecture == "mixture":
+            shots = [render_pair(p, user, (), "plain", options, self.tokenizer) for p in support]
+            chosen = self._pooled([s.chosen for s in shots]) if shots else None
+            rejected = self._pooled([s.rejected for s in shots]) if shots else None
+            if shots:
+                weights = self.model.fit_weights(chosen, rejected, options.get("adapt_steps", 200),
+                                                 l2=options.get("adapt_l2", 0.01))
+            else:
+                import torch
+
+                weights = torch.full((self.model.k,), 1.0 / self.model.k, device=self.device)
+            self.state["weights"] = weights.unsqueeze(0)
+
+    def score(self, user: User, prompt: str, response: Response) -> float:
+        import torch
+
+        from prb_tasks.train.collate import render_pair
+
+        pair = Pair("query", prompt, response, response)
+        text = render_pair(pair, user, self.state["support"], self.architecture, self.manifest["options"],
+                           self.tokenizer).chosen
+        h = self._pooled([text])
+        batch: dict[str, Any] = {}
+        if self.architecture == "latent":
+            batch["latent"] = self.state.get("latent", h.new_zeros((1, self.model.dim)))
+        if self.architecture == "mixture":
+            batch["weights"] = self.state["weights"]
+        with torch.no_grad():
+            return float(self.model.reward(h, batch)[0])
