@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("common", "stats"),
     ("text", "data"),
     ("prompts", "documents"),
-    ("judge", "rm", "fewshot"),
+    ("judge", "rm", "fewshot", "train"),
     ("scoring",),
     ("report", "audit", "collect", "rl"),
     ("cli", "tasks", "plugin", "__main__", "_startup", "__init__"),
