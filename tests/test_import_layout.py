@@ -8,60 +8,33 @@ Both are read from the source with :mod:`ast`, so an import inside a function or
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import prb_tasks
 
 PKG = Path(prb_tasks.__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+def _load_tool():
+    """``tools/import_layers.py``, which draws the layers from the same reading of the source."""
+    spec = importlib.util.spec_from_file_location("import_layers", ROOT / "tools" / "import_layers.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
 
 
-def _imports(path: Path, known: set[str]) -> set[str]:
-    """Modules of ``known`` that ``path`` imports by name (``from a.b import c`` counts as
-    ``a.b.c`` when that is a module, else as ``a.b``)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {name for name in found if name in known}
+layers = _load_tool()
+_module_name = layers.module_name
+_imports = layers.imports
+_cycles = layers.cycles
 
 
 def _graph(folder: Path) -> dict[str, set[str]]:
     files = {_module_name(p): p for p in sorted(folder.rglob("*.py"))}
     known = set(files)
     return {name: _imports(path, known) - {name} for name, path in files.items()}
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One circle through each module that lies on one (depth-first search)."""
-    found: list[list[str]] = []
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(node: str) -> None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                found.append(path[path.index(nxt):] + [nxt])
-            elif nxt not in state:
-                visit(nxt)
-        path.pop()
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node)
-    return found
 
 
 def test_cycle_finder_sees_a_circle() -> None:

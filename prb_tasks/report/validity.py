@@ -334,8 +334,12 @@ def load_models(paths: list[Path], benchmark: list[str] | None, downstream: list
 # ----------------------------------------------------------------------------- statistics
 
 
-def _matrix(sides: Sequence[Side]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Units (union over models), and (units, models) matrices of sums and sizes."""
+def unit_matrix(sides: Sequence[Side]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Units (union over models), and (units, models) matrices of sums and sizes.
+
+    Args:
+        sides: one side (benchmark or downstream) per model, with ``sums`` and ``sizes`` per unit.
+    """
     units = sorted({u for side in sides for u in side.sizes})
     index = {u: i for i, u in enumerate(units)}
     sums = np.zeros((len(units), len(sides)))
@@ -349,8 +353,8 @@ def _matrix(sides: Sequence[Side]) -> tuple[list[str], np.ndarray, np.ndarray]:
 
 def _question_draws(models: list[Model], iters: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(draws x models) accuracy and gain on resampled units (NaN where a model drew no unit)."""
-    b_units, b_sums, b_sizes = _matrix([m.benchmark for m in models])  # type: ignore[misc]
-    d_units, d_sums, d_sizes = _matrix([m.downstream for m in models])  # type: ignore[misc]
+    b_units, b_sums, b_sizes = unit_matrix([m.benchmark for m in models])  # type: ignore[misc]
+    d_units, d_sums, d_sizes = unit_matrix([m.downstream for m in models])  # type: ignore[misc]
     shared = b_units == d_units
     b_stream = draw_counts(len(b_units), iters, seed)
     d_stream = b_stream if shared else draw_counts(len(d_units), iters, seed + 1)
@@ -457,8 +461,8 @@ def validity(paths: list[Path], benchmark: list[str] | None = None, downstream: 
     if len(models) < MIN_MODELS:
         warnings.insert(0, f"only {len(models)} models: with fewer than {MIN_MODELS} a correlation across models "
                         "says almost nothing and its intervals are not meaningful; compare more models")
-    b_units, _, _ = _matrix([m.benchmark for m in models])  # type: ignore[misc]
-    d_units, _, _ = _matrix([m.downstream for m in models])  # type: ignore[misc]
+    b_units, _, _ = unit_matrix([m.benchmark for m in models])  # type: ignore[misc]
+    d_units, _, _ = unit_matrix([m.downstream for m in models])  # type: ignore[misc]
 
     def unit_label(units: list[str]) -> str:
         kind = "users" if units and all(u.startswith("user:") for u in units) else "questions"

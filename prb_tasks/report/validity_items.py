@@ -39,6 +39,7 @@ import numpy as np
 
 from prb_tasks.stats.clusters import draw_counts
 from prb_tasks.report.runs import SkipRun, _sample_files, iter_samples
+from prb_tasks.report.validity import unit_matrix
 from prb_tasks.scoring.rewardbench2 import TIES_WEIGHTS, prompt_stats
 
 #: Relative difference allowed between a recomputed headline and the results file's.
@@ -274,14 +275,7 @@ def downstream_draws(sides: list[Any], iters: int, seed: int) -> tuple[np.ndarra
         iters: bootstrap draws.
         seed: generator seed.
     """
-    units = sorted({u for side in sides for u in side.sizes})
-    index = {u: i for i, u in enumerate(units)}
-    sums = np.zeros((len(units), len(sides)))
-    sizes = np.zeros((len(units), len(sides)))
-    for m, side in enumerate(sides):
-        for unit, size in side.sizes.items():
-            sums[index[unit], m] = side.sums[unit]
-            sizes[index[unit], m] = size
+    units, sums, sizes = unit_matrix(sides)
     out = []
     with np.errstate(invalid="ignore", divide="ignore"):
         for counts in draw_counts(len(units), iters, seed):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, _tiny_config, train_tokenizer
+from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, tiny_config, train_tokenizer
 
 #: Ends an assistant turn so that generation prompts stop where the answer starts.
 POLICY_CHAT_TEMPLATE = TINY_CHAT_TEMPLATE + "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
@@ -31,7 +31,7 @@ def build_tiny_policy(folder: Path, seed: int = 0, hidden: int = 32, layers: int
     tokenizer = train_tokenizer("gpt2")
     if chat_template is not None:
         tokenizer.chat_template = chat_template
-    config = _tiny_config("gpt2", tokenizer, hidden, layers, 1024)
+    config = tiny_config("gpt2", tokenizer, hidden, layers, 1024)
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config)
     folder = Path(folder)

@@ -66,7 +66,7 @@ def train_tokenizer(arch: Arch, vocab_size: int = 600):  # noqa: ANN201 - transf
                                    unk_token="<unk>", model_max_length=512)
 
 
-def _tiny_config(arch: Arch, tokenizer: Any, hidden: int, layers: int, max_positions: int) -> Any:
+def tiny_config(arch: Arch, tokenizer: Any, hidden: int, layers: int, max_positions: int) -> Any:
     from transformers import GPT2Config, LlamaConfig
 
     if arch == "gpt2":
@@ -110,7 +110,7 @@ def build_tiny_rm(
     tokenizer = train_tokenizer(arch)
     if chat_template is not None:
         tokenizer.chat_template = chat_template
-    config = _tiny_config(arch, tokenizer, hidden, layers, max_positions)
+    config = tiny_config(arch, tokenizer, hidden, layers, max_positions)
     config.num_labels = num_labels
     # Neither tokenizer has a pad token and the config names none: the scorer must cope.
     config.pad_token_id = None
@@ -181,7 +181,7 @@ def build_tiny_base_lm(folder: Path, arch: Arch = "gpt2", hidden: int = 32, laye
 
     tokenizer = train_tokenizer(arch)
     torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(_tiny_config(arch, tokenizer, hidden, layers, 512))
+    model = AutoModelForCausalLM.from_config(tiny_config(arch, tokenizer, hidden, layers, 512))
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
