@@ -115,8 +115,9 @@ def test_a_server_freezing_mid_run_stops_within_two_timeouts_and_a_rerun_resumes
         port = srv.port
     assert proc.returncode == 3, stderr[-2000:]
     # Before: every judgment left waited timeout for each of its 7 attempts (~50 s here,
-    # 55 hours at the default timeout=120). Now: about two timeouts, plus writing results.
-    assert after_freeze < 2 * TIMEOUT + 12, after_freeze
+    # 55 hours at the default timeout=120). Now: about two timeouts, plus writing results;
+    # the margin is wide because three test workers on two loaded cores once took 22.6 s.
+    assert after_freeze < 2 * TIMEOUT + 26, after_freeze
     last = lines(stderr)[-1]
     assert last.startswith("prb eval: the judge stopped early (openai/fake at http://127.0.0.1:")
     assert "requests in a row got no reply within timeout=2 s" in last and "once the server answers again" in last
@@ -139,7 +140,9 @@ def test_a_server_frozen_from_the_start_stops_too(tmp_path: Path) -> None:
         lm = judge(srv, tmp_path, "direct", num_concurrent=4, timeout=0.5, stop_after_silence=3)
         out = lm.generate_until(requests_for(lm, DOCS[:40]))
         elapsed = time.time() - srv.stats()["first_request_at"]
-    assert 3 <= elapsed < 3 + 0.5 + 2, elapsed  # stop_after_silence, then the next timeout
+    # stop_after_silence, then the next timeout (plus room for a loaded machine); retrying
+    # every judgment instead would take 40 x 7 x 0.5 / 4 = 35 s
+    assert 3 <= elapsed < 3 + 0.5 + 4.5, elapsed
     assert all(o == f"{SKIPPED_MARK} endpoint not answering" for o in out)
     assert take_last_summary()["stopped_kind"] == "unresponsive"
 
