@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.hub_reach import hub_model_access
 from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
 
 #: Command-line flags, in TrainOptions' field names.
@@ -51,8 +52,12 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         options: validated options.
         progress: print what is happening (stderr).
     """
-    import torch
-    from transformers import AutoModel, AutoTokenizer, set_seed
+    try:
+        import torch
+        from transformers import AutoModel, AutoTokenizer, set_seed
+    except ImportError as exc:
+        raise TrainError(f"prb train needs torch and transformers (missing: {exc.name}); install the extra: "
+                         "pip install 'prb-tasks[train]'") from None
 
     from prb_tasks.train import checkpoint
     from prb_tasks.train.collate import Collator, prepare_tokenizer, render_examples
@@ -69,6 +74,11 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     if options.backbone.startswith(("/", ".", "~")) and not Path(options.backbone).expanduser().exists():
         raise TrainError(f"prb train: --backbone {options.backbone} does not exist; give a Hugging Face model id "
                          "or a model folder")
+    if not Path(options.backbone).expanduser().exists():
+        _, problem = hub_model_access(options.backbone)
+        if problem:
+            raise TrainError(f"prb train: --backbone {options.backbone}: {problem}; download it once on a "
+                             "connected machine (`huggingface-cli download NAME`) or give a model folder")
     try:
         tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(options.backbone))
     except (OSError, ValueError) as exc:

@@ -71,3 +71,20 @@ def test_uncached_hub_reward_model_fails_at_once_in_one_line(hub_out_of_reach) -
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith("prb-rm: cannot load pretrained='org/reward-model': the HF hub is out of reach")
+
+
+def test_uncached_hub_backbone_for_prb_train_fails_at_once_in_one_line(hub_out_of_reach, tmp_path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from prb_tasks.train.command import train
+    from prb_tasks.train.options import TrainError, parse
+
+    options = parse({"data": "example", "architecture": "plain", "backbone": "org/backbone",
+                     "out": str(tmp_path / "out")}, None)
+    started = time.monotonic()
+    with pytest.raises(TrainError) as info:
+        train(options, progress=False)
+    assert time.monotonic() - started < 30
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("prb train: --backbone org/backbone: the HF hub is out of reach")
