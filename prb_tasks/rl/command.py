@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import re
 import sys
 from collections.abc import Callable
@@ -93,6 +94,9 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     from prb_tasks.rl.presets import get_preset
 
     preset = get_preset(args.preset, max_steps=args.max_steps)
+    missing = [name for name in ("torch", "transformers", "trl") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: pip install 'prb-tasks[rl]'")
     if preset.bon_preset == "official" and not args.templates:
         raise PRBError(f"prb rl: preset {preset.name} uses the authors' prompts, which prb does not ship: run "
                        "`prb templates official DIR` once and add --templates DIR")

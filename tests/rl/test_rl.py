@@ -248,3 +248,14 @@ def test_paper_preset_without_templates_is_one_line(capsys, tmp_path):
                    "--out", str(tmp_path), "--preset", "paper"])
     assert status == 2
     assert "--templates" in _one_line(capsys)
+
+
+def test_without_the_rl_extra_is_one_line(capsys, tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trl" else real(name, *a))
+    status = main(["rl", "--policy", str(tmp_path), "--rm", "scorer=length", "--grader", "model=openai/g",
+                   "--out", str(tmp_path / "out"), "--data-dir", "sample", "--preset", "smoke"])
+    assert status == 2
+    assert _one_line(capsys) == "prb rl needs trl; install the extra: pip install 'prb-tasks[rl]'"
