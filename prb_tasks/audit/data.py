@@ -8,7 +8,6 @@ a PersonalLLM folder, or a preference file (or ``example``); the family is guess
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -16,6 +15,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.metadata_arg import data_command_metadata
 from prb_tasks.data.custom.sources import EXAMPLE
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.sources import SAMPLE
@@ -83,16 +83,7 @@ def parse_request(data: str, family: str | None, metadata: str | None) -> AuditR
         family: ``--family`` (None: guess).
         metadata: ``--metadata`` as given (JSON text) or None.
     """
-    try:
-        options = json.loads(metadata) if metadata else {}
-    except ValueError as exc:
-        raise PRBError(f"prb audit: --metadata is not JSON ({exc}); give an object, e.g. "
-                       "'{\"n_users\": 200}'") from None
-    if not isinstance(options, dict):
-        raise PRBError("prb audit: --metadata must be a JSON object, e.g. '{\"n_users\": 200}'")
-    for key in ("data_dir", "data_path"):
-        if key in options:
-            raise PRBError(f"prb audit: give the data as the DATA argument, not as --metadata {key}")
+    options = data_command_metadata(metadata, "prb audit", PRBError)
     try:
         return AuditRequest(data=data, family=family, metadata=options)
     except ValidationError as exc:

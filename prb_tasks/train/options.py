@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.metadata_arg import data_command_metadata
 
 Architecture = Literal["plain", "context", "latent", "mixture"]
 Family = Literal["personalllm", "custom", "personalized_rb"]
@@ -78,16 +78,7 @@ def parse(values: dict[str, Any], metadata: str | None) -> TrainOptions:
         values: option name -> value (None: not given).
         metadata: ``--metadata`` as given (JSON text) or None.
     """
-    try:
-        extra = json.loads(metadata) if metadata else {}
-    except ValueError as exc:
-        raise TrainError(f"prb train: --metadata is not JSON ({exc}); give an object, e.g. "
-                         "'{\"n_users\": 200}'") from None
-    if not isinstance(extra, dict):
-        raise TrainError("prb train: --metadata must be a JSON object, e.g. '{\"n_users\": 200}'")
-    for key in ("data_dir", "data_path"):
-        if key in extra:
-            raise TrainError(f"prb train: give the data as the DATA argument, not as --metadata {key}")
+    extra = data_command_metadata(metadata, "prb train", TrainError)
     try:
         return TrainOptions(**{k: v for k, v in values.items() if v is not None}, metadata=extra)
     except ValidationError as exc:
