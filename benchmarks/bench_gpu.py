@@ -2,7 +2,8 @@
 
 No weights and no network are needed: models of the published shapes (Llama-3.1-8B for the
 reward model, Qwen2.5-0.5B for the trained backbone) get random bfloat16 weights and a BPE
-tokenizer trained on the synthetic data, and the data is ``fullsize_data.py``'s full-size
+tokenizer trained on the synthetic data (its vocabulary is small, so a word is about one
+token, where a real tokenizer gives about 1.3), and the data is ``fullsize_data.py``'s full-size
 synthetic Personalized RewardBench (2,830 rows). Cost does not depend on the weights' values,
 so times and memory are those of the real shapes for inputs of these lengths; every accuracy
 printed is meaningless (random weights on word salad).
@@ -181,7 +182,7 @@ def main() -> None:
     parser.add_argument("--shapes", choices=sorted(SHAPES), default="real", help="real model shapes or tiny ones")
     parser.add_argument("--device", default="cuda", help="where the models are built (cuda or cpu)")
     parser.add_argument("--scale", type=float, default=1.0, help="share of the full-size data's rows to write")
-    parser.add_argument("--vocab", type=int, default=32000, help="the trained tokenizer's vocabulary")
+    parser.add_argument("--vocab", type=int, default=32000, help="the trained tokenizer's largest vocabulary (the synthetic text stops it near 2,000)")
     parser.add_argument("--profile-limit", type=int, default=20, help="rows per subset of the profile task")
     parser.add_argument("--train-steps", type=int, default=60, help="optimizer steps of each prb train case")
     parser.add_argument("--limit", type=int, default=240, help="seconds each command may take")
