@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.metadata_arg import data_command_metadata
+from prb_tasks.data import families
 from prb_tasks.data.custom.sources import EXAMPLE
-from prb_tasks.data.errors import DataError
+from prb_tasks.data.errors import NoDataError
 from prb_tasks.data.personalized_rb.sources import SAMPLE
 
-Family = Literal["personalized_rb", "personalllm", "custom"]
-WHAT_TO_GIVE = ("give a Personalized RewardBench folder (<dir>/Art_and_Entertainment/...) or 'sample', "
-                "a PersonalLLM folder (<dir>/data/test-*.parquet), or a preference file (.json/.jsonl) or 'example'")
+
+def what_to_give() -> str:
+    """How to give DATA, from the families ``prb audit`` reads: ``give A, B, or C``."""
+    return "give " + families.either((f.describe for f in families.families("audit")), ", or ")
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class AuditPair:
 class AuditData:
     """The pairs of one data set and what to call it."""
 
-    family: Family
+    family: str
     label: str
     pairs: list[AuditPair]
 
@@ -71,8 +73,13 @@ class AuditRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     data: str
-    family: Optional[Family] = None
+    family: Optional[str] = None
     metadata: dict[str, Any] = {}
+
+    @field_validator("family")
+    @classmethod
+    def _registered(cls, value: Optional[str]) -> Optional[str]:
+        return families.check_choice(value, "audit")
 
 
 def parse_request(data: str, family: str | None, metadata: str | None) -> AuditRequest:
@@ -91,67 +98,41 @@ def parse_request(data: str, family: str | None, metadata: str | None) -> AuditR
         raise PRBError(f"prb audit: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
 
 
-def _family_of(request: AuditRequest) -> tuple[Family, Path | None]:
-    if request.data == SAMPLE and not Path(SAMPLE).exists():
-        return request.family or "personalized_rb", None
-    if request.data == EXAMPLE and not Path(EXAMPLE).exists():
-        return request.family or "custom", None
+def _family_of(request: AuditRequest) -> tuple[families.BenchmarkFamily, Path | None]:
+    owner = families.bundled(request.data)
+    if owner is not None and not Path(request.data).exists():
+        return families.get(request.family or owner.name), None
     path = Path(request.data).expanduser()
     if not path.exists():
-        raise PRBError(f"prb audit: '{request.data}' does not exist; {WHAT_TO_GIVE}")
+        raise PRBError(f"prb audit: '{request.data}' does not exist; {what_to_give()}")
     if path.is_file() and path.suffix not in (".json", ".jsonl"):
         raise PRBError(f"prb audit: '{request.data}' is a file but not a preference file (.json or .jsonl); "
-                       f"{WHAT_TO_GIVE}")
-    from prb_tasks.data.family import detect_family
-
-    family = request.family or detect_family(path)
-    if family == "custom" and not path.is_file():
-        raise PRBError(f"prb audit: '{request.data}' is a folder; --family custom needs a preference file "
+                       f"{what_to_give()}")
+    family = families.get(request.family or families.detect(path))
+    if family.data_is_file and not path.is_file():
+        raise PRBError(f"prb audit: '{request.data}' is a folder; --family {family.name} needs a preference file "
                        "(.json or .jsonl)")
-    if family != "custom" and not path.is_dir():
-        raise PRBError(f"prb audit: '{request.data}' is a file; --family {family} needs the data folder")
+    if not family.data_is_file and not path.is_dir():
+        raise PRBError(f"prb audit: '{request.data}' is a file; --family {family.name} needs the data folder")
     return family, path
 
 
-def _pairs_of(docs: list[dict[str, Any]]) -> list[AuditPair]:
+def pairs_of(docs: list[dict[str, Any]]) -> list[AuditPair]:
+    """The audit's view of a family's documents (as its audit source builds them)."""
     return [AuditPair(str(d["pair_key"]), str(d["subset"]),
                       None if d.get("user_id") is None else str(d["user_id"]), str(d["question"]),
                       str(d["choices"][0]), str(d["choices"][1]), d.get("chosen_first"), d.get("profile_key"))
             for d in docs]
 
 
-def _personalized_rb(location: str, options: dict[str, Any]) -> list[AuditPair]:
-    from prb_tasks.data.personalized_rb.reader import split_files
-    from prb_tasks.data.personalized_rb.sources import resolve_data_dir
-    from prb_tasks.data.personalized_rb.subsets import SUBSETS
-    from prb_tasks.documents.personalized_rb import build_docs
-
-    folder = resolve_data_dir(location)
-    assert folder is not None
-    present = []
-    for subset in SUBSETS:
-        try:
-            split_files(folder, subset)
-        except DataError:
-            continue
-        present.append(subset)
-    if not present:
-        raise PRBError(f"prb audit: '{location}' holds no Personalized RewardBench subset folder "
-                       f"({', '.join(s.config for s in SUBSETS)}); {WHAT_TO_GIVE}")
-    pairs: list[AuditPair] = []
-    for subset in present:
-        pairs += _pairs_of(build_docs(subset.config, "scalar", data_dir=location, **options))
-    return pairs
-
-
-def _check_keys(family: Family, options: dict[str, Any]) -> None:
+def _check_keys(family: families.BenchmarkFamily, options: dict[str, Any]) -> None:
     """Every --metadata key here is the user's, so an unknown one is always an error (the
     builders cannot be strict: under lm-eval they also receive the model's arguments)."""
     import importlib
 
     from prb_tasks.common.suggest import did_you_mean
 
-    spec = importlib.import_module(f"prb_tasks.documents.{family}").METADATA
+    spec = importlib.import_module(family.documents[0]).METADATA
     for key in sorted(set(options) - set(spec.keys)):
         raise PRBError(f"prb audit: unknown --metadata key '{key}' for {spec.family} data"
                        f"{did_you_mean(key, spec.keys)}; accepted: {spec.accepted()}")
@@ -170,18 +151,12 @@ def load_audit_data(request: AuditRequest) -> AuditData:
     options = dict(request.metadata)
     try:
         _check_keys(family, options)
-        if family == "personalized_rb":
-            pairs = _personalized_rb(location, options)
-        elif family == "personalllm":
-            from prb_tasks.documents.personalllm import build_docs as personalllm_docs
-
-            pairs = _pairs_of(personalllm_docs("scalar_history", data_dir=location, **options))
-        else:
-            from prb_tasks.documents.custom import build_docs as custom_docs
-
-            pairs = _pairs_of(custom_docs("scalar_history", data_path=location, **options))
+        assert family.audit is not None  # the request's validator admits audited families only
+        pairs = pairs_of(families.load(family.audit)(location, options))
+    except NoDataError as exc:
+        raise PRBError(f"{str(exc).replace('prb: ', 'prb audit: ', 1)}; {what_to_give()}") from None
     except PRBError as exc:
         raise PRBError(str(exc).replace("prb: ", "prb audit: ", 1)) from None
     if not pairs:
         raise PRBError(f"prb audit: '{request.data}' has no preference pairs")
-    return AuditData(family, label, pairs)
+    return AuditData(family.name, label, pairs)

@@ -129,6 +129,8 @@ def run_batch(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from prb_tasks.data import families
+
     parser = argparse.ArgumentParser(
         prog="prb",
         description="Personalized RewardBench for lm-evaluation-harness.",
@@ -164,12 +166,12 @@ def _parser() -> argparse.ArgumentParser:
     dl = data_sub.add_parser("download", help="download the HF dataset into DIR (HF repo layout)")
     dl.add_argument("dir", type=Path)
     dl.add_argument("--subset", action="append", help="HF config to fetch (repeatable; default all)")
-    dl.add_argument("--family", choices=("personalized_rb", "personalllm", "rewardbench2", "rmbench"),
+    dl.add_argument("--family", choices=families.names("download"),
                     default="personalized_rb",
                     help="which benchmark (default personalized_rb)")
     val = data_sub.add_parser("validate", help="check a local copy (or a preference file) and print counts")
     val.add_argument("dir", type=Path, help="the copy's folder (or a preference file), or 'sample' for the bundled sample")
-    val.add_argument("--family", choices=("personalized_rb", "personalllm", "custom", "rewardbench2", "rmbench"),
+    val.add_argument("--family", choices=families.names("validate"),
                      help="what DIR holds (default: guessed; a file = custom)")
 
     tpl = sub.add_parser("templates", help="prompt templates: write the authors' wording for --metadata templates")
@@ -223,7 +225,7 @@ def _parser() -> argparse.ArgumentParser:
                            "get on a data set, with intervals")
     audit.add_argument("data", help="a Personalized RewardBench folder or 'sample', a PersonalLLM folder, "
                        "or a preference file (.json/.jsonl) or 'example'")
-    audit.add_argument("--family", choices=("personalized_rb", "personalllm", "custom"),
+    audit.add_argument("--family", choices=families.names("audit"),
                        help="what DATA holds (default: guessed, as prb data validate does)")
     audit.add_argument("--metadata", metavar="JSON",
                        help="the family's options as for prb eval, e.g. '{\"n_users\": 200, \"alpha\": 0.05}'")

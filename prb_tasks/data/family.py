@@ -4,21 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prb_tasks.data.personalized_rb.subsets import SUBSETS
+from prb_tasks.data import families
 
 
 def detect_family(path: Path) -> str:
-    """Guess what ``path`` holds: ``custom`` (a preference file), ``rmbench`` (a
-    ``total_dataset.json``), ``personalllm`` (a PersonalLLM copy: ``<dir>/data/`` and no
-    subset folders) or ``personalized_rb``.
+    """Guess what ``path`` holds, asking each registered family's layout test in turn:
+    ``custom`` (a preference file), ``rmbench`` (a ``total_dataset.json``), ``personalllm``
+    (``<dir>/data/`` and no subset folders), else ``personalized_rb``. A RewardBench 2 copy
+    looks like PersonalLLM's: it is named with ``--family``.
 
     Args:
         path: a file or folder given by the user (need not exist).
     """
-    if path.is_file() and path.suffix in (".json", ".jsonl"):
-        return "custom"
-    if (path / "total_dataset.json").is_file() or (path / "data" / "total_dataset.json").is_file():
-        return "rmbench"  # the authors' RM-Bench file; a RewardBench 2 copy looks like PersonalLLM's: --family
-    if (path / "data").is_dir() and not any((path / s.config).is_dir() for s in SUBSETS):
-        return "personalllm"
-    return "personalized_rb"
+    return families.detect(path)

@@ -150,3 +150,13 @@ def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     variant = kwargs.pop("variant")
     return to_dataset(build_docs(variant, **kwargs))
 
+
+
+def audit_docs(location: str, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """The documents ``prb audit`` reads: the ``scalar_history`` pairs of a preference file.
+
+    Args:
+        location: the file, or ``example``.
+        options: the user's ``--metadata`` keys.
+    """
+    return build_docs("scalar_history", data_path=location, **options)

@@ -38,9 +38,10 @@ class MetadataError(PRBError):
 class MetadataSpec:
     """The ``--metadata`` keys one task family understands.
 
-    A family exposes its spec as ``METADATA`` in ``prb_tasks/documents/<module>.py``;
-    ``prb eval`` finds it there (:func:`all_specs`) and checks the keys before any
-    model loads, for runs whose tasks all live in folders named like a spec's family.
+    A family exposes its spec as ``METADATA`` in its document builder (a module its
+    registered benchmark family names, :mod:`prb_tasks.data.families`); ``prb eval`` finds
+    it there (:func:`all_specs`) and checks the keys before any model loads, for runs whose
+    tasks all live in folders named like a spec's family.
 
     Attributes:
         family: the family's task folder name (``prb_tasks/tasks/<family>/``), also
@@ -131,17 +132,15 @@ def describe_keys(spec: MetadataSpec) -> list[str]:
 
 
 def family_modules() -> dict[str, Any]:
-    """Family name -> the ``prb_tasks.documents`` module that declares its ``METADATA``."""
+    """Task family (folder) name -> the document builder that declares its ``METADATA``:
+    the builders every registered benchmark family names (:mod:`prb_tasks.data.families`)."""
     import importlib
-    import pkgutil
 
-    import prb_tasks.documents as package
+    from prb_tasks.data.families import document_modules
 
     found: dict[str, Any] = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name == "metadata":
-            continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+    for name in document_modules():
+        module = importlib.import_module(name)
         spec = getattr(module, "METADATA", None)
         if isinstance(spec, MetadataSpec):
             found[spec.family] = module

@@ -16,12 +16,13 @@ the judge backend sees plain chat messages. Raw profiles are never copied into d
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from prb_tasks.data import profile_store, provenance
-from prb_tasks.data.errors import DataError
+from prb_tasks.data.errors import DataError, NoDataError
 from prb_tasks.data.personalized_rb.columnar import PairRow, SubsetTable
 from prb_tasks.data.personalized_rb.sources import load_table, resolve_data_dir
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, Subset, subset_by_name
@@ -62,31 +63,13 @@ JUDGE_VARIANTS = ("both", "official", "profile", "oracle", "planned")
 PLAN_VARIANTS = ("plan",)
 SCALAR_VARIANTS = ("scalar", "scalar_profile")
 PLANS_MISSING = ("error", "skip")
-
-#: The ``--metadata`` keys of every ``personalized_rb*`` task.
-METADATA = MetadataSpec(
-    family="personalized_rb",
-    keys={
-        "data_dir": "local copy in the HF layout; 'sample' = the bundled sample (default $PRB_DATA_DIR, else the hub)",
-        "k": f"posts shown in profile variants (default {DEFAULT_K})",
-        "max_post_chars": f"longest post text shown; 0 = whole posts (default {DEFAULT_MAX_POST_CHARS})",
-        "retriever": "how posts are ranked: bm25 (default), embedding (dense, all-MiniLM-L6-v2) or contriever "
-                     "(dense, the authors' facebook/contriever-msmarco)",
-        "retriever_model": "retriever=contriever's checkpoint: a hub name or local folder (default "
-                           "facebook/contriever-msmarco)",
-        "retriever_device": "where the dense retriever runs: auto (default), cpu, cuda, cuda:N, mps",
-        "retriever_dtype": "dense retriever precision: float32 (default), bfloat16, float16, or auto (bfloat16 "
-                           "where the hardware computes it natively)",
-        "retriever_backend": "what runs the dense retriever: torch (default) or openvino (CPU only, extra "
-                             "embed-fast; about 2x the texts per second of torch on a small CPU)",
-        "plans": "planner stage 1's --output_path folder or samples file (personalized_rb_planned)",
-        "plans_missing": "error (default) or skip rows that have no plan",
-        "templates": "folder of replacement templates, same file names as templates/",
-        "system_template": "file replacing the judge (or planner) system prompt",
-        "user_template": "file replacing the user-message template of the variant",
-    },
-    fixed=frozenset({"subset", "variant", "source"}),
-)
+#: The options with a fixed set of values: name -> (default, values).
+_CHOICES = {
+    "retriever": ("bm25", RETRIEVERS),
+    "retriever_dtype": ("float32", DTYPES),
+    "retriever_backend": ("torch", BACKENDS),
+    "plans_missing": ("error", PLANS_MISSING),
+}
 
 _USER_TEMPLATE = {
     "both": "judge/user.jinja",
@@ -100,39 +83,99 @@ _USER_TEMPLATE = {
 _SYSTEM_TEMPLATE = {"plan": "planner/system.jinja"}
 
 
-@dataclass(frozen=True)
-class DocOptions:
-    """User-tunable settings, validated from ``--metadata``.
+def _text(value: Any) -> str | None:
+    """A text option: None and "" mean unset; anything else is read as text."""
+    return None if value in (None, "") else str(value)
 
-    Attributes:
-        data_dir: local copy of the data (``"sample"`` for the bundled one).
-        k: posts shown in profile variants (and to the planner).
-        max_post_chars: longest post text shown; 0 shows posts whole.
-        retriever: how posts are ranked: ``bm25`` or ``embedding`` (dense).
-        retriever_device: where the dense retriever's model runs (``auto``, ``cpu``, ``cuda``...).
-        retriever_dtype: the dense retriever's precision (``float32``, ``bfloat16``, ``float16``, ``auto``).
-        retriever_backend: what runs the dense retriever's model (``torch`` or ``openvino``).
-        retriever_model: ``contriever``'s checkpoint (None: facebook/contriever-msmarco).
-        plans: stage 1's samples file or output folder (``planned`` variant).
-        plans_missing: ``error`` (default) or ``skip`` rows that have no plan.
-        templates: folder of replacement templates.
-        system_template: file replacing the judge (or planner) system prompt.
-        user_template: file replacing the user-message template of this variant.
+
+def _integer(value: Any, name: str, minimum: int) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"--metadata '{name}' must be an integer, got {value!r}") from None
+    if number < minimum:
+        raise ValueError(f"--metadata '{name}' must be at least {minimum}, got {number}")
+    return number
+
+
+def _choice(value: Any, name: str, default: str, choices: tuple[str, ...]) -> str:
+    chosen = _text(value) or default
+    if chosen not in choices:
+        raise ValueError(f"--metadata '{name}' must be one of {', '.join(choices)}, got {chosen!r}")
+    return chosen
+
+
+class DocOptions(BaseModel):
+    """User-tunable settings of every ``personalized_rb*`` task, validated from ``--metadata``.
+
+    The fields are the ``--metadata`` keys (:data:`METADATA`); each description says what
+    the key does. Values are read as the command line gives them (``k`` may come as
+    ``"3"``); a wrong one is one line naming the key. ``max_post_chars`` is checked before
+    ``k``, so of two mistakes the same one is reported as before.
     """
 
-    data_dir: str | None = None
-    k: int = DEFAULT_K
-    max_post_chars: int = DEFAULT_MAX_POST_CHARS
-    retriever: str = "bm25"
-    retriever_device: str = "auto"
-    retriever_dtype: str = "float32"
-    retriever_backend: str = "torch"
-    retriever_model: str | None = None
-    plans: str | None = None
-    plans_missing: str = "error"
-    templates: str | None = None
-    system_template: str | None = None
-    user_template: str | None = None
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data_dir: Optional[str] = Field(
+        None, description="local copy in the HF layout; 'sample' = the bundled sample (default $PRB_DATA_DIR, "
+                          "else the hub)")
+    max_post_chars: int = Field(
+        DEFAULT_MAX_POST_CHARS,
+        description=f"longest post text shown; 0 = whole posts (default {DEFAULT_MAX_POST_CHARS})")
+    k: int = Field(DEFAULT_K, description=f"posts shown in profile variants (default {DEFAULT_K})")
+    retriever: str = Field(
+        "bm25", description="how posts are ranked: bm25 (default), embedding (dense, all-MiniLM-L6-v2) or "
+                            "contriever (dense, the authors' facebook/contriever-msmarco)")
+    retriever_model: Optional[str] = Field(
+        None, description="retriever=contriever's checkpoint: a hub name or local folder (default "
+                          "facebook/contriever-msmarco)")
+    retriever_device: str = Field(
+        "auto", description="where the dense retriever runs: auto (default), cpu, cuda, cuda:N, mps")
+    retriever_dtype: str = Field(
+        "float32", description="dense retriever precision: float32 (default), bfloat16, float16, or auto "
+                               "(bfloat16 where the hardware computes it natively)")
+    retriever_backend: str = Field(
+        "torch", description="what runs the dense retriever: torch (default) or openvino (CPU only, extra "
+                             "embed-fast; about 2x the texts per second of torch on a small CPU)")
+    plans: Optional[str] = Field(
+        None, description="planner stage 1's --output_path folder or samples file (personalized_rb_planned)")
+    plans_missing: str = Field("error", description="error (default) or skip rows that have no plan")
+    templates: Optional[str] = Field(
+        None, description="folder of replacement templates, same file names as templates/")
+    system_template: Optional[str] = Field(
+        None, description="file replacing the judge (or planner) system prompt")
+    user_template: Optional[str] = Field(
+        None, description="file replacing the user-message template of the variant")
+
+    @field_validator("data_dir", "retriever_model", "plans", "templates", "system_template", "user_template",
+                     mode="before")
+    @classmethod
+    def _texts(cls, value: Any) -> str | None:
+        return _text(value)
+
+    @field_validator("retriever_device", mode="before")
+    @classmethod
+    def _device(cls, value: Any) -> str:
+        return _text(value) or "auto"
+
+    @field_validator("max_post_chars", mode="before")
+    @classmethod
+    def _post_chars(cls, value: Any) -> int:
+        number = _integer(value, "max_post_chars", 0)
+        if 0 < number < 50:
+            raise ValueError(f"--metadata 'max_post_chars' must be 0 (whole posts) or at least 50, got {number}")
+        return number
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _k(cls, value: Any) -> int:
+        return _integer(value, "k", 1)
+
+    @field_validator("retriever", "retriever_dtype", "retriever_backend", "plans_missing", mode="before")
+    @classmethod
+    def _choices(cls, value: Any, info: ValidationInfo) -> str:
+        default, choices = _CHOICES[info.field_name]
+        return _choice(value, info.field_name, default, choices)
 
     @classmethod
     def from_kwargs(cls, raw: dict[str, Any], source: str | None = None) -> "DocOptions":
@@ -150,53 +193,20 @@ class DocOptions:
         task = task_name(raw)
         check_options(METADATA, raw, task)
         _check_fixed_source(task, source, raw.get("data_dir"))
-
-        def as_int(name: str, default: int, minimum: int) -> int:
-            value = raw.get(name, default)
-            try:
-                number = int(value)
-            except (TypeError, ValueError):
-                raise DataError(f"prb: --metadata '{name}' must be an integer, got {value!r}") from None
-            if number < minimum:
-                raise DataError(f"prb: --metadata '{name}' must be at least {minimum}, got {number}")
-            return number
-
-        def as_str(name: str) -> str | None:
-            value = raw.get(name)
-            return None if value in (None, "") else str(value)
-
-        def as_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-            value = as_str(name) or default
-            if value not in choices:
-                raise DataError(f"prb: --metadata '{name}' must be one of {', '.join(choices)}, got {value!r}")
-            return value
-
-        max_post_chars = as_int("max_post_chars", DEFAULT_MAX_POST_CHARS, 0)
-        if 0 < max_post_chars < 50:
-            raise DataError(f"prb: --metadata 'max_post_chars' must be 0 (whole posts) or at least 50, "
-                            f"got {max_post_chars}")
-        return cls(
-            data_dir=as_str("data_dir"),
-            k=as_int("k", DEFAULT_K, 1),
-            max_post_chars=max_post_chars,
-            retriever=as_choice("retriever", "bm25", RETRIEVERS),
-            retriever_device=as_str("retriever_device") or "auto",
-            retriever_dtype=as_choice("retriever_dtype", "float32", DTYPES),
-            retriever_backend=as_choice("retriever_backend", "torch", BACKENDS),
-            retriever_model=as_str("retriever_model"),
-            plans=as_str("plans"),
-            plans_missing=as_choice("plans_missing", "error", PLANS_MISSING),
-            templates=as_str("templates"),
-            system_template=as_str("system_template"),
-            user_template=as_str("user_template"),
-        )
-
+        try:
+            return cls.model_validate({key: value for key, value in raw.items() if key in cls.model_fields})
+        except ValidationError as exc:
+            raise DataError(f"prb: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
     @property
     def retrieval(self) -> RetrievalOptions:
         """How posts are picked for the profile-aware variants."""
         return RetrievalOptions(self.retriever, self.k, self.max_post_chars, self.retriever_device,
                                 self.retriever_dtype, self.retriever_backend, self.retriever_model)
+
+
+#: The ``--metadata`` keys of every ``personalized_rb*`` task.
+METADATA = MetadataSpec.from_options("personalized_rb", DocOptions, fixed=frozenset({"subset", "variant", "source"}))
 
 
 def selected_posts(table: SubsetTable, subset: Subset, options: DocOptions) -> list[list[SelectedPost]]:
@@ -450,3 +460,34 @@ def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     subset = kwargs.pop("subset")
     variant = kwargs.pop("variant")
     return to_dataset(build_docs(subset, variant, **kwargs))
+
+
+def audit_docs(location: str, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """The documents ``prb audit`` reads: the ``scalar`` variant of every subset the copy holds.
+
+    Args:
+        location: a local copy's folder, or ``sample``.
+        options: the user's ``--metadata`` keys.
+
+    Raises:
+        NoDataError: the folder holds no subset folder.
+    """
+    from prb_tasks.data.personalized_rb.reader import split_files
+    from prb_tasks.data.personalized_rb.subsets import SUBSETS
+
+    folder = resolve_data_dir(location)
+    assert folder is not None
+    present = []
+    for subset in SUBSETS:
+        try:
+            split_files(folder, subset)
+        except DataError:
+            continue
+        present.append(subset)
+    if not present:
+        raise NoDataError(f"prb: '{location}' holds no Personalized RewardBench subset folder "
+                          f"({', '.join(s.config for s in SUBSETS)})")
+    docs: list[dict[str, Any]] = []
+    for subset in present:
+        docs += build_docs(subset.config, "scalar", data_dir=location, **options)
+    return docs

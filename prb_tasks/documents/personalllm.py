@@ -350,3 +350,13 @@ def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the PersonalLLM task YAMLs."""
     variant = kwargs.pop("variant")
     return to_dataset(build_docs(variant, **kwargs))
+
+
+def audit_docs(location: str, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """The documents ``prb audit`` reads: the ``scalar_history`` pairs of a local copy.
+
+    Args:
+        location: the copy's folder.
+        options: the user's ``--metadata`` keys.
+    """
+    return build_docs("scalar_history", data_dir=location, **options)

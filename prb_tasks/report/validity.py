@@ -261,8 +261,11 @@ def pick_group(groups: dict[str, dict[str, Side]], wanted: list[str] | None, wha
                 merged.setdefault(label, side)
         return merged
     if not groups:
-        hint = ("a pairwise task such as personalized_rb_sample_scalar or personalllm_scalar" if what == "benchmark"
-                else "personalized_rb_bon, personalized_rb_bon_judge or personalllm_bon")
+        from prb_tasks.data.families import either, families
+
+        with_downstream = [f for f in families() if f.downstream_tasks]
+        hint = (f"a pairwise task such as {either(f.pairwise_example for f in with_downstream)}" if what == "benchmark"
+                else either(t for f in with_downstream for t in f.downstream_tasks))
         raise PRBError(f"prb validity: no {what} run with sample logs found; run {hint} with --log_samples "
                        "and give its folder")
     ranked = sorted(groups, key=lambda g: (-len(groups[g]), g))

@@ -68,23 +68,21 @@ def resolve_family(data: str, family: str | None) -> tuple[str, str]:
         data: a folder, a file, ``sample`` or ``example``.
         family: ``--family`` (None: guessed).
     """
-    from prb_tasks.data.custom.sources import EXAMPLE
-    from prb_tasks.data.personalized_rb.sources import SAMPLE
+    from prb_tasks.data import families
 
-    if data in (SAMPLE, EXAMPLE) and not Path(data).exists():
-        return family or ("personalized_rb" if data == SAMPLE else "custom"), data
+    owner = families.bundled(data)
+    if owner is not None and not Path(data).exists():
+        return family or owner.name, data
     path = Path(data).expanduser()
     if not path.exists():
         raise TrainError(f"prb train: '{data}' does not exist; {WHAT_TO_GIVE}")
-    from prb_tasks.data.family import detect_family
-
-    found = family or detect_family(path)
-    if found not in ("personalllm", "custom", "personalized_rb"):
-        raise TrainError(f"prb train: '{data}' holds {found} data, which has no users; {WHAT_TO_GIVE}")
-    if (found == "custom") != path.is_file():
-        raise TrainError(f"prb train: '{data}' is a {'file' if path.is_file() else 'folder'}; family {found} "
-                         f"needs {'a preference file (.json or .jsonl)' if found == 'custom' else 'the data folder'}")
-    return found, str(path)
+    found = families.get(family or families.detect(path))
+    if "train" not in found.commands:
+        raise TrainError(f"prb train: '{data}' holds {found.name} data, which has no users; {WHAT_TO_GIVE}")
+    if found.data_is_file != path.is_file():
+        raise TrainError(f"prb train: '{data}' is a {'file' if path.is_file() else 'folder'}; family {found.name} "
+                         f"needs {'a preference file (.json or .jsonl)' if found.data_is_file else 'the data folder'}")
+    return found.name, str(path)
 
 
 def _few_shot(family: str, location: str, metadata: dict) -> FewshotData:

@@ -8,9 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.metadata_arg import data_command_metadata
+from prb_tasks.data import families
 
 Architecture = Literal["plain", "context", "latent", "mixture"]
-Family = Literal["personalllm", "custom", "personalized_rb"]
 PARTS = ("demographics", "history", "profile")
 
 
@@ -25,7 +25,7 @@ class TrainOptions(BaseModel):
 
     data: str = Field(description="a PersonalLLM folder, a preference file (or 'example'), a Personalized "
                       "RewardBench folder (or 'sample')")
-    family: Optional[Family] = Field(None, description="what DATA holds (None: guessed as prb data validate does)")
+    family: Optional[str] = Field(None, description="what DATA holds (None: guessed as prb data validate does)")
     metadata: dict[str, Any] = Field(default_factory=dict, description="the few-shot tasks' --metadata keys "
                                      "(n_users, alpha, unseen_share, split_seed, queries, ...)")
     architecture: Architecture = Field(description="plain, context, latent or mixture")
@@ -51,6 +51,11 @@ class TrainOptions(BaseModel):
     seed: int = Field(0, ge=0, description="seed of the training run and of the support sampling")
     bf16: bool = Field(False, description="train in bfloat16 mixed precision (GPUs that have it)")
     deepspeed: Optional[str] = Field(None, description="a DeepSpeed config file, handed to the Trainer")
+
+    @field_validator("family")
+    @classmethod
+    def _registered(cls, value: Optional[str]) -> Optional[str]:
+        return families.check_choice(value, "train")
 
     @field_validator("context_parts", mode="before")
     @classmethod

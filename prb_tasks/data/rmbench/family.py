@@ -1,0 +1,42 @@
+"""RM-Bench as a registered benchmark family (:mod:`prb_tasks.data.families`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from prb_tasks.data.counts import print_counts
+from prb_tasks.data.families import BenchmarkFamily
+from prb_tasks.data.rmbench.sources import EXPECTED_ROWS, FILE_NAME, HF_REPO, data_file, read_file
+
+
+def validate(folder: Path, bundled: bool = False) -> int:
+    """Check a local copy (``total_dataset.json``); print rows per domain.
+
+    Args:
+        folder: the copy's folder.
+        bundled: unused (RM-Bench ships no sample).
+    """
+    return print_counts(folder, "RM-Bench domain", EXPECTED_ROWS,
+                        lambda path: Counter(row.domain for row in read_file(data_file(path))))
+
+
+def looks_like(path: Path) -> bool:
+    """The authors' RM-Bench file: ``total_dataset.json`` in the folder or its ``data/``."""
+    return (path / FILE_NAME).is_file() or (path / "data" / FILE_NAME).is_file()
+
+
+FAMILY = BenchmarkFamily(
+    name="rmbench",
+    order=50,
+    validate=validate,
+    documents=("prb_tasks.documents.rmbench",),
+    options="prb_tasks.documents.rmbench:RMBenchOptions",
+    task_folders=("rmbench",),
+    commands=frozenset({"download", "validate"}),
+    detect=looks_like,
+    detect_order=20,
+    hub_repo=HF_REPO,
+    hub_files=("*.json", "README.md"),  # the hub repository's one JSON file
+    whole="rmbench is downloaded whole",
+)
