@@ -132,8 +132,9 @@ class JudgeLM(LM):
     def loglikelihood(self, requests: Any, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         raise JudgeConfigError(
             "prb-judge is a generative judge and cannot score log-likelihoods; run it on the judge "
-            "tasks (personalized_rb, personalized_rb_sample, ...), or use --model prb-rm for the "
-            "scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar)"
+            "tasks (personalized_rb, personalized_rb_sample, rewardbench2_judge, rmbench_judge, ...), or use "
+            "--model prb-rm for the scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar, "
+            "rewardbench2, rmbench)"
         )
 
     def loglikelihood_rolling(self, requests: Any, disable_tqdm: bool = False) -> list[float]:

@@ -60,6 +60,12 @@ _JUDGE = {
               "rating with k - 1 others (0.25 when no response was rated); Ties: allenai's Ties score of the "
               "ratings; group row: the plain mean of the six subsets. RM-Bench from pairwise verdicts: a domain's "
               "mean of hard, normal and easy; group row: the plain mean of the four domains"),
+    # A run of one benchmark explains its own score only (see _score_meaning).
+    "score:rewardbench2": ("RewardBench 2 from 1-10 ratings: a best-of-N row's 1/k when the correct response "
+                           "shares the top rating with k - 1 others (0.25 when no response was rated); Ties: "
+                           "allenai's Ties score of the ratings; group row: the plain mean of the six subsets"),
+    "score:rmbench": ("RM-Bench from pairwise verdicts: a domain's mean of hard, normal and easy; group row: the "
+                      "plain mean of the four domains"),
     "top1": "share of best-of-N rows where the correct response alone has the top rating",
     "easy_acc": ("RM-Bench: share of (chosen, rejected) style pairs won where the chosen answer is the more "
                  "elaborate style (below the diagonal of the 3x3 matrix); a pair is won when its two orders' "
@@ -81,6 +87,12 @@ _SCALAR = {
              "1/k when the correct answer has the top reward shared by k answers (else 0); Ties: 0.3 tied + 0.3 ref "
              "accuracy + 0.2 + 0.2 margin shares + 0.01 margin term; group row: the plain mean of the six subsets. "
              "RM-Bench: a domain's mean of hard, normal and easy; group row: the plain mean of the four domains",
+    "score:rewardbench2": ("RewardBench 2's official score, by allenai's rules: a best-of-N subset's mean of 1/k "
+                           "when the correct answer has the top reward shared by k answers (else 0); Ties: 0.3 "
+                           "tied + 0.3 ref accuracy + 0.2 + 0.2 margin shares + 0.01 margin term; group row: the "
+                           "plain mean of the six subsets"),
+    "score:rmbench": ("RM-Bench's official score, by its authors' rules: a domain's mean of hard, normal and "
+                      "easy; group row: the plain mean of the four domains"),
     "top1": "share of best-of-N rows where the correct answer alone has the top reward",
     "easy_acc": "RM-Bench: share of (chosen, rejected) style pairs won where the chosen answer is the more "
                 "elaborate style (below the diagonal of the 3x3 matrix)",
@@ -161,10 +173,14 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
         return (kind == "scalar", known.index(metric) if metric in known else len(known))
 
     both = len({kind for kind, _ in shown}) > 1
+    # `score` belongs to two benchmarks: a run of one of them explains that one only.
+    scored = {("rmbench" if t.startswith("rmbench") else "rewardbench2") for t, v in (results.get("results") or {}).items()
+              if t in ours and "score" in metric_names(v)}
     lines: list[str] = []
     said: dict[str, str] = {}
     for kind, metric in sorted(shown, key=place):
-        meaning = _meaning(metric, kind, backend)
+        meaning = _meaning(f"score:{next(iter(scored))}" if metric == "score" and len(scored) == 1 else metric, kind,
+                           backend)
         if meaning is None or meaning in said.values():
             continue
         said[metric] = meaning
