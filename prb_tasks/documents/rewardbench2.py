@@ -14,10 +14,10 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prb_tasks.data import provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rewardbench2.schema import SUBSETS, Row, subset_slug
 from prb_tasks.data.rewardbench2.sources import ENV_VAR, HF_REPO, HF_SPLIT, load_rows, resolve_data_dir
+from prb_tasks.documents.general_source import Benchmark, record_part
 from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.documents.options import parse_options
 from prb_tasks.documents.pairs import DocList, to_dataset
@@ -31,6 +31,8 @@ class RewardBench2Options(BaseModel):
     data_dir: Optional[str] = Field(
         None, description=f"local copy in the HF layout (<dir>/data/test-*.parquet); else ${ENV_VAR}, else the HF hub")
 
+
+BENCHMARK = Benchmark("RewardBench 2", HF_REPO, HF_SPLIT, "subset", "download the whole test split")
 
 #: The ``--metadata`` keys of every ``rewardbench2*`` task.
 METADATA = MetadataSpec.from_options("rewardbench2", RewardBench2Options, fixed=frozenset({"subset", "judge"}))
@@ -97,18 +99,10 @@ def build_docs(subset: str, judge: bool = False, **kwargs: Any) -> list[dict[str
         raise DataError(f"prb: unknown RewardBench 2 subset '{subset}'; expected one of {', '.join(SUBSETS)}")
     rows = load_rows(opts.data_dir)
     picked = [row for row in rows if subset_slug(row.subset) == wanted]
-    docs = [doc for row in picked for doc in rating_docs(row)] if judge else [row_doc(row) for row in picked]
-    folder = resolve_data_dir(opts.data_dir)
     name = next(s for s in SUBSETS if subset_slug(s) == wanted)
-    origin = (provenance.DataSource("hub", HF_REPO, f"{HF_SPLIT}: {name}", len(picked)) if folder is None
-              else provenance.DataSource("local", str(folder), f"{HF_SPLIT}: {name}", len(picked)))
-    provenance.record(kwargs, origin, task_name(kwargs) or f"rewardbench2_{wanted}")
-    if not docs:
-        where = "the HF hub" if folder is None else str(folder)
-        found = sorted({r.subset for r in rows})
-        raise DataError(f"prb: RewardBench 2 in {where} has no rows of subset '{name}' (it holds "
-                        f"{', '.join(found) or 'none'}); download the whole test split")
-    return docs
+    record_part(kwargs, BENCHMARK, resolve_data_dir(opts.data_dir), name, len(picked), f"rewardbench2_{wanted}",
+                (r.subset for r in rows))
+    return [doc for row in picked for doc in rating_docs(row)] if judge else [row_doc(row) for row in picked]
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

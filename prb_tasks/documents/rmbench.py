@@ -1,10 +1,16 @@
 """Turn RM-Bench rows into the documents lm-eval iterates over.
 
-One document per prompt: its six choices are the three chosen responses, then the three
-rejected ones (concise, detailed plain, detailed markdown each), so a scalar RM scores
-each response once and :mod:`prb_tasks.scoring.rmbench` builds the authors' 3x3 matrix
-from the rewards. The RM sees ``[user: prompt, assistant: response]``, the conversation
-the authors' ``run_rm.py`` builds. The task YAML names the domain (``dataset_kwargs``).
+Scalar RMs: one document per prompt; its six choices are the three chosen responses,
+then the three rejected ones (concise, detailed plain, detailed markdown each), so a
+scalar RM scores each response once and :mod:`prb_tasks.scoring.rmbench` builds the
+authors' 3x3 matrix from the rewards. The RM sees ``[user: prompt, assistant: response]``,
+the conversation the authors' ``run_rm.py`` builds.
+
+Judges (``judge: true``): one document per (chosen style, rejected style) pair and order,
+18 per prompt, each a pairwise prompt ending in a boxed verdict;
+:mod:`prb_tasks.scoring.rmbench_judge` turns the verdicts into the same matrix.
+
+The task YAML names the domain (``dataset_kwargs``).
 """
 
 from __future__ import annotations
@@ -13,10 +19,10 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prb_tasks.data import provenance
 from prb_tasks.data.errors import DataError
-from prb_tasks.data.rmbench.schema import DOMAINS, Row, domain_of
+from prb_tasks.data.rmbench.schema import DOMAINS, STYLES, Row, domain_of
 from prb_tasks.data.rmbench.sources import ENV_VAR, FILE_NAME, HF_REPO, HF_SPLIT, load_rows, resolve_data_dir
+from prb_tasks.documents.general_source import Benchmark, record_part
 from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.documents.options import parse_options
 from prb_tasks.documents.pairs import DocList, to_dataset
@@ -31,8 +37,10 @@ class RMBenchOptions(BaseModel):
         None, description=f"folder holding {FILE_NAME} (or data/{FILE_NAME}); else ${ENV_VAR}, else the HF hub")
 
 
+BENCHMARK = Benchmark("RM-Bench", HF_REPO, HF_SPLIT, "domain", f"use the whole {FILE_NAME}")
+
 #: The ``--metadata`` keys of every ``rmbench*`` task.
-METADATA = MetadataSpec.from_options("rmbench", RMBenchOptions, fixed=frozenset({"domain"}))
+METADATA = MetadataSpec.from_options("rmbench", RMBenchOptions, fixed=frozenset({"domain", "judge"}))
 
 
 def row_doc(row: Row) -> dict[str, Any]:
@@ -47,11 +55,53 @@ def row_doc(row: Row) -> dict[str, Any]:
     }
 
 
-def build_docs(domain: str, **kwargs: Any) -> list[dict[str, Any]]:
+#: The judge's prompt: the user's prompt and two responses, a boxed five-way verdict (the authors'
+#: README's format; prb's wording).
+PAIR_TEMPLATE = "judge/rmbench_pair.jinja"
+
+
+def pair_docs(row: Row) -> list[dict[str, Any]]:
+    """A judge's documents of one prompt: each (chosen style, rejected style) pair in both orders.
+
+    Args:
+        row: a validated row.
+
+    The 3 x 3 x 2 = 18 documents come cell by cell, chosen in A before chosen in B, so
+    ``--limit`` cuts whole prompts when it is a multiple of 18
+    (:data:`prb_tasks.scoring.rmbench_judge.CALLS_PER_PROMPT`).
+    """
+    from prb_tasks.prompts.prompt_store import stash
+    from prb_tasks.prompts.templates import render, resolve
+
+    ref = resolve(PAIR_TEMPLATE)
+    docs = []
+    for i, chosen in enumerate(row.chosen):
+        for j, rejected in enumerate(row.rejected):
+            for position in ("A", "B"):
+                first, second = (chosen, rejected) if position == "A" else (rejected, chosen)
+                docs.append({
+                    "id": f"{row.id}/c{i}r{j}/{position}",
+                    "variant": "rmbench_pair",  # prb-judge: a boxed verdict (reply_forms), not `Result: A`
+                    "row_id": row.id,
+                    "subset": row.domain,
+                    "row": row.index,
+                    "chosen_style": i,
+                    "rejected_style": j,
+                    "styles": f"{STYLES[i]} vs {STYLES[j]}",
+                    "chosen_position": position,
+                    "prompt": render(ref, question=row.prompt, response_a=first, response_b=second),
+                })
+    # The prompts go to the samples file once, in the requests (prompt_store).
+    return stash(docs)
+
+
+def build_docs(domain: str, judge: bool = False, **kwargs: Any) -> list[dict[str, Any]]:
     """Documents of one scored domain (``safety`` takes both safety sub-domains), in file order.
 
     Args:
         domain: one of chat, math, code, safety.
+        judge: 18 documents per prompt for a pairwise judge (:func:`pair_docs`), instead
+            of one per prompt for a scalar RM.
         **kwargs: ``--metadata`` / ``--model_args`` keys; see :class:`RMBenchOptions`.
     """
     check_options(METADATA, kwargs, task_name(kwargs))
@@ -59,20 +109,14 @@ def build_docs(domain: str, **kwargs: Any) -> list[dict[str, Any]]:
     if domain not in DOMAINS:
         raise DataError(f"prb: unknown RM-Bench domain '{domain}'; expected one of {', '.join(DOMAINS)}")
     rows = load_rows(opts.data_dir)
-    docs = [row_doc(row) for row in rows if domain_of(row.domain) == domain]
-    folder = resolve_data_dir(opts.data_dir)
-    origin = (provenance.DataSource("hub", HF_REPO, f"{HF_SPLIT}: {domain}", len(docs)) if folder is None
-              else provenance.DataSource("local", str(folder), f"{domain}", len(docs)))
-    provenance.record(kwargs, origin, task_name(kwargs) or f"rmbench_{domain}")
-    if not docs:
-        where = "the HF hub" if folder is None else str(folder)
-        found = sorted({r.domain for r in rows})
-        raise DataError(f"prb: RM-Bench in {where} has no rows of domain '{domain}' (it holds "
-                        f"{', '.join(found) or 'none'}); use the whole {FILE_NAME}")
-    return docs
+    picked = [row for row in rows if domain_of(row.domain) == domain]
+    record_part(kwargs, BENCHMARK, resolve_data_dir(opts.data_dir), domain, len(picked), f"rmbench_{domain}",
+                (r.domain for r in rows))
+    return [doc for row in picked for doc in pair_docs(row)] if judge else [row_doc(row) for row in picked]
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the RM-Bench task YAMLs."""
     domain = kwargs.pop("domain")
-    return to_dataset(build_docs(domain, **kwargs))
+    judge = bool(kwargs.pop("judge", False))
+    return to_dataset(build_docs(domain, judge=judge, **kwargs))

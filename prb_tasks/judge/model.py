@@ -31,6 +31,7 @@ from prb_tasks.judge.configs import resolve_settings
 from prb_tasks.judge.dispatch import prefix_group, spaced_order
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
+from prb_tasks.judge.reply_forms import PAIRWISE, form_name
 from prb_tasks.judge.prompt_cache import anthropic_min_tokens
 from prb_tasks.judge.request import ChatRequest, Message
 from prb_tasks.common.retry import RetryPolicy
@@ -40,8 +41,6 @@ from prb_tasks.judge.usage import UsageTracker, remember_summary
 log = logging.getLogger(__name__)
 
 # gen_kwargs we understand; ``do_sample`` is meaningless for chat APIs (temperature says it).
-#: Document variants whose replies are not pairwise verdicts (generation, rubric grades, 1-10 ratings, plans).
-NO_VERDICT_VARIANTS = frozenset({"gen", "plan", "bon_judge", "bon_sample", "bon_grade", "rating"})
 _KNOWN_GEN_KWARGS = {"until", "max_gen_toks", "max_tokens", "temperature", "top_p", "seed", "do_sample"}
 
 
@@ -133,8 +132,9 @@ class JudgeLM(LM):
     def loglikelihood(self, requests: Any, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         raise JudgeConfigError(
             "prb-judge is a generative judge and cannot score log-likelihoods; run it on the judge "
-            "tasks (personalized_rb, personalized_rb_sample, ...), or use --model prb-rm for the "
-            "scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar)"
+            "tasks (personalized_rb, personalized_rb_sample, rewardbench2_judge, rmbench_judge, ...), or use "
+            "--model prb-rm for the scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar, "
+            "rewardbench2, rmbench)"
         )
 
     def loglikelihood_rolling(self, requests: Any, disable_tqdm: bool = False) -> list[float]:
@@ -146,7 +146,8 @@ class JudgeLM(LM):
             return []
         # Requests are built lazily, inside their tasks, so the first calls go out at
         # once; repeats are numbered here from the raw arguments (same args, same request).
-        chats = _LazyRequests(self, [(*req.args[:2], _asks_once(req)) for req in requests])
+        chats = _LazyRequests(self, [(*req.args[:2], _asks_once(req), form_name(getattr(req, "doc", None)))
+                                     for req in requests])
         from prb_tasks.common.memory import trim
 
         trim()  # what lm-eval freed while building the requests goes back before the run's longest stage
@@ -181,9 +182,10 @@ class JudgeLM(LM):
             order = spaced_order([prefix_group(getattr(r, "doc", None)) for r in requests], 2 * s.num_concurrent)
             results = (run_unsettled(runner, chats, chats.sample_indices(), settled, usage) if settled
                        else runner.run(chats, chats.sample_indices(), order))
-            # Only pairwise verdicts can lack one: writing, grading and rating tasks are not counted.
+            # The no-verdict warning speaks of `Result: A`: only pairwise verdicts are counted (the
+            # other forms have their own line under the table, prb_tasks/scoring/lacking.py).
             usage.count_verdicts([text for text, req in zip(results, requests)
-                                  if (getattr(req, "doc", None) or {}).get("variant") not in NO_VERDICT_VARIANTS])
+                                  if form_name(getattr(req, "doc", None)) == PAIRWISE])
         finally:
             # Also on Ctrl-C and fatal errors: `prb eval` reports what was saved.
             usage.cache_refused = cache.refused
@@ -200,7 +202,8 @@ class JudgeLM(LM):
 
     # -- request building
 
-    def to_request(self, context: Any, gen_kwargs: dict[str, Any] | None, ask_once: bool = False) -> ChatRequest:
+    def to_request(self, context: Any, gen_kwargs: dict[str, Any] | None, ask_once: bool = False,
+                   reply_form: str | None = PAIRWISE) -> ChatRequest:
         """Turn one lm-eval request into the chat request to send.
 
         Args:
@@ -209,6 +212,8 @@ class JudgeLM(LM):
                 ``top_p``, ``seed`` and ``stop`` from model_args/config take precedence.
             ask_once: score the first reply as it comes (the document asked for the
                 official protocol); see :class:`~prb_tasks.judge.request.ChatRequest`.
+            reply_form: what the reply must end with (:mod:`prb_tasks.judge.reply_forms`;
+                None: free text), for ``reask``.
         """
         gen = dict(gen_kwargs or {})
         for name in sorted(set(gen) - _KNOWN_GEN_KWARGS - self._warned):
@@ -236,6 +241,7 @@ class JudgeLM(LM):
             response_format=s.response_format,
             reasoning_effort=s.reasoning_effort,
             ask_once=ask_once,
+            reply_form=reply_form,
         )
 
     def _messages(self, context: Any) -> tuple[Message, ...]:
@@ -317,7 +323,7 @@ class _LazyRequests(Sequence[ChatRequest]):
         """For each request, how many identical ones come before it."""
         seen: Counter[Any] = Counter()
         out = []
-        for context, gen, ask_once in self._args:
+        for context, gen, ask_once, _form in self._args:
             # A digest, not the text: str() of lm-eval's str subclasses is a full copy, and a
             # Counter keyed on copies held every prompt a second time for the whole run.
             text = getattr(context, "prompt", context)

@@ -33,6 +33,10 @@ class ChatRequest:
         shared_prefix: characters at the start of the last message that another request
             of the run shares (where a provider prompt-cache breakpoint can go); a
             transport hint only: not part of the request's identity.
+        reply_form: what the reply must end with, a name in
+            :data:`prb_tasks.judge.reply_forms.FORMS` (None: free text); decides whether
+            and how ``reask`` asks again. Not part of the request's identity (the
+            follow-up turn it leads to is).
     """
 
     messages: tuple[Message, ...]
@@ -45,6 +49,7 @@ class ChatRequest:
     reasoning_effort: str | None = None
     ask_once: bool = False
     shared_prefix: int = field(default=0, compare=False)
+    reply_form: str | None = field(default="pairwise", compare=False)
 
     def params(self) -> dict[str, Any]:
         """Sampling parameters to send, without the ones left unset."""

@@ -45,11 +45,12 @@ from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.storage import CacheDiskFull
+from prb_tasks.judge.reply_forms import FORMS, reask_prompt
 from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
 from prb_tasks.common.redact import redact
 from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.judge.usage import UsageTracker
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
+from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
 
 T = TypeVar("T")
 
@@ -314,12 +315,14 @@ class JudgeRunner:
         request = requests[index]
         outcome = await self._answer(request, self._key(request, sample), ticket)
         text = outcome.text
-        if (outcome.status == "ok" and self.settings.reask and not request.ask_once
-                and parse_verdict(text).outcome == "unparsed"):
-            # One follow-up turn asking only for the verdict; it is a request like any
-            # other (cached, retried, priced) and both turns stay in the sample log.
+        form = FORMS.get(request.reply_form) if request.reply_form else None
+        if (outcome.status == "ok" and self.settings.reask and not request.ask_once and form is not None
+                and not form.reads(text)):
+            # One follow-up turn asking only for what the task reads (a letter, a rating, a
+            # boxed verdict); it is a request like any other (cached, retried, priced) and
+            # both turns stay in the sample log.
             self.usage.reasks += 1
-            followup = request.followup(text, self.settings.reask_prompt)
+            followup = request.followup(text, reask_prompt(form, self.settings.reask_prompt))
             follow = await self._answer(followup, self._key(followup, sample), ticket)
             if follow.status == "ok":
                 text = text + REASK_SEPARATOR + follow.text

@@ -152,8 +152,14 @@ def _leaf_families(data: dict[str, Any]) -> dict[str, list[str]]:
 
 def _kind(configs: dict[str, Any], subtasks: list[str], samples: dict[str, list[dict[str, Any]]]) -> str | None:
     """``judge`` or ``scalar`` for a pairwise family, None for anything else (e.g. best-of-N)."""
+    from prb_tasks.judge.reply_forms import PAIRWISE, form_name
+
     docs = [s["doc"] for rows in samples.values() for s in rows[:1]]
     if any(isinstance(d.get("choices"), list) and len(d["choices"]) != 2 for d in docs):
+        return None
+    # A judge whose replies are not `Result: A/B` verdicts (RM-Bench's boxed verdicts, 1-10 ratings) has
+    # its own metrics; read as pairwise verdicts its replies would give a meaningless acc.
+    if any(form_name(d) != PAIRWISE for d in docs):
         return None
     types = {str((configs.get(t) or {}).get("output_type", "")) for t in subtasks}
     if types == {"generate_until"}:

@@ -12,7 +12,8 @@ resample is a vector of counts and each ratio one matrix product:
   pair (a judge's two orders together, by ``pair_key``) or a document;
 - an RM-Bench domain's ``score``: the mean of hard, normal and easy, which is the mean of
   all nine cells of the 3x3 matrix (three cells each), so one part: per prompt, the share
-  of its nine (chosen style, rejected style) comparisons won strictly;
+  of its nine (chosen style, rejected style) comparisons won strictly (a judge,
+  ``rmbench_judge``: the share of its nine cells won, from its 18 judgments);
 - RewardBench 2's Ties ``score``: the unit is a prompt number ``n`` (its ``ref`` and
   ``tied`` rows together, which the score pairs); five parts with allenai's weights,
   each a mean over the units that have the rows it needs, a missing accuracy counting 0
@@ -111,9 +112,13 @@ def _is_number(value: Any) -> bool:
 
 
 def _kind(value: Any) -> str | None:
-    """``mean``, ``styles`` (RM-Bench's six rewards) or ``ties`` (RewardBench 2's Ties row)."""
+    """``mean``, ``styles`` (RM-Bench's six rewards), ``cells`` (an RM-Bench judge's vote on one
+    style pair in one order) or ``ties`` (RewardBench 2's Ties row)."""
     if _is_number(value):
         return "mean"
+    if isinstance(value, list) and len(value) == 4 and isinstance(value[0], str) and all(
+            _is_number(v) for v in value[1:]):
+        return "cells"
     if isinstance(value, list) and len(value) == 2 and all(
             isinstance(v, list) and len(v) == 3 and all(_is_number(x) for x in v) for v in value):
         return "styles"
@@ -160,6 +165,7 @@ def read_leaf(path: Path, task: str, metric: str) -> tuple[Leaf, int]:
     kind: str | None = None
     leaf = Leaf((1.0,), (False,))
     ties: list[tuple[str, int, list[float]]] = []
+    cells: list[tuple[str, int, int, int]] = []
     docs = 0
     for sample in iter_samples(samples):
         value = sample.get(metric)
@@ -175,10 +181,22 @@ def read_leaf(path: Path, task: str, metric: str) -> tuple[Leaf, int]:
         elif kind == "styles":
             chosen, rejected = value
             leaf.add(unit, [float(np.mean([c > r for c in chosen for r in rejected]))])
+        elif kind == "cells":
+            cells.append((str(value[0]), int(value[1]), int(value[2]), int(value[3])))
         else:
             ties.append((str(value[0]), int(value[1]), [float(s) for s in value[2]]))
     if kind is None:
         raise SkipRun(f"{task} in {path.parent}: its samples file holds no {metric} values")
+    if kind == "cells":
+        # rmbench_judge: the unit is a prompt (its 18 judgments), the part the share of its nine cells won.
+        from prb_tasks.scoring.rmbench_judge import prompt_wins
+
+        by_prompt: dict[str, list[tuple[str, int, int, int]]] = defaultdict(list)
+        for cell in cells:
+            by_prompt[cell[0]].append(cell)
+        for row_id, mine in by_prompt.items():
+            for grid in prompt_wins(mine):  # none when the prompt lacks a judgment (--limit)
+                leaf.add(row_id, [float(np.mean(grid))])
     return (_ties_leaf(ties) if kind == "ties" else leaf), docs
 
 

@@ -256,6 +256,6 @@ class RewardModelLM(LM):
     def generate_until(self, requests, disable_tqdm: bool = False):
         raise RMError(
             "prb-rm is a scalar reward model and cannot generate text: run it on the "
-            "scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar), "
-            "or use --model prb-judge for the judge tasks."
+            "scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar, rewardbench2, rmbench), "
+            "or use --model prb-judge for the judge tasks (rewardbench2_judge and rmbench_judge among them)."
         )

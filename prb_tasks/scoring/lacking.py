@@ -71,6 +71,14 @@ def task_line(name: str, row: dict[str, Any], n: int | None) -> str | None:
         if "bon_gold,none" in row:  # personalized_rb_bon_judge: ratings
             return (f"prb: {name}: {got} gave a readable 1-10 rating; unrated candidates rank last, so best-of-k "
                     "says little about this judge; try a stronger judge or a larger max_tokens")
+        if "easy_acc,none" in row:  # rmbench_judge: boxed verdicts
+            return (f"prb: {name}: {got} ended with a boxed verdict (\\boxed{{A>B}} and the like); a reply without "
+                    "one votes for neither response, so the matrix measures the format more than the judgment; "
+                    "try a stronger judge or a larger max_tokens")
+        if "score,none" in row:  # rewardbench2_judge: a rating ending the reply
+            return (f"prb: {name}: {got} ended with a readable 1-10 rating (a whole number, nothing after it); "
+                    "unrated responses never win a row, so the score measures the format more than the judgment; "
+                    "try a stronger judge or a larger max_tokens")
         return (f"prb: {name}: {got} named a verdict (`Result: A` or `Result: B`); acc counts the others as "
                 "wrong, so it measures the format more than the judgment; try a stronger judge, a larger "
                 "max_tokens, or a template that ends with the verdict")

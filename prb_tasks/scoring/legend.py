@@ -54,11 +54,25 @@ _JUDGE = {
     "grade_unparsed": "share of grader replies without a readable 0/1/2 for every aspect (left out, never 0)",
     "candidate_words": "words per candidate answer",
     "failed_candidate": "share of candidates whose generation failed (their question is left out later)",
-    # RewardBench 2 rated by a judge (scoring/rewardbench2_ratings.py).
+    # RewardBench 2 rated by a judge (scoring/rewardbench2_ratings.py), RM-Bench judged in pairs
+    # (scoring/rmbench_judge.py).
     "score": ("RewardBench 2 from 1-10 ratings: a best-of-N row's 1/k when the correct response shares the top "
               "rating with k - 1 others (0.25 when no response was rated); Ties: allenai's Ties score of the "
-              "ratings; group row: the plain mean of the six subsets"),
+              "ratings; group row: the plain mean of the six subsets. RM-Bench from pairwise verdicts: a domain's "
+              "mean of hard, normal and easy; group row: the plain mean of the four domains"),
+    # A run of one benchmark explains its own score only (see _score_meaning).
+    "score:rewardbench2": ("RewardBench 2 from 1-10 ratings: a best-of-N row's 1/k when the correct response "
+                           "shares the top rating with k - 1 others (0.25 when no response was rated); Ties: "
+                           "allenai's Ties score of the ratings; group row: the plain mean of the six subsets"),
+    "score:rmbench": ("RM-Bench from pairwise verdicts: a domain's mean of hard, normal and easy; group row: the "
+                      "plain mean of the four domains"),
     "top1": "share of best-of-N rows where the correct response alone has the top rating",
+    "easy_acc": ("RM-Bench: share of (chosen, rejected) style pairs won where the chosen answer is the more "
+                 "elaborate style (below the diagonal of the 3x3 matrix); a pair is won when its two orders' "
+                 "votes (+1 chosen, -1 rejected, 0 tie or no verdict) sum above 0"),
+    "normal_acc": "RM-Bench: the same with both answers in the same style (the matrix's diagonal)",
+    "hard_acc": "RM-Bench: the same with the chosen answer in the plainer style (above the diagonal)",
+    "tie_rate": "share of judgments with a tie verdict (A=B)",
 }
 _SCALAR = {
     "acc": "share of pairs where the chosen answer scored strictly higher (ties count wrong)",
@@ -73,6 +87,12 @@ _SCALAR = {
              "1/k when the correct answer has the top reward shared by k answers (else 0); Ties: 0.3 tied + 0.3 ref "
              "accuracy + 0.2 + 0.2 margin shares + 0.01 margin term; group row: the plain mean of the six subsets. "
              "RM-Bench: a domain's mean of hard, normal and easy; group row: the plain mean of the four domains",
+    "score:rewardbench2": ("RewardBench 2's official score, by allenai's rules: a best-of-N subset's mean of 1/k "
+                           "when the correct answer has the top reward shared by k answers (else 0); Ties: 0.3 "
+                           "tied + 0.3 ref accuracy + 0.2 + 0.2 margin shares + 0.01 margin term; group row: the "
+                           "plain mean of the six subsets"),
+    "score:rmbench": ("RM-Bench's official score, by its authors' rules: a domain's mean of hard, normal and "
+                      "easy; group row: the plain mean of the four domains"),
     "top1": "share of best-of-N rows where the correct answer alone has the top reward",
     "easy_acc": "RM-Bench: share of (chosen, rejected) style pairs won where the chosen answer is the more "
                 "elaborate style (below the diagonal of the 3x3 matrix)",
@@ -87,6 +107,8 @@ _CI_PAIRS = ("95% CI: bootstrap over pairs within each subset (a judge's two ord
 _ITEMS = ("items: items scored (a Best-of-N question with its candidates, a RewardBench 2 prompt with its 4 or more "
           "responses, an RM-Bench prompt with its 3 chosen and 3 rejected responses)")
 _RATINGS = "ratings: responses the judge rated, one request each (a RewardBench 2 row is 4 or more)"
+_JUDGMENTS = ("judgments: judge requests, one per (chosen style, rejected style) pair and order of an RM-Bench "
+              "prompt (18 per prompt), one per response rated on a RewardBench 2 row")
 _CI_STDERR_SCALAR = "95% CI*: acc +/- 1.96 x lm-eval's standard error (normal approximation); n: pairs scored"
 _CI_STDERR = ("95% CI*: acc +/- 1.96 x lm-eval's standard error, which counts a judge's two orders of a pair as "
               "independent (too narrow); add --log_samples for intervals over pairs; n: documents scored")
@@ -151,10 +173,14 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
         return (kind == "scalar", known.index(metric) if metric in known else len(known))
 
     both = len({kind for kind, _ in shown}) > 1
+    # `score` belongs to two benchmarks: a run of one of them explains that one only.
+    scored = {("rmbench" if t.startswith("rmbench") else "rewardbench2") for t, v in (results.get("results") or {}).items()
+              if t in ours and "score" in metric_names(v)}
     lines: list[str] = []
     said: dict[str, str] = {}
     for kind, metric in sorted(shown, key=place):
-        meaning = _meaning(metric, kind, backend)
+        meaning = _meaning(f"score:{next(iter(scored))}" if metric == "score" and len(scored) == 1 else metric, kind,
+                           backend)
         if meaning is None or meaning in said.values():
             continue
         said[metric] = meaning
@@ -169,6 +195,8 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
         return [*lines, _ITEMS]
     if "_ratings" in only:  # run_table.RATINGS_MARK
         return [*lines, _RATINGS]
+    if "_judgments" in only:  # run_table.JUDGMENTS_MARK
+        return [*lines, _JUDGMENTS]
     # A Best-of-N row scores questions (N candidates each), not pairs.
     questions = "; on a Best-of-N row it counts questions" if any(m.startswith("bon_") for _, m in shown) else ""
     if "_starred" not in only:

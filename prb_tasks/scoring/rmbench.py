@@ -22,7 +22,8 @@ rejected responses, and the matrix reuses their rewards.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,13 +54,23 @@ def style_accuracy(rows: Iterable[tuple[Sequence[float], Sequence[float]]]) -> S
     Args:
         rows: per prompt, the three chosen and the three rejected rewards, in style order.
     """
+    return accuracy_of_wins(
+        [[float(chosen[i] > rejected[j]) for j in range(SIZE)] for i in range(SIZE)] for chosen, rejected in rows)
+
+
+def accuracy_of_wins(rows: Iterable[Sequence[Sequence[float]]]) -> StyleAccuracy:
+    """The 3x3 matrix and hard / normal / easy of one domain from each prompt's wins.
+
+    Args:
+        rows: per prompt, a 3x3 grid: cell (i, j) is 1 when the chosen response in style i
+            beat the rejected one in style j (a scalar RM: a strictly higher reward; a judge:
+            :mod:`prb_tasks.scoring.rmbench_judge`), else 0.
+    """
     matrix = np.zeros((SIZE, SIZE))
     count = 0
-    for chosen, rejected in rows:
+    for wins in rows:
         count += 1
-        for i in range(SIZE):
-            for j in range(SIZE):
-                matrix[i, j] += float(chosen[i] > rejected[j])
+        matrix += np.asarray(wins, dtype=float)
     if count == 0:
         raise ValueError("RM-Bench accuracy needs at least one prompt")
     matrix /= count
@@ -94,15 +105,26 @@ def process_styles(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, tup
     return {name: entry for name in METRICS}
 
 
-def _part(name: str):
-    def aggregate(items: Iterable[tuple]) -> float:
-        acc = style_accuracy(items)
+def part(name: str, accuracy: Callable[[Iterable[Any]], StyleAccuracy | None] = style_accuracy,
+         prefix: str = "rmbench") -> Callable[[Iterable[Any]], float]:
+    """The lm-eval aggregation reporting one of :data:`METRICS` of a domain.
+
+    Args:
+        name: ``score``, ``hard_acc``, ``normal_acc`` or ``easy_acc``.
+        accuracy: the domain's :class:`StyleAccuracy` from the task's per-document items
+            (None: nothing complete to score, reported as NaN).
+        prefix: names the function (lm-eval shows it in configs).
+    """
+    def aggregate(items: Iterable[Any]) -> float:
+        acc = accuracy(items)
+        if acc is None:
+            return math.nan
         return acc.score if name == "score" else getattr(acc, name.removesuffix("_acc"))
-    aggregate.__name__ = f"rmbench_{name}"
+    aggregate.__name__ = f"{prefix}_{name}"
     return aggregate
 
 
-domain_score = _part("score")
-hard_acc = _part("hard_acc")
-normal_acc = _part("normal_acc")
-easy_acc = _part("easy_acc")
+domain_score = part("score")
+hard_acc = part("hard_acc")
+normal_acc = part("normal_acc")
+easy_acc = part("easy_acc")

@@ -40,6 +40,8 @@ FULL_TABLES_FLAG = "--full_tables"
 ITEMS_MARK = "_items"
 #: ... and judge ratings (a document per response rated), not items.
 RATINGS_MARK = "_ratings"
+#: ... and judge calls of RM-Bench style pairs (18 per prompt), perhaps beside ratings.
+JUDGMENTS_MARK = "_judgments"
 
 
 def _value(row: dict[str, Any], metric: str) -> float | None:
@@ -158,17 +160,22 @@ def compact_lines(results: dict[str, Any], ours: set[str],
         starred |= ci.endswith("*")
         body.append([shown, str(pairs if pairs is not None else docs or "-"), _cell(_value(row, "acc"), "acc"), ci,
                      *[_cell(_value(row, m), m) for m in columns]])
-    # A judge that rates responses one at a time (rewardbench2_judge) has a document per response.
-    ratings = any((results.get("configs") or {}).get(t, {}).get("output_type") == "generate_until"
-                  for _, _, tasks in rows for t in tasks)
+    # A judge that rates responses one at a time (rewardbench2_judge) has a document per response; an
+    # RM-Bench judge (rmbench_judge) one per style pair and order.
+    generated = [t for _, _, tasks in rows for t in tasks
+                 if (results.get("configs") or {}).get(t, {}).get("output_type") == "generate_until"]
+    judgments = any(_value(table.get(t) or {}, "easy_acc") is not None for t in generated)
+    ratings = bool(generated) and not judgments
+    count_label = "judgments" if judgments else "ratings" if ratings else "items"
     head = (["task", "n" if starred else "pairs", "acc %", "95% CI", *[_header(m) for m in columns]] if pairwise
-            else ["task", "ratings" if ratings else "items", *[_header(m) for m in columns]])
+            else ["task", count_label, *[_header(m) for m in columns]])
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    shown_metrics = ["acc", *columns] if pairwise else [*columns, RATINGS_MARK if ratings else ITEMS_MARK]
+    shown_metrics = ["acc", *columns] if pairwise else [
+        *columns, JUDGMENTS_MARK if judgments else RATINGS_MARK if ratings else ITEMS_MARK]
     lines = [line(head), *[line(r) for r in body]]
     from prb_tasks.scoring.fewshot import k_curve_line
 

@@ -127,8 +127,9 @@ def test_prb_tasks_lists_every_group_with_its_backends(capsys):
     # General RM benchmarks' subsets (rewardbench2_math, rmbench_chat) are members of their group too.
     general = ("rewardbench2_", "rmbench_")
     listed = {n for n in names if not n.endswith(("_art", "_lifestyle", "_society")) and not n.startswith(general)}
-    assert set(rows) == listed | {"rewardbench2_judge"}
+    assert set(rows) == listed | {"rewardbench2_judge", "rmbench_judge"}
     assert "prb-judge" in rows["rewardbench2_judge"] and "rates each response" in rows["rewardbench2_judge"]
+    assert "prb-judge" in rows["rmbench_judge"] and "18 calls per prompt" in rows["rmbench_judge"]
     assert "prb-rm" in rows["personalllm_scalar"] and "Bundled example" in rows["personalized_custom_example"]
     assert "prb-judge" in rows["personalized_rb"] and "both orders" in rows["personalized_rb"]
     assert "prb-rm" in rows["personalized_rb_scalar"] and "prb-judge" not in rows["personalized_rb_scalar"]

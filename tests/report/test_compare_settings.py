@@ -34,6 +34,7 @@ EXPECTED = {
     **{f"rewardbench2_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},
     **{f"rewardbench2_judge_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},
     **{f"rmbench_{d}": "question" for d in ("chat", "math", "code", "safety")},
+    **{f"rmbench_judge_{d}": "question" for d in ("chat", "math", "code", "safety")},
 }
 
 

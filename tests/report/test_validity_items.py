@@ -52,6 +52,26 @@ def test_style_draws_equal_the_authors_matrix_on_the_resampled_prompts(tmp_path:
         assert draws[d, 0] == pytest.approx(style_accuracy(picked).score, abs=1e-12)
 
 
+def test_judge_cells_resample_whole_prompts_of_the_judge_matrix(tmp_path: Path) -> None:
+    from prb_tasks.scoring.rmbench_judge import judge_score
+
+    rng = random.Random(5)
+    votes = [[(f"p{n}", i, j, rng.choice((-1, 0, 1))) for i in range(3) for j in range(3) for _ in "AB"]
+             for n in range(7)]
+    samples = [{"doc_id": k, "doc": {"pair_key": None}, "score": list(v)}
+               for k, v in enumerate(v for prompt in votes for v in prompt)]
+    path = _write_run(tmp_path, {"rmbench_judge_chat": samples},
+                      {"rmbench_judge_chat": judge_score([v for p in votes for v in p])}, "rmbench_judge_chat")
+    run = read_item_run(path, json.loads(path.read_text()), "rmbench_judge_chat", "score")
+    draws, items, leaves = item_draws([run], iters=20, seed=4)
+    assert (items, leaves) == (7, 1)
+    for d, counts in enumerate(next(draw_counts(7, 20, 4))):
+        # A prompt drawn twice counts twice: name its copies apart for the official function.
+        picked = [(f"{v[0]}#{k}", *v[1:]) for u, c in zip(sorted(f"p{n}" for n in range(7)), counts)
+                  for k in range(int(c)) for v in votes[int(u[1:])]]
+        assert draws[d, 0] == pytest.approx(judge_score(picked), abs=1e-12)
+
+
 def test_a_group_is_the_plain_mean_of_its_subsets(tmp_path: Path) -> None:
     a = [{"doc_id": i, "doc": {}, "score": v} for i, v in enumerate([1.0, 0.0, 0.5])]
     b = [{"doc_id": 0, "doc": {}, "score": 1.0}]

@@ -31,6 +31,8 @@ def _row(**metrics: float) -> dict[str, float]:
     (_row(bon_gold=1.0, ungraded=0.0, parse_fail=0.75), 8, "2 of 8 replies gave a readable 1-10 rating"),
     (_row(acc=0.1, parse_fail=0.8), 40, "8 of 40 replies named a verdict (`Result: A` or `Result: B`)"),
     (_row(acc=0.1, parse_fail=0.8), None, "20% of the replies named a verdict"),
+    (_row(score=0.2, easy_acc=0.1, parse_fail=0.9), 180, "18 of 180 replies ended with a boxed verdict (\\boxed{A>B}"),
+    (_row(score=0.25, top1=0.0, parse_fail=1.0), 12, "0 of 12 replies ended with a readable 1-10 rating"),
     (_row(response_words=0.0, empty_response=1.0), 6, "6 of 6 responses are empty"),
     (_row(candidate_words=3.0, empty_candidate=0.5, failed_candidate=0.25), 2, "75% of the candidates are empty or failed"),
 ])
