@@ -8,4 +8,7 @@ The package is laid out along the data flow:
 ``tasks/`` holds the harness YAMLs, one folder per family.
 """
 
+__all__ = ["__version__"]
+
 __version__ = "0.1.0"
+"""The installed version of prb (``prb --version`` prints it; results files record it)."""

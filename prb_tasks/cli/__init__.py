@@ -12,6 +12,8 @@ from pathlib import Path
 
 from prb_tasks import __version__
 
+__all__ = ["main"]
+
 
 def run_eval(argv: list[str]) -> int:
     """Run lm-eval with our models and tasks available (see :mod:`prb_tasks.cli.evalcmd`).

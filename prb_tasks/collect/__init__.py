@@ -7,3 +7,5 @@ appends each participant's answers to disk, ``store`` keeps the participants and
 private links, ``export`` turns the journals into the per-user JSON file, ``app`` is
 the web app and ``command`` the ``serve`` / ``export`` / ``status`` subcommands.
 """
+
+__all__: list[str] = []

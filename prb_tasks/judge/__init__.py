@@ -17,3 +17,20 @@ One module per job:
 
 Importing this package is cheap: litellm is imported only when a call is made.
 """
+
+from typing import TYPE_CHECKING
+
+from prb_tasks.common.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from prb_tasks.judge.configs import list_configs, load_config, resolve_settings
+    from prb_tasks.judge.model import JudgeLM
+    from prb_tasks.judge.options import JudgeSettings, parse_config_file
+
+__all__ = ["JudgeLM", "JudgeSettings", "list_configs", "load_config", "parse_config_file", "resolve_settings"]
+
+__getattr__ = lazy_exports(__name__, {
+    "prb_tasks.judge.configs": ("list_configs", "load_config", "resolve_settings"),
+    "prb_tasks.judge.model": ("JudgeLM",),
+    "prb_tasks.judge.options": ("JudgeSettings", "parse_config_file"),
+})

@@ -7,3 +7,5 @@ model), ``pairwise`` (between models; :mod:`prb_tasks.stats` holds the statistic
 ``render_md``, ``render_json``, ``charts`` (with ``chart_helpers``), ``render_html`` (with ``drilldown`` and
 ``pairtext`` for the pair browser); ``compare`` runs the command.
 """
+
+__all__: list[str] = []

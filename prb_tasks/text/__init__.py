@@ -1,1 +1,3 @@
 """Small text utilities shared by retrieval and the lexical baselines."""
+
+__all__: list[str] = []

@@ -19,3 +19,5 @@ One job per module:
 torch, transformers and accelerate are imported only inside these modules' functions,
 so ``prb`` starts without them (the ``train`` extra installs them).
 """
+
+__all__: list[str] = []

@@ -4,3 +4,16 @@
 ``.jsonl`` files with one-line errors, ``sources`` resolves ``data_path`` (or the
 bundled ``example.jsonl``).
 """
+
+from typing import TYPE_CHECKING
+
+from prb_tasks.common.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from prb_tasks.data.custom.schema import Preference, UserRecord
+
+__all__ = ["Preference", "UserRecord"]
+
+__getattr__ = lazy_exports(__name__, {
+    "prb_tasks.data.custom.schema": ("Preference", "UserRecord"),
+})

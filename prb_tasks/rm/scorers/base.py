@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.score_cache import ScorerIdentity
 
-#: Called with (positions in the ``items`` passed to ``score``, their rewards) as
-#: soon as some are done, so they can be cached and counted before the rest finish.
 Report = Callable[[Sequence[int], Sequence[float]], None]
+"""Called with (positions in the ``items`` passed to ``score``, their rewards) as soon as
+some are done, so they can be cached and counted before the rest finish."""
 
 
 class Scorer:
