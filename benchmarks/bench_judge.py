@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
                 cmd = [sys.executable, __file__, "--worker", backend, base, "--requests", str(args.requests),
                        "--concurrency", str(args.concurrency), *(["--warm"] if args.warm else [])]
                 done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
-                line = next((l for l in done.stdout.splitlines() if l.startswith("RESULT ")), None)
+                line = next((out for out in done.stdout.splitlines() if out.startswith("RESULT ")), None)
                 if line is None:
                     print(done.stdout[-2000:], done.stderr[-4000:], sep="\n", file=sys.stderr)
                     raise SystemExit(f"{backend} failed (exit {done.returncode})")

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                     shutil.rmtree(cache, ignore_errors=True)
                 done = run(command, env=env, cwd=work).check()
                 if traced:
-                    line = next(l for l in done.stdout.splitlines() if l.startswith("TRACE "))
+                    line = next(out for out in done.stdout.splitlines() if out.startswith("TRACE "))
                     print(f"{scale:g}x: {line[6:]} (peak RSS under tracing {done.peak_rss_mb:.0f} MB)", flush=True)
                     continue
                 peak.add(done.peak_rss_mb)

@@ -81,7 +81,7 @@ def die_with_parent() -> None:
     import ctypes
     import signal
 
-    PR_SET_PDEATHSIG = 1
+    PR_SET_PDEATHSIG = 1  # noqa: N806 - the name in <sys/prctl.h>
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
 
 

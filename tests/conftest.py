@@ -39,7 +39,7 @@ if not os.environ.get("PRB_CACHE_DIR"):
 _WORKERS_DOWN: list[dict] = []
 
 
-def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 (xdist's hook, absent without it)
+def pytest_testnodedown(node, error) -> None:  # xdist's hook, absent without it
     """On the xdist controller: keep what a finished worker reported."""
     output = getattr(node, "workeroutput", None) or {}
     _WORKERS_DOWN.append({"pid": output.get("prb_pid"), "left": output.get("prb_leftovers", [])})

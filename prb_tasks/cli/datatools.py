@@ -61,7 +61,7 @@ def _snapshot(repo: str, patterns: list[str], target: Path) -> int:
         return 1
     try:
         snapshot_download(repo_id=repo, repo_type="dataset", allow_patterns=patterns, local_dir=str(target))
-    except Exception as exc:  # offline, auth, rate limit: the advice is the same
+    except Exception as exc:  # noqa: BLE001 - offline, auth, rate limit: the advice is the same
         first = f"{type(exc).__name__}: {exc}".splitlines()[0]
         print(f"prb: download of {repo} failed: {first}; this needs access to huggingface.co: "
               "copy the folder from a connected machine instead", file=sys.stderr)

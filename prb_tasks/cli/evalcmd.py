@@ -420,7 +420,7 @@ def _quiet_git_hash() -> str | None:
     import subprocess
 
     try:
-        return subprocess.check_output(["git", "describe", "--always"],  # noqa: S607
+        return subprocess.check_output(["git", "describe", "--always"],
                                        stderr=subprocess.DEVNULL).strip().decode()
     except (subprocess.CalledProcessError, FileNotFoundError):
         from lm_eval.loggers.utils import get_commit_from_path
@@ -630,7 +630,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
             raise
         print(_missing_tasks(str(exc)), file=sys.stderr)
         return 2
-    except Exception as exc:  # noqa: BLE001 - only a server that cannot be reached is answered here
+    except Exception as exc:  # only a server that cannot be reached is answered here
         line = unreachable_line(captured.get("args"), exc)
         if line is None:
             raise

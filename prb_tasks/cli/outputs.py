@@ -91,7 +91,7 @@ def _judge_config_model(ref: str) -> str:
         from prb_tasks.judge.configs import load_config
 
         model = load_config(ref).get("model")
-    except Exception:  # a broken config is reported by the judge itself, with a better message
+    except Exception:  # noqa: BLE001 - a broken config is reported by the judge itself, with a better message
         model = None
     return str(model) if model else f"prb-judge__{Path(ref).stem}"
 
@@ -113,7 +113,7 @@ def install(gen_kwargs: str | dict[str, Any] | None = None) -> None:
     if getattr(original, "_prb_named", False):
         return
 
-    def log_experiment_args(self, model_source, model_args, *args, **kwargs):  # noqa: ANN001, ANN202
+    def log_experiment_args(self, model_source, model_args, *args, **kwargs):
         original(self, model_source, model_args, *args, **kwargs)
         name = folder_name(str(model_source), model_args, _GEN_KWARGS[0])
         if name:

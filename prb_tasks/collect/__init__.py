@@ -1,5 +1,6 @@
-"""``prb collect``: gather one user's preferences in a browser, in the format
-``personalized_custom`` reads.
+"""``prb collect``: gather one user's preferences in a browser.
+
+The answers are exported in the format ``personalized_custom`` reads.
 
 Data flow: ``pairs`` reads the prompts and answer pairs (``generate`` writes the answers
 when only prompts are given), ``form`` the profile fields and value tags, ``journal``

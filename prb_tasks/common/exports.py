@@ -28,7 +28,7 @@ def lazy_exports(package: str, modules: Mapping[str, Sequence[str]]) -> Callable
     """
     source = {name: module for module, names in modules.items() for name in names}
 
-    def __getattr__(name: str) -> Any:
+    def lazy_getattr(name: str) -> Any:
         module = source.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -36,4 +36,4 @@ def lazy_exports(package: str, modules: Mapping[str, Sequence[str]]) -> Callable
         importlib.import_module(package).__dict__[name] = value
         return value
 
-    return __getattr__
+    return lazy_getattr

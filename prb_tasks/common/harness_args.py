@@ -106,7 +106,7 @@ def run_parser(prog: str = "prb eval") -> argparse.ArgumentParser:
     class _CheckedDict(MergeDictAction):
         # lm-eval lets a bad JSON object escape as a bare ValueError (a traceback);
         # turn it into an argparse error that names the option.
-        def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+        def __call__(self, parser, namespace, values, option_string=None):
             try:
                 super().__call__(parser, namespace, values, option_string)
             except HarnessArgsError:
@@ -114,7 +114,7 @@ def run_parser(prog: str = "prb eval") -> argparse.ArgumentParser:
             except ValueError as exc:
                 parser.error(f"argument {option_string or self.dest}: {_json_problem(values, exc)}")
 
-    for action in parser._actions:  # noqa: SLF001 - argparse keeps no public list
+    for action in parser._actions:  # argparse keeps no public list
         if type(action) is MergeDictAction:
             action.__class__ = _CheckedDict
         elif action.dest in _DICT_OPTIONS and callable(action.type):
@@ -194,7 +194,7 @@ def _as_dict(value: Any, option: str, prog: str) -> dict[str, Any]:
 
         try:
             return dict(simple_parse_args_string(value))
-        except Exception as exc:  # lm-eval raises several types for a bad string
+        except Exception as exc:  # noqa: BLE001 - lm-eval raises several types for a bad string
             raise HarnessArgsError(f"{prog}: {option} {value!r} is not key=value,...: {exc}") from None
     raise HarnessArgsError(f"{prog}: {option} must be key=value pairs or a mapping, got {type(value).__name__}")
 

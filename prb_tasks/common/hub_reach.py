@@ -86,7 +86,7 @@ def hub_model_access(repo: str, filename: str = "config.json") -> tuple[dict[str
         from huggingface_hub import try_to_load_from_cache
 
         cached = isinstance(try_to_load_from_cache(repo, filename), str)
-    except Exception:  # a malformed repo id: from_pretrained names it
+    except Exception:  # noqa: BLE001 - a malformed repo id: from_pretrained names it
         return {}, None
     if cached:
         return {"local_files_only": True}, None

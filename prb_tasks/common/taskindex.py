@@ -49,7 +49,7 @@ def _load(path: Path) -> dict[str, Any]:
     # ``!function module.name`` tags only matter to lm-eval; read them as text.
     _Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe subclass
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # a SafeLoader subclass
     except (OSError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -111,7 +111,7 @@ class Session:
             raise
         except MissingUserInfo as exc:  # the data lacks what the method asked for: say which call asked
             raise MethodError(f"{self._label(call)}: {exc}") from None
-        except Exception as exc:  # the method's own bug: name where it happened, not a traceback
+        except Exception as exc:  # noqa: BLE001 - the method's own bug: name where it happened, not a traceback
             message = " ".join(str(exc).split())[:300]
             raise MethodError(f"{self._label(call)} raised {type(exc).__name__}"
                               f"{': ' + message if message else ''}") from None
@@ -125,7 +125,7 @@ class Session:
         def work() -> None:
             try:
                 box["value"] = fn()
-            except BaseException as exc:  # handed to the caller's thread below
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
                 box["error"] = exc
 
         # A daemon thread: a call that never returns cannot keep the process alive.
@@ -151,7 +151,7 @@ class Session:
             seen = self.data.seen_users()
             self._bounded("learn()", lambda: self._guarded("learn()", lambda: self.method.learn(seen)))
             self._learned = True
-        user = self.data.users[user_id]
+        self.data.users[user_id]  # an unknown user fails here, before the method is called
         keys = list(keys)
         return self._bounded(f"adapt() and score() for user {user_id!r} at k={k}",
                              lambda: self._adapt_and_score(user_id, k, keys))

@@ -44,8 +44,11 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def freeze(value: Any) -> Any:
-    """A JSON-like value made read-only all the way down: dicts become read-only
-    mappings, lists tuples (so a method cannot change a user for the next method)."""
+    """A JSON-like value made read-only all the way down.
+
+    Dicts become read-only mappings, lists tuples (so a method cannot change a user for
+    the next method).
+    """
     if isinstance(value, Mapping):
         return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
@@ -124,8 +127,11 @@ class Post:
 
 
 def _post(item: Any) -> Post:
-    """A profile item as a :class:`Post`: a Post, a text, or anything with ``text`` (and
-    maybe ``category`` and ``id``, as Personalized RewardBench's posts)."""
+    """A profile item as a :class:`Post`.
+
+    The item is a Post, a text, or anything with ``text`` (and maybe ``category`` and
+    ``id``, as Personalized RewardBench's posts).
+    """
     if isinstance(item, Post):
         return item
     if isinstance(item, str):
@@ -137,8 +143,10 @@ def _post(item: Any) -> Post:
 
 @dataclass(frozen=True)
 class User:
-    """Who a method adapts to or scores for: what the data knows about the person
-    beyond their labelled choices (those are the :class:`Pair` objects a method gets).
+    """Who a method adapts to or scores for.
+
+    What the data knows about the person beyond their labelled choices (those are the
+    :class:`Pair` objects a method gets).
 
     Two users are equal when their ids are; every field but the id defaults to empty,
     so ``User("u1")`` is a user the data knows nothing about.
@@ -206,8 +214,11 @@ class SeenUser:
 
 
 class Method(ABC):
-    """A personalization method. Subclasses take their options as keyword arguments
-    (``--model_args method=NAME,option=value``) and set :attr:`name`."""
+    """A personalization method.
+
+    Subclasses take their options as keyword arguments
+    (``--model_args method=NAME,option=value``) and set :attr:`name`.
+    """
 
     name: ClassVar[str] = ""
 

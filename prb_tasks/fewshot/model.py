@@ -66,12 +66,14 @@ class MethodLM(LM):
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None) -> MethodLM:
+        """The backend from lm-eval's ``--model_args`` string (``method=NAME,option=value``)."""
         from lm_eval.utils import simple_parse_args_string
 
         return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
 
     @classmethod
     def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict | None = None) -> MethodLM:
+        """The backend from parsed ``--model_args``; the keys lm-eval adds to every model are dropped."""
         return cls(**{k: v for k, v in arg_dict.items() if k not in _HARNESS_KEYS})
 
     def _session(self, key: str) -> Session:
@@ -80,6 +82,7 @@ class MethodLM(LM):
         return self.sessions[key]
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        """Score each few-shot request: the method adapts to each (user, k) once, then scores its responses."""
         started = time.perf_counter()
         # (split, user, k) -> request positions, so each user is adapted to once per k.
         groups: dict[tuple[str, str, int], list[int]] = defaultdict(list)
@@ -110,9 +113,11 @@ class MethodLM(LM):
         return results
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        """Refused with one line: a method scores responses for a user."""
         raise registry.MethodError("prb-method scores responses for a user; run it on the *_fewshot tasks")
 
     def generate_until(self, requests, disable_tqdm: bool = False):
+        """Refused with one line naming the tasks to run instead: a method cannot generate text."""
         raise registry.MethodError("prb-method scores responses and cannot generate text: run it on "
                                    "personalllm_fewshot or personalized_custom_fewshot, or use --model prb-judge "
                                    "on the *_fewshot_judge tasks")

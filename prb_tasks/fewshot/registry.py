@@ -62,7 +62,7 @@ def resolve(name: str) -> type[Method]:
                           f"(a package adds one with an entry point in the '{ENTRY_POINT_GROUP}' group)")
     try:
         cls = found.load()
-    except Exception as exc:  # a broken third-party package: say which one
+    except Exception as exc:  # noqa: BLE001 - a broken third-party package: say which one
         raise MethodError(f"prb-method: the entry point '{name}' ({found.value}) could not be loaded: "
                           f"{type(exc).__name__}: {exc}") from None
     return _checked(f"the entry point '{name}' ({found.value})", cls)
@@ -127,13 +127,15 @@ def _convert(value: Any, kind: type) -> Any:
 
 
 def _typed(name: str, cls: type[Method], options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` converted to the types the method's ``__init__`` annotates (int, float,
-    bool); a value that does not convert is one line naming the option."""
+    """``options`` converted to the types the method's ``__init__`` annotates (int, float, bool).
+
+    A value that does not convert is one line naming the option.
+    """
     import typing
 
     try:
         hints = typing.get_type_hints(cls.__init__)
-    except Exception:  # a third-party annotation that does not resolve: pass values as given
+    except Exception:  # noqa: BLE001 - a third-party annotation that does not resolve: pass values as given
         return dict(options)
     out = dict(options)
     for key, value in options.items():

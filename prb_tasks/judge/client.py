@@ -347,7 +347,7 @@ class LiteLLMClient:
         """
         try:
             from litellm.litellm_core_utils.logging_worker import (
-                GLOBAL_LOGGING_WORKER as worker,
+                GLOBAL_LOGGING_WORKER as worker,  # noqa: N811 - litellm's name, a local one here
             )
             from litellm.litellm_core_utils.thread_pool_executor import executor
         except ImportError:

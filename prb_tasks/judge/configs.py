@@ -1,5 +1,6 @@
-"""Judge configs: small YAML files naming a model and its settings, and
-:func:`resolve_settings`, which merges ``--model_args`` over the config they name.
+"""Judge configs: small YAML files naming a model and its settings.
+
+:func:`resolve_settings` merges ``--model_args`` over the config they name.
 
 ``config=<name>`` looks in the bundled ``configs/`` folder
 (:func:`prb_tasks.common.resources.configs_dir`); ``config=<path>`` reads any YAML file.

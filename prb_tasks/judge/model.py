@@ -113,8 +113,11 @@ class JudgeLM(LM):
     # -- chat template hooks (lm-eval calls these with --apply_chat_template)
 
     def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        """Keep the messages as they are, for :meth:`generate_until`: as JSON, or in compact
-        form while ``prb eval`` runs (:mod:`prb_tasks.judge.chat_context`)."""
+        """Keep the messages as they are, for :meth:`generate_until`.
+
+        They are kept as JSON, or in compact form while ``prb eval`` runs
+        (:mod:`prb_tasks.judge.chat_context`).
+        """
         self._saw_chat_template = True
         return chat_context(chat_history)
 
@@ -130,6 +133,7 @@ class JudgeLM(LM):
     # -- lm-eval request types
 
     def loglikelihood(self, requests: Any, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        """Refused with one line naming the tasks to run instead: a generative judge has no log-likelihoods."""
         raise JudgeConfigError(
             "prb-judge is a generative judge and cannot score log-likelihoods; run it on the judge "
             "tasks (personalized_rb, personalized_rb_sample, rewardbench2_judge, rmbench_judge, ...), or use "
@@ -138,6 +142,7 @@ class JudgeLM(LM):
         )
 
     def loglikelihood_rolling(self, requests: Any, disable_tqdm: bool = False) -> list[float]:
+        """Refused, as :meth:`loglikelihood`."""
         return self.loglikelihood(requests)  # type: ignore[return-value]
 
     def generate_until(self, requests: Any, disable_tqdm: bool = False) -> list[str]:

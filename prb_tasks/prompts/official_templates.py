@@ -162,7 +162,7 @@ def user_template(text: str, source: PromptFile = USER) -> str:
 def _download(source: PromptFile, base_url: str, timeout: float) -> bytes:
     url = f"{base_url}/{source.path}"
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - fixed https URL
+        with urllib.request.urlopen(url, timeout=timeout) as response:  # fixed https URL
             return response.read()
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc

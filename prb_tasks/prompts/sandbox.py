@@ -280,7 +280,7 @@ def _limited_range(*args: int) -> range:
     return numbers
 
 
-def _limited_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # noqa: A002
+def _limited_lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
     _check_size(_number(n) * _number(max) * 12, "lipsum()")
     return generate_lorem_ipsum(n, html, min, max)
 
@@ -317,10 +317,12 @@ class LimitedSandbox(SandboxedEnvironment):
         return value
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        """A binary operator, refused when its result would pass the size limits."""
         _binop_estimate(operator, left, right)
         return super().call_binop(context, operator, left, right)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """``str.format`` and ``format_map``, refused when the output would pass the size limit."""
         wrapper = super().wrap_str_format(value)
         if wrapper is None:
             return None
@@ -340,6 +342,7 @@ class LimitedSandbox(SandboxedEnvironment):
         return checked
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        """Every call from a template counts one step; calls that would build oversized values are refused."""
         _step()
         owner = getattr(__obj, "__self__", None)
         owner = owner if isinstance(owner, (str, list, dict, set, bytes)) else None
@@ -401,19 +404,19 @@ def _checked_concat(parts: list[Any]) -> str:
 class _Limiter(NodeTransformer):
     """Routes loops, ``~`` and literal text through the sandbox's counters; refuses other files."""
 
-    def visit_Output(self, node: nodes.Output) -> nodes.Output:
+    def visit_Output(self, node: nodes.Output) -> nodes.Output:  # noqa: N802 - jinja's visitor names
         self.generic_visit(node)
         # Literal text as a constant goes through finalize at run time, so it is counted.
         node.nodes = [nodes.Const(n.data, lineno=n.lineno) if isinstance(n, nodes.TemplateData) else n
                       for n in node.nodes]
         return node
 
-    def visit_For(self, node: nodes.For) -> nodes.For:
+    def visit_For(self, node: nodes.For) -> nodes.For:  # noqa: N802 - jinja's visitor names
         self.generic_visit(node)
         node.iter = nodes.Filter(node.iter, "_prb_loop", [], [], None, None, lineno=node.lineno)
         return node
 
-    def visit_Concat(self, node: nodes.Concat) -> nodes.Filter:
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Filter:  # noqa: N802 - jinja's visitor names
         self.generic_visit(node)
         return nodes.Filter(nodes.List(node.nodes, lineno=node.lineno), "_prb_concat", [], [], None, None,
                             lineno=node.lineno)
@@ -428,7 +431,7 @@ class _Limiter(NodeTransformer):
     visit_Include = visit_Import = visit_FromImport = visit_Extends = _refuse
 
 
-def prepare(environment: LimitedSandbox, source: str, filename: str):  # noqa: ANN201 - jinja's Template
+def prepare(environment: LimitedSandbox, source: str, filename: str):  # returns a jinja Template
     """Parse and compile ``source`` with the limits in place.
 
     Args:

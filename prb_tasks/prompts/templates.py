@@ -91,7 +91,7 @@ def _environment() -> LimitedSandbox:
 
 
 @lru_cache(maxsize=64)
-def _compile(ref: TemplateRef):  # noqa: ANN202 - jinja's Template type
+def _compile(ref: TemplateRef):  # returns a jinja Template
     try:
         return prepare(_environment(), ref.source, str(ref.path))
     except TemplateError as exc:

@@ -54,14 +54,14 @@ def _defaults(model: str) -> dict[str, Any]:
     """The default of every argument of prb's own backends (none for lm-eval's)."""
     try:
         if model == "prb-rm":
-            from prb_tasks.rm.options import RMOptions as options
+            from prb_tasks.rm.options import RMOptions as Options
         elif model == "prb-judge":
-            from prb_tasks.judge.options import JudgeSettings as options
+            from prb_tasks.judge.options import JudgeSettings as Options
         else:
             return {}
     except ImportError:
         return {}
-    return {name: f.default for name, f in options.model_fields.items()}
+    return {name: f.default for name, f in Options.model_fields.items()}
 
 
 def _same(value: Any, default: Any) -> bool:

@@ -78,23 +78,28 @@ class RewardModelLM(LM):
             self.cache = ScoreCache(self.options.resolved_cache_dir())
 
     def all_gather(self, tensor: Any) -> Any:
+        """Gather ``tensor`` from every rank (itself when running alone)."""
         return tensor if self.ranks is None else self.ranks.all_gather(tensor)
 
     def gather_object(self, obj: Any, dst: int = 0) -> Any:
+        """Gather ``obj`` from every rank on rank ``dst`` (a one-item list when alone)."""
         return [obj] if self.ranks is None else self.ranks.gather_object(obj, dst)
 
     def barrier(self) -> None:
+        """Wait for every rank (nothing to wait for when alone)."""
         if self.ranks is not None:
             self.ranks.barrier()
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None) -> RewardModelLM:
+        """The backend from lm-eval's ``--model_args`` string."""
         from lm_eval.utils import simple_parse_args_string
 
         return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
 
     @classmethod
     def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict | None = None) -> RewardModelLM:
+        """The backend from parsed ``--model_args``, with lm-eval's ``batch_size`` and ``device`` merged in."""
         merged, device_from_harness = _merge_harness(
             arg_dict, {k: v for k, v in (additional_config or {}).items() if k in HARNESS_KEYS}
         )
@@ -151,8 +156,8 @@ class RewardModelLM(LM):
                    disable=disable_tqdm, file=sys.stderr)
         fresh = 0
 
-        def reporter(chunk: list[int]):  # noqa: ANN202 - a scorers.base.Report
-            def report(positions, scores) -> None:  # noqa: ANN001 - see scorers.base.Report
+        def reporter(chunk: list[int]):  # returns a scorers.base.Report
+            def report(positions, scores) -> None:  # see scorers.base.Report
                 nonlocal fresh
                 stored: list[tuple[str, float]] = []
                 done = 0
@@ -204,8 +209,10 @@ class RewardModelLM(LM):
         return [float(r) for r in results]  # type: ignore[arg-type]
 
     def _keys(self, items: list[RMInput], plan: list[list[int]] | None) -> list[str]:
-        """Cache keys: the scorer's identity and the exact input, and for a scorer with
-        fixed batches also the whole batch and the slot in it."""
+        """Cache keys: the scorer's identity and the exact input.
+
+        For a scorer with fixed batches, also the whole batch and the slot in it.
+        """
         identity = self.scorer.identity
         assert identity is not None
         texts = [self.scorer.formatted(item) for item in items]
@@ -239,6 +246,7 @@ class RewardModelLM(LM):
                   file=sys.stderr)
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        """One reward per request (the response's score), in the requests' order."""
         items: list[RMInput] = [
             from_request(getattr(r, "doc", None), r.args[0], r.args[1], getattr(r, "idx", 0),
                          getattr(r, "task_name", None))
@@ -248,12 +256,14 @@ class RewardModelLM(LM):
         return [(reward, False) for reward in self.rewards(items, disable_tqdm=disable_tqdm, documents=documents)]
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        """Refused with one line naming the scalar tasks: a reward model has no rolling log-likelihood."""
         raise RMError(
             "prb-rm scores responses; it has no rolling log-likelihood. Use it with the "
             "scalar tasks (personalized_rb_scalar, personalized_rb_sample_scalar)."
         )
 
     def generate_until(self, requests, disable_tqdm: bool = False):
+        """Refused with one line naming the tasks to run instead: a reward model cannot generate text."""
         raise RMError(
             "prb-rm is a scalar reward model and cannot generate text: run it on the "
             "scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar, rewardbench2, rmbench), "

@@ -70,9 +70,9 @@ def regroup(values: list[tuple[Any, int]], weight_by_size: bool) -> Measured | N
     return Measured(sum(v for v, _ in weighted) / len(weighted), measured)
 
 
-def _aggregate_by_measured(original):  # noqa: ANN001, ANN202 - wraps lm-eval's Group.aggregate
+def _aggregate_by_measured(original):  # wraps lm-eval's Group.aggregate
     @functools.wraps(original)
-    def aggregate(self, task_metrics):  # noqa: ANN001, ANN202
+    def aggregate(self, task_metrics):
         group_metrics = original(self, task_metrics)
         leaves = [t.task_name for t in self.get_all_tasks()]
         for config in self.aggregate_metric_list or []:

@@ -60,8 +60,10 @@ def process_judge_both(doc: dict[str, Any], results: Sequence[Any]) -> dict[str,
 
 
 def game_vote(preferred: str | None) -> int:
-    """One order's vote in the double game: +1 for the chosen answer, -1 for the
-    rejected one, 0 without a verdict (unparsed, failed, skipped).
+    """One order's vote in the double game.
+
+    +1 for the chosen answer, -1 for the rejected one, 0 without a verdict (unparsed,
+    failed, skipped).
 
     Args:
         preferred: ``"chosen"``, ``"rejected"`` or None, as the judgment named it.
@@ -129,9 +131,11 @@ def pair_consistency(items: Iterable[tuple[str, str | None]]) -> float:
 
 
 def double_game(items: Iterable[tuple[str, int]]) -> float:
-    """JudgeBench's double-game score: share of pairs whose two votes (see
-    :func:`game_vote`) sum above zero. An order-inconsistent pair nets 0 and scores
-    nothing; a right order beside an order without a verdict counts."""
+    """JudgeBench's double-game score: share of pairs whose two votes sum above zero.
+
+    The votes are :func:`game_vote`'s. An order-inconsistent pair nets 0 and scores
+    nothing; a right order beside an order without a verdict counts.
+    """
     pairs = _complete_pairs(items)
     if not pairs:
         return Measured(_NAN, 0)

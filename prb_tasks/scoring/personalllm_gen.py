@@ -164,7 +164,7 @@ def _parse_args_text(text: str, where: str) -> dict[str, Any]:
 
     try:
         return dict(simple_parse_args_string(text))
-    except Exception as exc:  # lm-eval raises plain ValueError/IndexError on malformed text
+    except Exception as exc:  # noqa: BLE001 - lm-eval raises plain ValueError/IndexError on malformed text
         raise PRBError(f"prb personalllm score: cannot read {where} '{text}' ({exc}); write key=value,key=value") \
             from None
 

@@ -42,8 +42,10 @@ def cluster_codes(labels: list[str] | np.ndarray) -> np.ndarray:
 
 
 def draw_counts(clusters: int, iters: int, seed: int) -> Iterator[np.ndarray]:
-    """Bootstrap resamples of ``clusters`` users, as (chunk, clusters) matrices of how
-    often each user was drawn; see the module docstring for the recipe.
+    """Bootstrap resamples of ``clusters`` users.
+
+    Each is a (chunk, clusters) matrix of how often each user was drawn; see the module
+    docstring for the recipe.
 
     Args:
         clusters: number of users.

@@ -110,7 +110,8 @@ def rbo(x: Sequence[float], y: Sequence[float], p: float = RBO_P) -> float | Non
     items the two top-``d`` lists have in common.
 
     Args:
-        x, y: one value per item; each is ranked from highest to lowest.
+        x: one value per item, ranked from highest to lowest.
+        y: another value per item, ranked the same way.
         p: persistence, 0 < p < 1 (smaller weighs the top more).
     """
     a, b = _arrays(x, y)
@@ -170,7 +171,8 @@ def batch(name: str, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
 
     Args:
         name: a key of :data:`MEASURES`.
-        xs, ys: equal-shape 2-D arrays, one row per draw.
+        xs: a 2-D array, one row per draw.
+        ys: an array of the same shape as ``xs``.
     """
     xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
     if xs.ndim != 2 or xs.shape != ys.shape:

@@ -75,8 +75,10 @@ class Design:
         return cluster_bootstrap(values, self.clusters, self.subsets, macro=macro)
 
     def user_macro(self, values: np.ndarray) -> Interval | None:
-        """Each user's mean, averaged over users (every user counts the same), with an
-        interval from resampling users; None when the data has no users."""
+        """Each user's mean, averaged over users (every user counts the same).
+
+        With an interval from resampling users; None when the data has no users.
+        """
         if self.clusters is None or not len(values):
             return None
         means = cluster_means(values, self.clusters)

@@ -52,7 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802 - the scorer's start-up probe: no auth needed
+    def do_GET(self) -> None:  # the scorer's start-up probe: no auth needed
         self._send(405, {"error": "POST only"})
 
     def do_POST(self) -> None:  # noqa: N802

@@ -39,7 +39,7 @@ def sample_texts() -> Iterator[str]:
                 yield post["text"]
 
 
-def train_tokenizer(arch: Arch, vocab_size: int = 600):  # noqa: ANN201 - transformers tokenizer, imported lazily
+def train_tokenizer(arch: Arch, vocab_size: int = 600):  # returns a transformers tokenizer (imported lazily)
     """A byte-level BPE tokenizer trained on :func:`sample_texts`.
 
     GPT-2 style: one ``<|endoftext|>`` token used as BOS and EOS, no pad token.

@@ -34,7 +34,7 @@ def _config(path: Path) -> dict[str, Any]:
     return data
 
 
-def _utils(folder: Path):  # noqa: ANN202 - a module
+def _utils(folder: Path):  # returns a module
     spec = importlib.util.spec_from_file_location(f"_prb_utils_{folder.name}", folder / "utils.py")
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None

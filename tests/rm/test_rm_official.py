@@ -55,7 +55,7 @@ def record_forwards(model) -> list[list[list[int]]]:
     """Every batch the model is called with: the input ids of each row, padding removed."""
     seen: list[list[list[int]]] = []
 
-    def hook(module, args, kwargs):  # noqa: ANN001, ANN202
+    def hook(module, args, kwargs):
         masks = kwargs["attention_mask"].tolist()
         seen.append([[t for t, m in zip(ids, mask) if m] for ids, mask in zip(kwargs["input_ids"].tolist(), masks)])
 

@@ -62,13 +62,13 @@ class FakeRMServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self):  # noqa: N802 - as vLLM: auth is checked before the method
+            def do_GET(self):  # as vLLM: auth is checked before the method
                 if owner.require_token and not self.headers.get("Authorization"):
                     self._send(401, {"error": "Unauthorized"})
                 else:
                     self._send(405, {"detail": "Method Not Allowed"})
 
-            def do_POST(self):  # noqa: N802 - http.server naming
+            def do_POST(self):  # http.server naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with owner.lock:
                     owner.requests.append({"path": self.path, "body": body})

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from prb_tasks.scoring.lacking import lacking_lines, task_line
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
 from tests.runner import read_results, run_cli
+
+if TYPE_CHECKING:
+    from prb_tasks.scoring.personalllm_gen import Generated
 
 # What SmolLM2-135M-Instruct wrote when asked to grade against a rubric (llama.cpp, temperature 0).
 RAMBLE = ("The response is a good answer to the question. It covers the main points and is well written, "

@@ -67,7 +67,7 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
-def test_openvino_vectors_match_torch_float32_in_the_callers_order(torch_encoder, ov_encoder) -> None:  # noqa: ANN001
+def test_openvino_vectors_match_torch_float32_in_the_callers_order(torch_encoder, ov_encoder) -> None:
     exact = torch_encoder.encode(TEXTS, dtype="float32")
     same = ov_encoder.encode(TEXTS, dtype="float32")
     assert same.shape == (len(TEXTS), 384) and same.dtype == np.float32
@@ -87,7 +87,7 @@ def test_openvino_vectors_match_torch_float32_in_the_callers_order(torch_encoder
     np.testing.assert_allclose(ov_encoder.encode([TEXTS[2]], dtype="float32")[0], same[2], atol=1e-4)
 
 
-def test_the_converted_model_is_stored_once_and_reused(ov_encoder, model_cache: Path,  # noqa: ANN001
+def test_the_converted_model_is_stored_once_and_reused(ov_encoder, model_cache: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRB_CACHE_DIR", str(model_cache))
     stored = list((model_cache / "openvino").glob("*/model.xml"))
@@ -99,7 +99,7 @@ def test_the_converted_model_is_stored_once_and_reused(ov_encoder, model_cache: 
     np.testing.assert_array_equal(again.encode(TEXTS[:2], dtype="float32"), ov_encoder.encode(TEXTS[:2], dtype="float32"))
 
 
-def test_identities_and_ranking_caches_keep_the_backends_apart(torch_encoder, ov_encoder) -> None:  # noqa: ANN001
+def test_identities_and_ranking_caches_keep_the_backends_apart(torch_encoder, ov_encoder) -> None:
     assert encoder_identity() == encoder_identity(backend="torch")  # keys made before the option stay valid
     assert "openvino==" in encoder_identity(backend="openvino")
     assert len({retriever_identity("embedding", d, b) for d in ("float32", "bfloat16")
@@ -146,7 +146,7 @@ def test_backend_errors_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "pip install 'prb-tasks[embed-fast]'" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_embedding_rm_on_openvino_scores_like_torch_and_is_cached_apart(ov_encoder) -> None:  # noqa: ANN001
+def test_embedding_rm_on_openvino_scores_like_torch_and_is_cached_apart(ov_encoder) -> None:
     from prb_tasks.rm.inputs import RMInput
     from prb_tasks.rm.scorers.embedding import EmbeddingScorer
 
@@ -160,7 +160,7 @@ def test_embedding_rm_on_openvino_scores_like_torch_and_is_cached_apart(ov_encod
         EmbeddingScorer(device="cpu", dtype="float16", backend="openvino")
 
 
-def test_the_no_bf16_switch_makes_auto_and_openvino_float32(ov_encoder, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_the_no_bf16_switch_makes_auto_and_openvino_float32(ov_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
     from prb_tasks.text.encoder import NO_BF16_ENV, native_bf16
 
     monkeypatch.setenv(NO_BF16_ENV, "1")

@@ -100,6 +100,7 @@ class BatchReport:
     cost: Money = field(default_factory=Money)
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as plain JSON values (for the results file)."""
         return {"provider": self.provider, "batches_submitted": list(self.batches_submitted),
                 "requests_submitted": self.requests_submitted, "answers_collected": self.answers_collected,
                 "failed": self.failed, "unfinished": self.unfinished, "cost": self.cost.as_dict(),
@@ -148,6 +149,10 @@ class BatchDriver:
     # -- the loop
 
     async def run(self) -> dict[int, Outcome]:
+        """Submit, wait and collect into the answer cache; the outcomes by request position.
+
+        With ``batch_wait`` off it stops at the first wait, naming the pending batches.
+        """
         self.cache = JudgeCache(self.cache_dir, "on")
         self.ledger = Ledger(self.cache_dir)
         try:

@@ -29,8 +29,9 @@ class Scorer:
         raise NotImplementedError
 
     def fixed_batches(self, items: Sequence[RMInput]) -> list[list[int]] | None:
-        """Batches that must be scored exactly as given, or None (the default) when
-        batching never changes a score.
+        """Batches that must be scored exactly as given.
+
+        None (the default) when batching never changes a score.
 
         A scorer whose scores depend on their batch-mates (half precision, padding)
         returns the partition of ``range(len(items))`` it reproduces; each batch is

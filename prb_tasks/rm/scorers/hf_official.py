@@ -103,7 +103,7 @@ class OfficialHFScorer(HFScorer):
                 report(range(start, start + len(texts)), scores)
         return rewards
 
-    def _score_row(self, row) -> float:  # noqa: ANN001 - a torch tensor in the model's dtype
+    def _score_row(self, row) -> float:  # a torch tensor in the model's dtype
         if row.shape[-1] == 1:
             return float(row[0].item())
         return float(self._torch.softmax(row, dim=-1)[-1].item())
