@@ -35,7 +35,7 @@ from prb_tasks.judge.reply_forms import PAIRWISE, form_name
 from prb_tasks.judge.prompt_cache import anthropic_min_tokens
 from prb_tasks.judge.request import ChatRequest, Message
 from prb_tasks.common.retry import RetryPolicy
-from prb_tasks.judge.runner import JudgeRunner, close_at_exit
+from prb_tasks.judge.runner import JudgeRunner, Outcome, close_at_exit
 from prb_tasks.judge.usage import UsageTracker, remember_summary
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class JudgeLM(LM):
 
             run_dry_run(self, chats, chats.sample_indices(), [getattr(r, "task_name", None) for r in requests])
         usage = UsageTracker(model=s.model_id, transport="direct" if self.direct else "litellm", judgments=len(chats))
-        settled: dict[int, str] = {}
+        settled: dict[int, Outcome] = {}
         if s.batch:
             # Provider batches fill the cache first; the run below then finds the answers there.
             from prb_tasks.judge.batch import run_batches, run_unsettled

@@ -212,6 +212,16 @@ def _replace_estimate(text: Any, old: Any, new: Any) -> int:
     return len(text) + hits * _size(new)
 
 
+def _tojson_estimate(a: dict[str, Any]) -> int:
+    size, depth = _measure(a["value"])
+    return size * (2 + _number(a.get("indent")) * (depth + 1))
+
+
+def _pprint_estimate(a: dict[str, Any]) -> int:
+    size, depth = _measure(a["value"])
+    return size * (2 + depth)
+
+
 # Filter name -> estimate of its result from its bound arguments.
 _FILTER_ESTIMATES: dict[str, Callable[[dict[str, Any]], int]] = {
     "center": lambda a: max(_size(a["value"]), _number(a.get("width", 80))),
@@ -221,9 +231,8 @@ _FILTER_ESTIMATES: dict[str, Callable[[dict[str, Any]], int]] = {
     "join": lambda a: _join_estimate(a["value"], a.get("d", "")),
     "replace": lambda a: _replace_estimate(a["s"], a["old"], a["new"]),
     "format": lambda a: _printf_estimate(str(a["value"]), a.get("kwargs") or a.get("args", ())),
-    "tojson": lambda a: (lambda size, depth: size * (2 + _number(a.get("indent")) * (depth + 1)))(
-        *_measure(a["value"])),
-    "pprint": lambda a: (lambda size, depth: size * (2 + depth))(*_measure(a["value"])),
+    "tojson": lambda a: _tojson_estimate(a),
+    "pprint": lambda a: _pprint_estimate(a),
     "batch": lambda a: _size(a["value"]) + _number(a["linecount"]) * (2 + _size(a.get("fill_with"))),
     "slice": lambda a: _size(a["value"]) + _number(a["slices"]) * (2 + _size(a.get("fill_with"))),
     "urlize": lambda a: _size(a["value"]) * (5 + _size(a.get("target")) + _size(a.get("rel"))),

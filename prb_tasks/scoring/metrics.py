@@ -114,7 +114,7 @@ def _complete_pairs(items: Iterable[tuple[str, Any]]) -> list[list[Any]]:
     return [values for values in grouped.values() if len(values) == 2]
 
 
-def pair_all_correct(items: Iterable[tuple[str, int]]) -> float:
+def pair_all_correct(items: Iterable[tuple[str, int]]) -> Measured:
     """Share of pairs whose two orders were both judged correctly."""
     pairs = _complete_pairs(items)
     if not pairs:
@@ -122,7 +122,7 @@ def pair_all_correct(items: Iterable[tuple[str, int]]) -> float:
     return Measured(sum(all(v) for v in pairs) / len(pairs), len(pairs))
 
 
-def pair_consistency(items: Iterable[tuple[str, str | None]]) -> float:
+def pair_consistency(items: Iterable[tuple[str, str | None]]) -> Measured:
     """Share of pairs where both orders preferred the same response (unparsed: inconsistent)."""
     pairs = _complete_pairs(items)
     if not pairs:
@@ -130,7 +130,7 @@ def pair_consistency(items: Iterable[tuple[str, str | None]]) -> float:
     return Measured(sum(v[0] is not None and v[0] == v[1] for v in pairs) / len(pairs), len(pairs))
 
 
-def double_game(items: Iterable[tuple[str, int]]) -> float:
+def double_game(items: Iterable[tuple[str, int]]) -> Measured:
     """JudgeBench's double-game score: share of pairs whose two votes sum above zero.
 
     The votes are :func:`game_vote`'s. An order-inconsistent pair nets 0 and scores
@@ -147,17 +147,17 @@ def _accuracy_where(items: Iterable[tuple[str, int]], position: str) -> Measured
     return Measured(sum(hits) / len(hits) if hits else _NAN, len(hits))
 
 
-def acc_chosen_in_a(items: Iterable[tuple[str, int]]) -> float:
+def acc_chosen_in_a(items: Iterable[tuple[str, int]]) -> Measured:
     """Accuracy over the judgments that showed the chosen answer as A (NaN if none)."""
     return _accuracy_where(items, "A")
 
 
-def acc_chosen_in_b(items: Iterable[tuple[str, int]]) -> float:
+def acc_chosen_in_b(items: Iterable[tuple[str, int]]) -> Measured:
     """Accuracy over the judgments that showed the chosen answer as B (NaN if none)."""
     return _accuracy_where(items, "B")
 
 
-def position_bias(items: Iterable[tuple[str, int]]) -> float:
+def position_bias(items: Iterable[tuple[str, int]]) -> Measured:
     """|accuracy with chosen in A - accuracy with chosen in B| (NaN if a position is empty)."""
     items = list(items)
     in_a, in_b = acc_chosen_in_a(items), acc_chosen_in_b(items)
@@ -166,7 +166,7 @@ def position_bias(items: Iterable[tuple[str, int]]) -> float:
     return Measured(abs(in_a - in_b), in_a.measured + in_b.measured)
 
 
-def share_of_a(items: Iterable[str | None]) -> float:
+def share_of_a(items: Iterable[str | None]) -> Measured:
     """Share of parsed verdicts that name position A."""
     parsed = [x for x in items if x in ("A", "B")]
     if not parsed:

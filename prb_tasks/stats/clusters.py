@@ -138,7 +138,7 @@ def cluster_sign_flip(diffs: np.ndarray, clusters: np.ndarray, iters: int = SIGN
         sums = np.zeros(1)
         for total in totals:
             sums = np.concatenate([sums + total, sums - total])
-        return float(min(1.0, np.mean(np.abs(sums) >= observed - slack)))
+        return min(1.0, float(np.mean(np.abs(sums) >= observed - slack)))
     rng = np.random.default_rng(seed)
     extreme = 0
     chunk = max(1, _CHUNK_CELLS // len(totals))
