@@ -124,3 +124,24 @@ def test_importing_every_package_stays_light() -> None:
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
+
+
+def test_lint_and_type_check_cover_exactly_the_public_modules() -> None:
+    """ruff's docstring rules and mypy's ``files`` (pyproject.toml) name the modules behind every
+    ``__all__``, so a name made public is checked the day it is listed."""
+    import tomllib
+
+    behind: set[str] = set()
+    for package in PACKAGES:
+        for node in _top_level(ast.parse(_source(package).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("prb_tasks."):
+                names = {a.name for a in node.names}
+                if names & set(_declared_all(package) or []):
+                    behind.add(str(_source(node.module).relative_to(ROOT)))
+    behind.add("prb_tasks/common/exports.py")  # the helper every __init__ imports; its own __all__ lists it
+    inits = {str(_source(p).relative_to(ROOT)) for p in PACKAGES}
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    assert set(tool["mypy"]["files"]) == behind | inits
+    (pattern,) = [key for key, codes in tool["ruff"]["lint"]["per-file-ignores"].items() if key.startswith("!")]
+    assert tool["ruff"]["lint"]["per-file-ignores"][pattern] == ["D"]
+    assert set(pattern.removeprefix("!{").removesuffix("}").split(",")) == behind | {"prb_tasks/**/__init__.py"}
