@@ -214,8 +214,10 @@ def either(words: Iterable[str], last: str = " or ") -> str:
 
 
 def check_choice(value: str | None, command: str) -> str | None:
-    """The body of a pydantic validator for a ``family`` option: ``value`` when ``command``
-    accepts that family (None passes); else pydantic's own message for a fixed choice.
+    """The body of a pydantic validator for a ``family`` option.
+
+    Returns ``value`` when ``command`` accepts that family (None passes); else raises
+    pydantic's own message for a fixed choice.
 
     Args:
         value: the family named by the user, or None (guess it).
