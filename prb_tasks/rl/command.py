@@ -79,8 +79,13 @@ def run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
         args: the parsed command line.
         evaluate: runs one ``prb eval`` (the grading step), given by the command line.
     """
+    from prb_tasks.data.local import data_dir_option
+
     try:
-        return _run(args, evaluate)
+        # The data steps (prompts here, the grading run's prb eval) then name --data-dir,
+        # the option this command takes, where they would name --metadata's data_dir.
+        with data_dir_option("--data-dir", "--data-dir DIR"):
+            return _run(args, evaluate)
     except PRBError as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -259,3 +259,25 @@ def test_without_the_rl_extra_is_one_line(capsys, tmp_path, monkeypatch):
                    "--out", str(tmp_path / "out"), "--data-dir", "sample", "--preset", "smoke"])
     assert status == 2
     assert _one_line(capsys) == "prb rl needs trl; install the extra: pip install 'prb-tasks[rl]'"
+
+
+def test_data_errors_name_the_data_dir_flag(capsys, tmp_path, monkeypatch):
+    """prb rl takes its data with --data-dir, so the loader's advice names that flag, not
+    prb eval's --metadata data_dir; after the command the default wording is back."""
+    import prb_tasks.data.hub as hub
+    from prb_tasks.data.errors import DataError
+    from prb_tasks.data.personalized_rb.sources import load_table
+    from prb_tasks.data.personalized_rb.subsets import SUBSETS
+
+    monkeypatch.delenv("PRB_DATA_DIR", raising=False)
+    monkeypatch.setattr(hub, "offline_mode", lambda: False)
+    monkeypatch.setattr(hub, "unreachable_reason", lambda *a: "connection refused")
+    argv = ["rl", "--policy", "x/y", "--rm", "scorer=length", "--grader", "model=openai/g", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    line = _one_line(capsys)
+    assert "pass --data-dir DIR or set PRB_DATA_DIR" in line and "--metadata" not in line, line
+    assert main([*argv, "--data-dir", str(tmp_path / "nope")]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("prb: --data-dir points to") and "drop --data-dir" in line and "metadata" not in line, line
+    with pytest.raises(DataError, match=r"""pass --metadata '\{"data_dir": "DIR"\}'"""):
+        load_table(SUBSETS[0], None)
