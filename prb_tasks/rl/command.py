@@ -142,7 +142,8 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
         slug = _slug(rm_args)
         reward = RMReward(rm, preset.reward_scale, preset.reward_on_error)
         print(f"prb rl: {rm_args}: policy in {out / 'policies' / slug}", file=sys.stderr)
-        final = train_policy(args.policy, train, reward, preset, out / "policies" / slug, args.seed)
+        final = train_policy(args.policy, train, reward, preset, out / "policies" / slug, args.seed,
+                             label=rm_args)
         if reward.failures:
             print(f"prb rl: {rm_args}: {reward.failures} rewards were the error value {preset.reward_on_error}",
                   file=sys.stderr)

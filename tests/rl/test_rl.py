@@ -202,6 +202,14 @@ def test_prb_rl_end_to_end_resumes_and_validity_reads_the_runs(tmp_path, monkeyp
         assert main(argv) == 0
         err = capsys.readouterr().err
         assert "resuming from" in err and "checkpoint-2" in err
+        # The Trainer's per-step dicts went to each policy's train_log.jsonl, not the terminal;
+        # the first policy's file holds the steps before the interruption and after it.
+        assert "{'loss'" not in err and "'reward'" not in err, err
+        assert "every step's numbers in" in err and "step 4/4" in err, err
+        for folder in (tmp_path / "out" / "policies").iterdir():
+            records = [json.loads(line) for line in (folder / "train_log.jsonl").read_text().splitlines()]
+            assert sorted(r["step"] for r in records if "loss" in r) == [1, 2, 3, 4], (folder, records)
+            assert all(isinstance(r.get("reward"), float) for r in records if "loss" in r), records
         runs = sorted((tmp_path / "out" / "runs").iterdir())
         assert len(runs) == 2
         for run in runs:
