@@ -289,3 +289,32 @@ def test_data_errors_name_the_data_dir_flag(capsys, tmp_path, monkeypatch):
     assert line.startswith("prb: --data-dir points to") and "drop --data-dir" in line and "metadata" not in line, line
     with pytest.raises(DataError, match=r"""pass --metadata '\{"data_dir": "DIR"\}'"""):
         load_table(SUBSETS[0], None)
+
+
+def test_step_log_writes_every_step_and_prints_a_few_lines(tmp_path):
+    """The Trainer's dicts go to the file (one per step, NaN as null); stderr (not a terminal)
+    gets a line every tenth of the steps and the last, never a dict."""
+    import io
+
+    pytest.importorskip("transformers")
+    from transformers import TrainerState
+
+    from prb_tasks.rl.steplog import StepLog
+
+    stream = io.StringIO()
+    log = StepLog(tmp_path / "p" / "train_log.jsonl", "scorer=length", stream=stream)
+    state = TrainerState(max_steps=20)
+    log.on_train_begin(None, state, None)
+    for step in range(1, 21):
+        state.global_step = step
+        log.on_step_end(None, state, None)
+        log.on_log(None, state, None, logs={"loss": 0.5 / step, "reward": float(step), "reward_std": float("nan")})
+    log.on_log(None, state, None, logs={"train_runtime": 12.0, "train_loss": 0.1})
+    log.on_train_end(None, state, None)
+    records = [json.loads(line) for line in (tmp_path / "p" / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records if "loss" in r] == list(range(1, 21))
+    assert records[0]["reward_std"] is None and records[-1]["train_runtime"] == 12.0
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 11 and "{" not in stream.getvalue(), lines
+    assert lines[0] == "prb rl: scorer=length: step 2/20  loss 0.25  reward 2", lines
+    assert lines[-1].startswith("prb rl: scorer=length: trained to step 20 in 12 s; every step's numbers in "), lines
