@@ -162,6 +162,6 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
         res = json.loads(path.read_text(encoding="utf-8"))["results"]["personalized_rb_rl"]
         print(f"{rm_args[:40]:40} {1 - res['ungraded,none']:>7.0%} {res['bon_gold_k1,none']:>7.3f} "
               f"{res['bon_gold,none']:>8.3f} {res['bon_gain,none']:>+7.3f}")
-    print(f"prb rl: runs in {out / 'runs'}; next: prb validity {out / 'runs'} <the RMs' benchmark runs>",
-          file=sys.stderr)
+    print(f"prb rl: runs in {out / 'runs'}; next: prb validity {out / 'runs'} <the RMs' benchmark runs> "
+          "(prb-rm runs with each --rm above as their --model_args: validity pairs runs by it)", file=sys.stderr)
     return 0

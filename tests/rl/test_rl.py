@@ -137,6 +137,48 @@ def test_downstream_run_is_read_by_validity_as_best_of_n(tmp_path):
     assert side.sums == {"art/1": 1.0} and side.offered == 2 and not notes
 
 
+@pytest.mark.slow  # a prb eval of a tiny RM: 30 s at a load average of 9
+def test_rl_run_pairs_with_the_benchmark_run_of_the_same_model_args(tmp_path, capsys):
+    """prb validity pairs runs by model and result-changing arguments: the RL run of
+    ``--rm pretrained=RM,protocol=official`` meets the benchmark run of that same model_args,
+    while a plain ``--rm pretrained=RM`` run does not (docs/rl-downstream.md's recipe gives
+    --rm the benchmark's model_args for this reason)."""
+    pytest.importorskip("transformers")
+    from prb_tasks.report.validity import load_models
+    from prb_tasks.rl.downstream import TASK, write_run
+    from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, build_tiny_rm
+
+    rm = build_tiny_rm(tmp_path / "rm", chat_template=TINY_CHAT_TEMPLATE)
+    official = f"pretrained={rm},protocol=official"
+    assert main(["eval", "--model", "prb-rm", "--model_args", official, "--tasks", "personalized_rb_sample_scalar",
+                 "--output_path", str(tmp_path / "bench"), "--log_samples"]) == 0
+    capsys.readouterr()
+    grades = {"a": 1.0, "aa": 2.0, "b": 0.0, "bb": 1.0}
+    for name, rm_args in (("official", official), ("plain", f"pretrained={rm}")):
+        write_run(tmp_path / "rl" / name, rm_args, "pol", {"art/1": "a", "art/2": "b"},
+                  {"art/1": "aa", "art/2": "bb"}, lambda k, t: grades[t], get_preset("smoke"), 0)
+    notes: list[str] = []
+    models, bench, down = load_models([tmp_path / "bench", tmp_path / "rl"], None, [TASK], notes)
+    paired = [m for m in models if m.benchmark is not None and m.downstream is not None]
+    assert [m.label for m in paired] == [f"prb-rm (pretrained={rm}, protocol=official)"], (models, notes)
+    assert paired[0].downstream.sums == {"art/1": 1.0, "art/2": 1.0}
+    assert any(note.startswith(f"prb-rm (pretrained={rm}): no run of personalized_rb_sample_scalar") for note in notes), notes
+
+
+def test_the_docs_recipe_gives_rl_and_benchmark_the_same_model_args():
+    """docs/rl-downstream.md: each --rm of prb rl is the --model_args of a benchmark run."""
+    import re
+    import shlex
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rl-downstream.md").read_text(encoding="utf-8")
+    block = text.split("```bash", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    words = shlex.split(block, comments=True)
+    variables = dict(re.findall(r"^(\w+)=(\S+)$", block, flags=re.M))
+    rms = [variables.get(v.lstrip("$"), v) for k, v in zip(words, words[1:]) if k == "--rm"]
+    evals = [v for k, v in zip(words, words[1:]) if k == "--model_args"]
+    assert len(rms) == 2 and sorted(rms) == sorted(evals), (rms, evals)
+
+
 def test_candidates_file_lists_every_policy_and_marks_empty_answers(tmp_path):
     from prb_tasks.data.bon_files import load_candidates
     from prb_tasks.rl.grade import EMPTY, grade_of, write_candidates
