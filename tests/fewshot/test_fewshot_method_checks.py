@@ -153,3 +153,41 @@ def test_through_prb_eval_a_nan_method_and_a_hung_one_exit_2(tmp_path: Path) -> 
     assert time.monotonic() - started < 300
     proc = run_cli(base + ["--model_args", "method=nanmethod:Sleepy,method_time_limit=soon"], cwd=tmp_path, env=env)
     assert proc.returncode == 2 and "method_time_limit=soon: give seconds" in proc.stderr, proc.stderr[-2000:]
+
+
+class Batched(Scripted):
+    """Scores a user's query responses in one call (``score_batch``), or returns too few."""
+
+    name = "batched"
+
+    def __init__(self, drop: int = 0, nan_at: int = -1) -> None:
+        super().__init__()
+        self.drop, self.nan_at, self.calls = drop, nan_at, 0
+
+    def score_batch(self, user, items):
+        self.calls += 1
+        values = [float(response.features[0]) for _, response in items]
+        if self.nan_at >= 0:
+            values[self.nan_at] = float("nan")
+        return values[: len(values) - self.drop]
+
+
+def test_score_batch_gives_the_numbers_of_score_in_one_call_per_user_and_k() -> None:
+    one_by_one = run(Scripted(), DATA)
+    method = Batched()
+    batched = run(method, DATA)
+    assert [(o.key, o.k, o.chosen, o.rejected) for o in batched] == \
+        [(o.key, o.k, o.chosen, o.rejected) for o in one_by_one]
+    assert method.calls == len({(o.user_id, o.k) for o in batched})
+
+
+@pytest.mark.parametrize(("method", "shown"), [
+    (Batched(drop=1), "returned 15 rewards for 16 responses; it must return one per (prompt, response)"),
+    (Batched(nan_at=1), "returned nan; it must return a finite number"),
+])
+def test_a_score_batch_that_is_wrong_is_one_line(method, shown: str) -> None:
+    with pytest.raises(MethodError) as caught:
+        run(method, DATA)
+    message = str(caught.value)
+    assert message.startswith("prb-method (batched): score_batch() for user 'u") and shown in message
+    assert "\n" not in message
