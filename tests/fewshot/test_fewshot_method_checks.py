@@ -191,3 +191,24 @@ def test_a_score_batch_that_is_wrong_is_one_line(method, shown: str) -> None:
     message = str(caught.value)
     assert message.startswith("prb-method (batched): score_batch() for user 'u") and shown in message
     assert "\n" not in message
+
+
+def test_device_reaches_a_method_that_takes_it(tmp_path, monkeypatch) -> None:
+    """``device`` is a harness key that prb-method drops, except for a method whose
+    constructor takes it (the trained method's ``device=cuda``)."""
+    from prb_tasks.fewshot.model import MethodLM
+
+    (tmp_path / "on_device_method.py").write_text(textwrap.dedent("""
+        from prb_tasks.fewshot.method import Method
+
+        class OnDevice(Method):
+            def __init__(self, device: str = "cpu"):
+                self.device = device
+            def learn(self, seen): pass
+            def adapt(self, user, support): pass
+            def score(self, user, prompt, response): return 0.0
+    """), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lm = MethodLM.create_from_arg_string("method=on_device_method:OnDevice,device=cuda:1,batch_size=4")
+    assert lm.options == {"device": "cuda:1"}
+    assert MethodLM.create_from_arg_string("method=nonpersonalized,device=cuda:1").options == {}
