@@ -115,19 +115,27 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, the ``slow`` tests first (in their usual order, the rest after
-    in theirs): the workers start on the long ones and the short ones fill the gaps at
-    the end, instead of one worker drawing a 60-second test when the others are done.
+    """Under pytest-xdist, the ``slow`` tests first: the workers start on the long ones and
+    the short ones fill the gaps at the end, instead of one worker drawing a 60-second test
+    when the others are done. Under ``--dist worksteal`` (``.ci/run``) each worker's first
+    slice starts with its share of them (``tests/schedule.py``), the ``training`` tests of
+    one file kept on one worker (they share one trained plain RM, a module fixture).
     A serial run keeps the files' order.
 
-    The ``training`` tests (each trains reward models for minutes) are skipped unless the
-    marker expression names them (``-m training``), so the default run stays inside CI's
-    time on 2 cores; the README says how to run them."""
-    if "training" not in (config.option.markexpr or ""):
-        skip = pytest.mark.skip(reason="trains reward models for minutes; run with: python -m pytest -m training")
-        for item in items:
-            if item.get_closest_marker("training") is not None:
-                item.add_marker(skip)
+    The ``training`` tests (each trains small reward models on CPU, 85 s for the file on
+    2 idle cores) are ``slow`` too and run by default; ``-m "not training"`` leaves them out."""
     if not hasattr(config, "workerinput"):
         return
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+    def is_slow(item: pytest.Item) -> bool:
+        return item.get_closest_marker("slow") is not None
+
+    if getattr(config.option, "dist", None) == "worksteal":
+        from tests.schedule import worksteal_order
+
+        def unit(item: pytest.Item) -> str:
+            return item.nodeid.split("::")[0] if item.get_closest_marker("training") else item.nodeid
+
+        items[:] = worksteal_order(items, int(config.workerinput.get("workercount", 1)), is_slow, unit)
+        return
+    items.sort(key=lambda item: not is_slow(item))

@@ -163,6 +163,8 @@ class Session:
             self._adapted = None  # a failed adapt leaves nothing adapted
             self._guarded(f"adapt() for user {user_id!r} at k={k}", lambda: self.method.adapt(user, support))
             self._adapted = (user_id, k)
+        if type(self.method).score_batch is not Method.score_batch:
+            return self._score_batched(user, user_id, k, keys)
         out = []
         for key in keys:
             pair = self.data.pairs[key]
@@ -173,6 +175,20 @@ class Session:
                 rewards.append(reward(value, self._label(where)))
             out.append((rewards[0], rewards[1]))
         return out
+
+    def _score_batched(self, user: Any, user_id: str, k: int, keys: list[str]) -> list[tuple[float, float]]:
+        """Every query response of the user at ``k`` in one ``score_batch`` call (a method that
+        overrides it); each reward checked as ``score``'s are."""
+        pairs = [self.data.pairs[key] for key in keys]
+        items = [(pair.prompt, response) for pair in pairs for response in (pair.chosen, pair.rejected)]
+        where = f"score_batch() for user {user_id!r} at k={k}"
+        values = self._guarded(where, lambda: list(self.method.score_batch(user, items)))
+        if len(values) != len(items):
+            raise MethodError(f"{self._label(where)} returned {len(values)} rewards for {len(items)} responses; "
+                              "it must return one per (prompt, response), in order")
+        checked = [reward(value, self._label(f"{where}, query pair {key!r}"))
+                   for key, value in zip((key for key in keys for _ in range(2)), values)]
+        return list(zip(checked[0::2], checked[1::2]))
 
 
 def run(method: Method, data: FewshotData, progress: bool = False,

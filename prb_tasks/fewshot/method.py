@@ -248,3 +248,17 @@ class Method(ABC):
             prompt: the request.
             response: the response to score.
         """
+
+    def score_batch(self, user: User, items: Sequence[tuple[str, Response]]) -> list[float]:
+        """The rewards of several (prompt, response) items for ``user`` (after ``adapt``), in order.
+
+        The evaluation hands a method every query response of one user at one k at once.
+        This default calls :meth:`score` once per item; a method that scores faster in
+        batches (a neural reward model) overrides it, and must return the same numbers.
+
+        Args:
+            user: the user adapted to last.
+            items: (prompt, response) to score, one reward each.
+        """
+        return [self.score(user, prompt, response) for prompt, response in items]
+

@@ -74,7 +74,17 @@ class MethodLM(LM):
     @classmethod
     def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict | None = None) -> MethodLM:
         """The backend from parsed ``--model_args``; the keys lm-eval adds to every model are dropped."""
-        return cls(**{k: v for k, v in arg_dict.items() if k not in _HARNESS_KEYS})
+        # A harness key the method itself takes (the trained method's device=cuda) is its option,
+        # not the harness's: keep it (dropping it ran a GPU request on the CPU without a word).
+        takes: set[str] = set()
+        if arg_dict.get("method"):
+            import inspect
+
+            try:
+                takes = set(inspect.signature(registry.resolve(str(arg_dict["method"]))).parameters)
+            except registry.MethodError:  # an unknown method: __init__ says so in one line
+                pass
+        return cls(**{k: v for k, v in arg_dict.items() if k not in _HARNESS_KEYS or k in takes})
 
     def _session(self, key: str) -> Session:
         if key not in self.sessions:

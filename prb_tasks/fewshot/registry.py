@@ -102,8 +102,9 @@ def build(name: str, options: dict[str, Any]) -> Method:
     if unknown:
         known = ", ".join(p for p in params if p != "self") or "none"
         raise MethodError(f"prb-method: method '{name}' has no option {', '.join(unknown)}; its options: {known}")
+    typed = _typed(name, cls, options)  # its own one line (a MethodError is a ValueError: not wrapped below)
     try:
-        return cls(**_typed(name, cls, options))
+        return cls(**typed)
     except (TypeError, ValueError) as exc:
         raise MethodError(f"prb-method: method '{name}': {exc}") from None
 

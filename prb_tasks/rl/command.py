@@ -79,8 +79,13 @@ def run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
         args: the parsed command line.
         evaluate: runs one ``prb eval`` (the grading step), given by the command line.
     """
+    from prb_tasks.data.local import data_dir_option
+
     try:
-        return _run(args, evaluate)
+        # The data steps (prompts here, the grading run's prb eval) then name --data-dir,
+        # the option this command takes, where they would name --metadata's data_dir.
+        with data_dir_option("--data-dir", "--data-dir DIR"):
+            return _run(args, evaluate)
     except PRBError as exc:
         print(str(exc), file=sys.stderr)
         return 2
@@ -137,7 +142,8 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
         slug = _slug(rm_args)
         reward = RMReward(rm, preset.reward_scale, preset.reward_on_error)
         print(f"prb rl: {rm_args}: policy in {out / 'policies' / slug}", file=sys.stderr)
-        final = train_policy(args.policy, train, reward, preset, out / "policies" / slug, args.seed)
+        final = train_policy(args.policy, train, reward, preset, out / "policies" / slug, args.seed,
+                             label=rm_args)
         if reward.failures:
             print(f"prb rl: {rm_args}: {reward.failures} rewards were the error value {preset.reward_on_error}",
                   file=sys.stderr)
@@ -156,6 +162,6 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
         res = json.loads(path.read_text(encoding="utf-8"))["results"]["personalized_rb_rl"]
         print(f"{rm_args[:40]:40} {1 - res['ungraded,none']:>7.0%} {res['bon_gold_k1,none']:>7.3f} "
               f"{res['bon_gold,none']:>8.3f} {res['bon_gain,none']:>+7.3f}")
-    print(f"prb rl: runs in {out / 'runs'}; next: prb validity {out / 'runs'} <the RMs' benchmark runs>",
-          file=sys.stderr)
+    print(f"prb rl: runs in {out / 'runs'}; next: prb validity {out / 'runs'} <the RMs' benchmark runs> "
+          "(prb-rm runs with each --rm above as their --model_args: validity pairs runs by it)", file=sys.stderr)
     return 0

@@ -43,7 +43,7 @@ def _cuda() -> bool:
 
 
 def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPreset, folder: Path,
-                 seed: int) -> Path:
+                 seed: int, label: str = "policy") -> Path:
     """Train ``policy`` on ``prompts`` against ``reward``; the folder of the trained policy.
 
     Args:
@@ -53,16 +53,22 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
         preset: the settings.
         folder: the run's folder (checkpoints, then ``final``).
         seed: seed of sampling and shuffling.
+        label: what the progress lines name (the reward model).
+
+    The Trainer's per-step log dicts go to ``<folder>/train_log.jsonl``, not the terminal
+    (:mod:`prb_tasks.rl.steplog`).
     """
     final = folder / FINAL
     if (final / "config.json").is_file():
         print(f"prb rl: {final} exists; not training again (delete it to retrain)", file=sys.stderr)
         return final
     from datasets import Dataset
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from transformers.trainer_utils import get_last_checkpoint
     from trl import GRPOTrainer
 
     from prb_tasks.rl.policy import load_policy
+    from prb_tasks.rl.steplog import LOG_FILE, StepLog
 
     model, tokenizer = load_policy(policy)
     data = Dataset.from_list([{"prompt": p.chat(), "rm_prompt": p.rm_prompt, "profile_key": p.profile_key,
@@ -70,6 +76,9 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     folder.mkdir(parents=True, exist_ok=True)
     trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=grpo_config(preset, folder, seed),
                           train_dataset=data, processing_class=tokenizer)
+    for printer in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(printer)
+    trainer.add_callback(StepLog(folder / LOG_FILE, label))
     last = get_last_checkpoint(str(folder))
     if last is not None:
         print(f"prb rl: resuming from {last}", file=sys.stderr)

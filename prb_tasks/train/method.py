@@ -23,11 +23,13 @@ class TrainedMethod(Method):
     Args:
         checkpoint: the folder ``prb train --out`` wrote.
         device: where to run it (``cpu``, ``cuda``, ``cuda:1``).
+        score_batch_size: responses embedded per forward pass when the evaluation asks for
+            a user's query responses at once (``score_batch``).
     """
 
     name = "trained"
 
-    def __init__(self, checkpoint: str = "", device: str = "cpu") -> None:
+    def __init__(self, checkpoint: str = "", device: str = "cpu", score_batch_size: int = 32) -> None:
         from prb_tasks.train.checkpoint import read_manifest
         from prb_tasks.train.options import TrainError
 
@@ -38,6 +40,9 @@ class TrainedMethod(Method):
         except TrainError as exc:  # a wrong path: one line before any data loads
             raise ValueError(str(exc).removeprefix("prb-method (trained): ")) from None
         self.checkpoint, self.device = checkpoint, device
+        self.score_batch_size = int(score_batch_size)
+        if self.score_batch_size < 1:
+            raise ValueError(f"score_batch_size={score_batch_size}: give a whole number of 1 or more")
         self.architecture = self.manifest["architecture"]
         self.model: Any = None
         self._cache: dict[str, Any] = {}
@@ -96,18 +101,30 @@ class TrainedMethod(Method):
             self.state["weights"] = weights.unsqueeze(0)
 
     def score(self, user: User, prompt: str, response: Response) -> float:
+        return self.score_batch(user, [(prompt, response)])[0]
+
+    def score_batch(self, user: User, items: Sequence[tuple[str, Response]]) -> list[float]:
+        """The rewards of ``items`` for ``user``, ``score_batch_size`` responses per forward pass.
+
+        Right padding leaves a response's pooled state as it is alone (the mask covers the
+        padding), so the numbers are ``score``'s, to float rounding.
+        """
         import torch
 
         from prb_tasks.train.collate import render_pair
 
-        pair = Pair("query", prompt, response, response)
-        text = render_pair(pair, user, self.state["support"], self.architecture, self.manifest["options"],
-                           self.tokenizer).chosen
-        h = self._pooled([text])
-        batch: dict[str, Any] = {}
-        if self.architecture == "latent":
-            batch["latent"] = self.state.get("latent", h.new_zeros((1, self.model.dim)))
-        if self.architecture == "mixture":
-            batch["weights"] = self.state["weights"]
-        with torch.no_grad():
-            return float(self.model.reward(h, batch)[0])
+        texts = [render_pair(Pair("query", prompt, response, response), user, self.state["support"],
+                             self.architecture, self.manifest["options"], self.tokenizer).chosen
+                 for prompt, response in items]
+        out: list[float] = []
+        for start in range(0, len(texts), self.score_batch_size):
+            h = self._pooled(texts[start:start + self.score_batch_size])
+            batch: dict[str, Any] = {}
+            # One user: its latent or weights (one row) broadcast over the responses.
+            if self.architecture == "latent":
+                batch["latent"] = self.state.get("latent", h.new_zeros((1, self.model.dim)))
+            if self.architecture == "mixture":
+                batch["weights"] = self.state["weights"]
+            with torch.no_grad():
+                out.extend(float(v) for v in self.model.reward(h, batch))
+        return out

@@ -153,3 +153,62 @@ def test_through_prb_eval_a_nan_method_and_a_hung_one_exit_2(tmp_path: Path) -> 
     assert time.monotonic() - started < 300
     proc = run_cli(base + ["--model_args", "method=nanmethod:Sleepy,method_time_limit=soon"], cwd=tmp_path, env=env)
     assert proc.returncode == 2 and "method_time_limit=soon: give seconds" in proc.stderr, proc.stderr[-2000:]
+
+
+class Batched(Scripted):
+    """Scores a user's query responses in one call (``score_batch``), or returns too few."""
+
+    name = "batched"
+
+    def __init__(self, drop: int = 0, nan_at: int = -1) -> None:
+        super().__init__()
+        self.drop, self.nan_at, self.calls = drop, nan_at, 0
+
+    def score_batch(self, user, items):
+        self.calls += 1
+        values = [float(response.features[0]) for _, response in items]
+        if self.nan_at >= 0:
+            values[self.nan_at] = float("nan")
+        return values[: len(values) - self.drop]
+
+
+def test_score_batch_gives_the_numbers_of_score_in_one_call_per_user_and_k() -> None:
+    one_by_one = run(Scripted(), DATA)
+    method = Batched()
+    batched = run(method, DATA)
+    assert [(o.key, o.k, o.chosen, o.rejected) for o in batched] == \
+        [(o.key, o.k, o.chosen, o.rejected) for o in one_by_one]
+    assert method.calls == len({(o.user_id, o.k) for o in batched})
+
+
+@pytest.mark.parametrize(("method", "shown"), [
+    (Batched(drop=1), "returned 15 rewards for 16 responses; it must return one per (prompt, response)"),
+    (Batched(nan_at=1), "returned nan; it must return a finite number"),
+])
+def test_a_score_batch_that_is_wrong_is_one_line(method, shown: str) -> None:
+    with pytest.raises(MethodError) as caught:
+        run(method, DATA)
+    message = str(caught.value)
+    assert message.startswith("prb-method (batched): score_batch() for user 'u") and shown in message
+    assert "\n" not in message
+
+
+def test_device_reaches_a_method_that_takes_it(tmp_path, monkeypatch) -> None:
+    """``device`` is a harness key that prb-method drops, except for a method whose
+    constructor takes it (the trained method's ``device=cuda``)."""
+    from prb_tasks.fewshot.model import MethodLM
+
+    (tmp_path / "on_device_method.py").write_text(textwrap.dedent("""
+        from prb_tasks.fewshot.method import Method
+
+        class OnDevice(Method):
+            def __init__(self, device: str = "cpu"):
+                self.device = device
+            def learn(self, seen): pass
+            def adapt(self, user, support): pass
+            def score(self, user, prompt, response): return 0.0
+    """), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    lm = MethodLM.create_from_arg_string("method=on_device_method:OnDevice,device=cuda:1,batch_size=4")
+    assert lm.options == {"device": "cuda:1"}
+    assert MethodLM.create_from_arg_string("method=nonpersonalized,device=cuda:1").options == {}

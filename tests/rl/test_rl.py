@@ -137,6 +137,48 @@ def test_downstream_run_is_read_by_validity_as_best_of_n(tmp_path):
     assert side.sums == {"art/1": 1.0} and side.offered == 2 and not notes
 
 
+@pytest.mark.slow  # a prb eval of a tiny RM: 30 s at a load average of 9
+def test_rl_run_pairs_with_the_benchmark_run_of_the_same_model_args(tmp_path, capsys):
+    """prb validity pairs runs by model and result-changing arguments: the RL run of
+    ``--rm pretrained=RM,protocol=official`` meets the benchmark run of that same model_args,
+    while a plain ``--rm pretrained=RM`` run does not (docs/rl-downstream.md's recipe gives
+    --rm the benchmark's model_args for this reason)."""
+    pytest.importorskip("transformers")
+    from prb_tasks.report.validity import load_models
+    from prb_tasks.rl.downstream import TASK, write_run
+    from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, build_tiny_rm
+
+    rm = build_tiny_rm(tmp_path / "rm", chat_template=TINY_CHAT_TEMPLATE)
+    official = f"pretrained={rm},protocol=official"
+    assert main(["eval", "--model", "prb-rm", "--model_args", official, "--tasks", "personalized_rb_sample_scalar",
+                 "--output_path", str(tmp_path / "bench"), "--log_samples"]) == 0
+    capsys.readouterr()
+    grades = {"a": 1.0, "aa": 2.0, "b": 0.0, "bb": 1.0}
+    for name, rm_args in (("official", official), ("plain", f"pretrained={rm}")):
+        write_run(tmp_path / "rl" / name, rm_args, "pol", {"art/1": "a", "art/2": "b"},
+                  {"art/1": "aa", "art/2": "bb"}, lambda k, t: grades[t], get_preset("smoke"), 0)
+    notes: list[str] = []
+    models, bench, down = load_models([tmp_path / "bench", tmp_path / "rl"], None, [TASK], notes)
+    paired = [m for m in models if m.benchmark is not None and m.downstream is not None]
+    assert [m.label for m in paired] == [f"prb-rm (pretrained={rm}, protocol=official)"], (models, notes)
+    assert paired[0].downstream.sums == {"art/1": 1.0, "art/2": 1.0}
+    assert any(note.startswith(f"prb-rm (pretrained={rm}): no run of personalized_rb_sample_scalar") for note in notes), notes
+
+
+def test_the_docs_recipe_gives_rl_and_benchmark_the_same_model_args():
+    """docs/rl-downstream.md: each --rm of prb rl is the --model_args of a benchmark run."""
+    import re
+    import shlex
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rl-downstream.md").read_text(encoding="utf-8")
+    block = text.split("```bash", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    words = shlex.split(block, comments=True)
+    variables = dict(re.findall(r"^(\w+)=(\S+)$", block, flags=re.M))
+    rms = [variables.get(v.lstrip("$"), v) for k, v in zip(words, words[1:]) if k == "--rm"]
+    evals = [v for k, v in zip(words, words[1:]) if k == "--model_args"]
+    assert len(rms) == 2 and sorted(rms) == sorted(evals), (rms, evals)
+
+
 def test_candidates_file_lists_every_policy_and_marks_empty_answers(tmp_path):
     from prb_tasks.data.bon_files import load_candidates
     from prb_tasks.rl.grade import EMPTY, grade_of, write_candidates
@@ -202,6 +244,14 @@ def test_prb_rl_end_to_end_resumes_and_validity_reads_the_runs(tmp_path, monkeyp
         assert main(argv) == 0
         err = capsys.readouterr().err
         assert "resuming from" in err and "checkpoint-2" in err
+        # The Trainer's per-step dicts went to each policy's train_log.jsonl, not the terminal;
+        # the first policy's file holds the steps before the interruption and after it.
+        assert "{'loss'" not in err and "'reward'" not in err, err
+        assert "every step's numbers in" in err and "step 4/4" in err, err
+        for folder in (tmp_path / "out" / "policies").iterdir():
+            records = [json.loads(line) for line in (folder / "train_log.jsonl").read_text().splitlines()]
+            assert sorted(r["step"] for r in records if "loss" in r) == [1, 2, 3, 4], (folder, records)
+            assert all(isinstance(r.get("reward"), float) for r in records if "loss" in r), records
         runs = sorted((tmp_path / "out" / "runs").iterdir())
         assert len(runs) == 2
         for run in runs:
@@ -259,3 +309,54 @@ def test_without_the_rl_extra_is_one_line(capsys, tmp_path, monkeypatch):
                    "--out", str(tmp_path / "out"), "--data-dir", "sample", "--preset", "smoke"])
     assert status == 2
     assert _one_line(capsys) == "prb rl needs trl; install the extra: pip install 'prb-tasks[rl]'"
+
+
+def test_data_errors_name_the_data_dir_flag(capsys, tmp_path, monkeypatch):
+    """prb rl takes its data with --data-dir, so the loader's advice names that flag, not
+    prb eval's --metadata data_dir; after the command the default wording is back."""
+    import prb_tasks.data.hub as hub
+    from prb_tasks.data.errors import DataError
+    from prb_tasks.data.personalized_rb.sources import load_table
+    from prb_tasks.data.personalized_rb.subsets import SUBSETS
+
+    monkeypatch.delenv("PRB_DATA_DIR", raising=False)
+    monkeypatch.setattr(hub, "offline_mode", lambda: False)
+    monkeypatch.setattr(hub, "unreachable_reason", lambda *a: "connection refused")
+    argv = ["rl", "--policy", "x/y", "--rm", "scorer=length", "--grader", "model=openai/g", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    line = _one_line(capsys)
+    assert "pass --data-dir DIR or set PRB_DATA_DIR" in line and "--metadata" not in line, line
+    assert main([*argv, "--data-dir", str(tmp_path / "nope")]) == 2
+    line = _one_line(capsys)
+    assert line.startswith("prb: --data-dir points to") and "drop --data-dir" in line and "metadata" not in line, line
+    with pytest.raises(DataError, match=r"""pass --metadata '\{"data_dir": "DIR"\}'"""):
+        load_table(SUBSETS[0], None)
+
+
+def test_step_log_writes_every_step_and_prints_a_few_lines(tmp_path):
+    """The Trainer's dicts go to the file (one per step, NaN as null); stderr (not a terminal)
+    gets a line every tenth of the steps and the last, never a dict."""
+    import io
+
+    pytest.importorskip("transformers")
+    from transformers import TrainerState
+
+    from prb_tasks.rl.steplog import StepLog
+
+    stream = io.StringIO()
+    log = StepLog(tmp_path / "p" / "train_log.jsonl", "scorer=length", stream=stream)
+    state = TrainerState(max_steps=20)
+    log.on_train_begin(None, state, None)
+    for step in range(1, 21):
+        state.global_step = step
+        log.on_step_end(None, state, None)
+        log.on_log(None, state, None, logs={"loss": 0.5 / step, "reward": float(step), "reward_std": float("nan")})
+    log.on_log(None, state, None, logs={"train_runtime": 12.0, "train_loss": 0.1})
+    log.on_train_end(None, state, None)
+    records = [json.loads(line) for line in (tmp_path / "p" / "train_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records if "loss" in r] == list(range(1, 21))
+    assert records[0]["reward_std"] is None and records[-1]["train_runtime"] == 12.0
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 11 and "{" not in stream.getvalue(), lines
+    assert lines[0] == "prb rl: scorer=length: step 2/20  loss 0.25  reward 2", lines
+    assert lines[-1].startswith("prb rl: scorer=length: trained to step 20 in 12 s; every step's numbers in "), lines

@@ -107,6 +107,28 @@ def test_checkpoint_manifest_and_wrong_architecture(root, plain):
         checkpoint.load(root / "plain-users.jsonl", "prb-rm", accept=("context",))
 
 
+@pytest.mark.slow
+@pytest.mark.training
+@pytest.mark.parametrize("arch", ["context", "latent", "mixture"])
+def test_batched_scores_equal_one_at_a_time(root, arch):
+    """TrainedMethod.score_batch (32 responses per forward pass) gives the numbers of scoring
+    one response per pass, on every query of every unseen user at every k."""
+    # adapt_steps: the mixture fits each user's weights once per k and method (fewer steps, same check).
+    options = _options(root, arch, epochs=1, out=str(root / f"batched-{arch}"), adapt_steps=20,
+                       **({"context_parts": "demographics"} if arch == "context" else {}))
+    train(options, progress=False)
+    data = load(options).few_shot
+    single = run(TrainedMethod(options.out, score_batch_size=1), data)
+    batched = run(TrainedMethod(options.out), data)
+    assert len(single) == len(batched) >= 96 * 4  # 12 users x 8 queries at k = 0, 1, 2, 4, 8
+    a = np.array([(o.chosen, o.rejected) for o in single])
+    b = np.array([(o.chosen, o.rejected) for o in batched])
+    assert np.allclose(a, b, rtol=1e-4, atol=1e-5), np.abs(a - b).max()
+    assert [o.correct for o in single] == [o.correct for o in batched]
+    with pytest.raises(ValueError, match="score_batch_size=0"):
+        TrainedMethod(options.out, score_batch_size=0)
+
+
 def test_bad_input_is_one_line(root, tmp_path):
     with pytest.raises(TrainError, match="does not exist"):
         train(_options(root, "plain", data="nowhere.jsonl"), progress=False)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.hub import require_hub
-from prb_tasks.data.local import chosen_location, local_folder
+from prb_tasks.data.local import chosen_location, data_dir_usage, local_folder
 from prb_tasks.data.personalized_rb.checks import print_warnings
 from prb_tasks.data.personalized_rb.columnar import SubsetTable, from_arrow, read_files
 from prb_tasks.data.personalized_rb.reader import split_files
@@ -76,7 +76,7 @@ def _from_folder(folder: Path, subset: Subset, _stamp: tuple[float, ...]) -> Sub
 
 def _offline_advice() -> str:
     return (f"on an offline machine run `prb data download DIR` elsewhere and pass "
-            f"--metadata '{{\"data_dir\": \"DIR\"}}' or set {ENV_VAR}")
+            f"{data_dir_usage()} or set {ENV_VAR}")
 
 
 def check_hub(what: str = HF_REPO) -> None:
