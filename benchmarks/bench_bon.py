@@ -33,9 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.fullsize_data import generate  # noqa: E402
-from benchmarks.measure import load, machine, python, run  # noqa: E402
-from prb_tasks.testing.fake_server import FakeLLMServer, Message  # noqa: E402
+from benchmarks.fullsize_data import generate
+from benchmarks.measure import load, machine, python, run
+from prb_tasks.testing.fake_server import FakeLLMServer, Message
 
 
 def answer(messages: list[Message], model: str) -> str:

@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_personalllm import write_copy  # noqa: E402
-from benchmarks.measure import python, run  # noqa: E402
+from benchmarks.bench_personalllm import write_copy
+from benchmarks.measure import python, run
 
 #: (shown name, method, options as JSON): every shipped CPU baseline at its defaults, and the
 #: low-rank basis at full rank (the synthetic rewards are independent, so users need all 10).

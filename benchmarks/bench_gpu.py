@@ -61,7 +61,7 @@ def _say(text: str) -> None:
     print(f"[bench_gpu {time.strftime('%H:%M:%S')}] {text}", flush=True)
 
 
-def _train_tokenizer(data: Path, vocab: int):  # noqa: ANN202 - transformers tokenizer
+def _train_tokenizer(data: Path, vocab: int):
     """A Llama-style byte-level BPE tokenizer trained on part of the synthetic data's text."""
     import pyarrow.parquet as pq
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
@@ -91,7 +91,7 @@ def _train_tokenizer(data: Path, vocab: int):  # noqa: ANN202 - transformers tok
     return tok
 
 
-def _build(kind: str, shapes: str, tokenizer, folder: Path, device: str) -> dict:  # noqa: ANN001
+def _build(kind: str, shapes: str, tokenizer, folder: Path, device: str) -> dict:
     """A random-weight model of the named shape, saved with the tokenizer; returns its facts."""
     import torch
     import transformers

@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.measure import load, machine, python, run  # noqa: E402
-from prb_tasks.testing.benchmark_copies import rewardbench2_rows, write_rewardbench2  # noqa: E402
+from benchmarks.measure import load, machine, python, run
+from prb_tasks.testing.benchmark_copies import rewardbench2_rows, write_rewardbench2
 
 #: Rows per best-of-N subset of the published test split.
 SIZES = {"Factuality": 475, "Precise IF": 160, "Math": 183, "Safety": 450, "Focus": 495}

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OPENAI_API_KEY", "sk-local")
 
-from prb_tasks.testing.fake_server import FakeLLMServer  # noqa: E402
-from prb_tasks.testing.rl_setup import ConciseRM, concise_grader  # noqa: E402
-from prb_tasks.testing.tiny_policy import build_tiny_policy  # noqa: E402
+from prb_tasks.testing.fake_server import FakeLLMServer
+from prb_tasks.testing.rl_setup import ConciseRM, concise_grader
+from prb_tasks.testing.tiny_policy import build_tiny_policy
 
 
 def one_seed(root: Path, policy: Path, rm_url: str, grader_url: str, seed: int, max_steps: int | None) -> dict:

@@ -25,8 +25,8 @@ from pathlib import Path
 
 def _items(repeat: int):
     from prb_tasks.data.personalized_rb.subsets import SUBSETS
-    from prb_tasks.rm.inputs import RMInput
     from prb_tasks.documents.personalized_rb import build_docs
+    from prb_tasks.rm.inputs import RMInput
 
     docs = [d for s in SUBSETS for d in build_docs(s.config, "scalar", source="sample")]
     once = [RMInput(d["prompt"], c, d["profile_key"], d["question"]) for d in docs for c in d["choices"]]

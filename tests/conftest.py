@@ -12,9 +12,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from prb_tasks.data.personalized_rb.subsets import SUBSETS  # noqa: E402
-from prb_tasks.common.resources import sample_dir  # noqa: E402
-from tests import leftovers  # noqa: E402
+from prb_tasks.common.resources import sample_dir
+from prb_tasks.data.personalized_rb.subsets import SUBSETS
+from tests import leftovers
 
 FILE = "test-00000-of-00001"
 

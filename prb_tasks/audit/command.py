@@ -14,9 +14,9 @@ from prb_tasks.audit.baselines import BASELINES, outcomes
 from prb_tasks.audit.data import AuditData, load_audit_data, parse_request
 from prb_tasks.common.errors import PRBError
 from prb_tasks.report.formatting import ci, pct
-from prb_tasks.stats.resampling import Design, design_for
-from prb_tasks.stats.pairs import Interval
 from prb_tasks.report.tables import Table, short_subset
+from prb_tasks.stats.pairs import Interval
+from prb_tasks.stats.resampling import Design, design_for
 
 FORMATS = ("table", "markdown", "json")
 MAX_SUBSET_COLUMNS = 6

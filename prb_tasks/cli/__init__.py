@@ -43,9 +43,9 @@ def _entries(folder: Path) -> int:
 
 def run_cache(args: argparse.Namespace) -> int:
     """``prb cache info|clear``: inspect or empty the judge cache (or the RM score or retrieval cache)."""
+    from prb_tasks.common.resources import cache_root
     from prb_tasks.judge.answer_cache import default_cache_dir
     from prb_tasks.prompts.retrieval import retrieval_cache_dir
-    from prb_tasks.common.resources import cache_root
 
     scores = cache_root() / "rm-scores"
     if getattr(args, "scores", False) and getattr(args, "retrieval", False):
@@ -121,8 +121,8 @@ def _run_cache(args: argparse.Namespace, folder: Path, scores: Path) -> int:
 
 def run_batch(args: argparse.Namespace) -> int:
     """``prb batch status|cancel``: the provider batches recorded in a judge cache folder."""
-    from prb_tasks.judge.batch.commands import batch_cancel, batch_status
     from prb_tasks.judge.answer_cache import default_cache_dir
+    from prb_tasks.judge.batch.commands import batch_cancel, batch_status
 
     folder = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
     if args.batch_command == "status":

@@ -162,9 +162,9 @@ def check_tasks(tasks: list[str], own_folders: bool = False) -> None:
 
 def _looks_like_ours(name: str) -> bool:
     """True for a name that is not a prb task but is in our namespace or near one of ours."""
-    from prb_tasks.plugin import plugin_task_names
     from prb_tasks.common.resources import tasks_dir
     from prb_tasks.common.suggest import close_matches
+    from prb_tasks.plugin import plugin_task_names
 
     ours = plugin_task_names()
     if name in ours or name.endswith((".yaml", ".yml")) or any(c in name for c in "*?["):
@@ -435,10 +435,10 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     Args:
         plain: the run was typed as plain ``lm_eval``, whose parser has no ``--full_tables``.
     """
+    from prb_tasks.common.redact import redact
     from prb_tasks.data import provenance
     from prb_tasks.judge.usage import stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
-    from prb_tasks.common.redact import redact
     from prb_tasks.scoring.lacking import lacking_lines
     from prb_tasks.scoring.legend import legend_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
@@ -505,8 +505,8 @@ def write_judge_usage(summary: dict | None, output_path: str | None, started: fl
 def preflight(args: HarnessArgs) -> None:
     """Check the ``--metadata`` keys and each family's data settings before lm-eval
     loads the model, which can take minutes for a large RM; the loaders check again."""
-    from prb_tasks.documents.metadata import MetadataSpec, check_options, family_modules
     from prb_tasks.common.taskindex import task_info
+    from prb_tasks.documents.metadata import MetadataSpec, check_options, family_modules
 
     known = task_info()
     by_family: dict[str, dict[str, Any]] = {}
@@ -589,7 +589,6 @@ def _run(argv: list[str], plain: bool = False) -> int:
         # Two ordinary lm-eval runs (planner, then judge), each through this function.
         return run_planner(argv, lambda stage: run_eval(stage, plain))
     from prb_tasks.judge.errors import RunStopped
-
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG
 
     # prb's own flag: lm-eval's parser must not see it.
@@ -612,8 +611,8 @@ def _run(argv: list[str], plain: bool = False) -> int:
         print(str(exc), flush=True)
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        from prb_tasks.judge.usage import interrupted_line, take_last_summary
         from prb_tasks.common.redact import redact
+        from prb_tasks.judge.usage import interrupted_line, take_last_summary
 
         # Backends may say what was saved (``KeyboardInterrupt("prb-rm: ...")``); the
         # judge leaves its usage summary, which says how many answers were stored.

@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.data.plan_files import PLAN_TASK
 from prb_tasks.common.errors import PRBError
+from prb_tasks.data.plan_files import PLAN_TASK
 
 PLANNER_TASK = "personalized_rb_planner"
 PLANNED_TASK = "personalized_rb_planned"

@@ -13,8 +13,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from prb_tasks.data.rawfiles import describe_error
 from prb_tasks.common.errors import PRBError
+from prb_tasks.data.rawfiles import describe_error
 
 DEFAULT_FORM = Path(__file__).resolve().parent / "default_form.yaml"
 # Keys of the exported "demographics" object; kept simple so they read well in prompts.

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.collect.pairs import Pair, read_pairs, read_prompts
+from prb_tasks.common.errors import PRBError
 from prb_tasks.data.errors import DataError
 from prb_tasks.documents.pairs import ASK_ONCE
-from prb_tasks.common.errors import PRBError
 
 # Two models at temperature 0 can write the same text; a little sampling keeps the
 # pair comparable (the answers are cached, so the pair does not change on a rerun).

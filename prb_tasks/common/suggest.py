@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-
 #: Names other tools use for one of our option names; spelling distance cannot see these
 #: (``top_k`` is far from ``k``), so they are suggested by meaning.
 SYNONYMS = {

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from prb_tasks.common.textfiles import json_lines
 from prb_tasks.data.errors import DataError
 from prb_tasks.scoring.bestofk import grade_value
 from prb_tasks.scoring.verdict import marker_outcome
-from prb_tasks.common.textfiles import json_lines
 
 SAMPLE_VARIANT = "bon_sample"
 GRADE_VARIANT = "bon_grade"

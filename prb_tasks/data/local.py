@@ -14,7 +14,6 @@ from pathlib import Path
 
 from prb_tasks.data.errors import DataError
 
-
 # How the command in use takes the local copy: the option's name (for "drop it") and how to
 # give it (for "pass ..."). prb eval and the data commands read it from --metadata; a
 # command with a flag of its own (prb rl's --data-dir) says so with data_dir_option().

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from prb_tasks.data.errors import DataError
 from prb_tasks.common.textfiles import json_lines
+from prb_tasks.data.errors import DataError
 
 PLAN_TASK = "personalized_rb_plan"
 _SAMPLES = re.compile(rf"^samples_({PLAN_TASK}_[A-Za-z0-9]+)_(.+)\.jsonl$")

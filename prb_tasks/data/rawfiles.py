@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from prb_tasks.data.errors import DataError
 from prb_tasks.common.textfiles import json_lines
+from prb_tasks.data.errors import DataError
 
 
 def unreadable_file(path: Path, exc: OSError, what: str = "data file") -> DataError:

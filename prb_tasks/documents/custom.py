@@ -28,8 +28,8 @@ from prb_tasks.documents.pairs import (
     scalar_pair_doc,
     to_dataset,
 )
-from prb_tasks.prompts.user_history import PastChoice, profile_texts, traits
 from prb_tasks.prompts.templates import render, resolve
+from prb_tasks.prompts.user_history import PastChoice, profile_texts, traits
 
 VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history")
 SUBSET = "custom"

@@ -29,13 +29,27 @@ from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, s
 from prb_tasks.documents.custom import CustomOptions
 from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.documents.options import TemplateOptions, parse_options
-from prb_tasks.documents.pairs import CHOSEN_FIRST, DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
+from prb_tasks.documents.pairs import (
+    CHOSEN_FIRST,
+    DocList,
+    judge_pair_docs,
+    judge_system_prompt,
+    scalar_pair_doc,
+    to_dataset,
+)
 from prb_tasks.documents.personalllm import PersonalLLMOptions, simulation_for
 from prb_tasks.fewshot.method import Pair, User
 from prb_tasks.fewshot.sources import FewshotData, custom_pairs, personalllm_pairs, remember
-from prb_tasks.fewshot.split import DEFAULT_QUERIES, DEFAULT_SPLIT_SEED, DEFAULT_UNSEEN_SHARE, KS, UnseenUser, make_split
-from prb_tasks.prompts.user_history import PastChoice
+from prb_tasks.fewshot.split import (
+    DEFAULT_QUERIES,
+    DEFAULT_SPLIT_SEED,
+    DEFAULT_UNSEEN_SHARE,
+    KS,
+    UnseenUser,
+    make_split,
+)
 from prb_tasks.prompts.templates import render, resolve
+from prb_tasks.prompts.user_history import PastChoice
 from prb_tasks.text.bm25 import BM25Index
 
 DEFAULT_PAIRS_PER_USER = KS[-1] + DEFAULT_QUERIES

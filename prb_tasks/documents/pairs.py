@@ -119,8 +119,8 @@ class DocList(list):
 def to_dataset(docs: list[dict[str, Any]]) -> dict[str, DocList]:
     """The ``{"test": documents}`` dict a ``custom_dataset`` loader returns; each prompt
     moves to :mod:`prb_tasks.prompts.prompt_store` (the samples file then writes it once)."""
-    from prb_tasks.prompts.prompt_store import stash
     from prb_tasks.common.memory import trim
+    from prb_tasks.prompts.prompt_store import stash
 
     dataset = {"test": DocList(stash(docs))}
     trim()  # what building them freed (rendered prompts, ranking buffers) goes back to the system

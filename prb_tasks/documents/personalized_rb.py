@@ -21,6 +21,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from prb_tasks.common.resources import sample_dir
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError, NoDataError
 from prb_tasks.data.personalized_rb.columnar import PairRow, SubsetTable
@@ -53,7 +54,6 @@ from prb_tasks.prompts.retrieval import (
 )
 from prb_tasks.prompts.selection_cache import cached_selection
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
-from prb_tasks.common.resources import sample_dir
 from prb_tasks.scoring.order import official_positions
 from prb_tasks.scoring.plans import parse_plan
 from prb_tasks.text.encoder import BACKENDS, DTYPES

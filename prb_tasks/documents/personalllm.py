@@ -27,7 +27,12 @@ from pydantic import Field, model_validator
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalllm.constants import (
-    DEFAULT_ALPHA, DEFAULT_SEED, DEFAULT_USERS, HF_REPO, HF_SPLIT, N_RESPONSES,
+    DEFAULT_ALPHA,
+    DEFAULT_SEED,
+    DEFAULT_USERS,
+    HF_REPO,
+    HF_SPLIT,
+    N_RESPONSES,
 )
 from prb_tasks.data.personalllm.items import (
     DEFAULT_ITEMS_PER_USER,
@@ -45,8 +50,8 @@ from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, s
 from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.documents.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
-from prb_tasks.prompts.user_history import PastChoice, profile_texts
 from prb_tasks.prompts.templates import render, resolve
+from prb_tasks.prompts.user_history import PastChoice, profile_texts
 
 VARIANTS: tuple[str, ...] = ("judge", "scalar", "scalar_history", "bon", "bon_history", "bon_judge", "gen")
 _WITH_HISTORY = {"judge", "scalar_history", "bon_history", "bon_judge", "gen"}

@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from prb_tasks.fewshot.method import Pair, Post, User, thaw
-from prb_tasks.prompts.user_history import traits
 from prb_tasks.prompts.retrieval import DEFAULT_MAX_POST_CHARS, RETRIEVERS, truncate
+from prb_tasks.prompts.user_history import traits
 
 PARTS: tuple[str, ...] = ("demographics", "history", "profile")
 HEADERS = {

@@ -20,9 +20,9 @@ from typing import Any, Literal
 
 import diskcache
 
+from prb_tasks.common.jsonstore import JsonOnlyDisk, UnsafeCacheEntry, new_json_store
 from prb_tasks.judge.options import CacheMode
 from prb_tasks.judge.storage import storage_errors
-from prb_tasks.common.jsonstore import JsonOnlyDisk, UnsafeCacheEntry, new_json_store
 
 _ANSWER_VERSION = 1
 

@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from prb_tasks.judge.request import ChatRequest
 from prb_tasks.common.redact import redact, register_secret
 from prb_tasks.common.retry import parse_retry_after
+from prb_tasks.judge.request import ChatRequest
 
 _KEYISH = re.compile(r"\b(sk|pk|rk|key|api|tok|ghp|xox[bpa])[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
 _BEARER = re.compile(r"(bearer|x-api-key|api[_-]?key)([\s:=\"']+)[^\s,\"']+", re.IGNORECASE)

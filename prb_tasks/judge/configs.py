@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from prb_tasks.common.suggest import did_you_mean
+from prb_tasks.common.textfiles import read_text, too_deep
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.options import (
     HARNESS_KEYS,
@@ -23,8 +25,6 @@ from prb_tasks.judge.options import (
     parse_config_file,
     reject_raw_key,
 )
-from prb_tasks.common.textfiles import read_text, too_deep
-from prb_tasks.common.suggest import did_you_mean
 
 
 def list_configs() -> dict[str, Path]:

@@ -17,11 +17,11 @@ import json
 import time
 from typing import Any
 
+from prb_tasks.common.redact import register_secret
+from prb_tasks.common.retry import parse_retry_after
 from prb_tasks.judge.client import CallError, CallResult, _int, assemble_text, prompt_cache_tokens, sanitize
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES
 from prb_tasks.judge.request import ChatRequest
-from prb_tasks.common.redact import register_secret
-from prb_tasks.common.retry import parse_retry_after
 
 # HTTP status -> (kind, exception name shown in outcomes, retryable, fatal). Names
 # follow litellm's so error outcomes read the same whichever transport made them.

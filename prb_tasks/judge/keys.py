@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 
+from prb_tasks.common.redact import provider_key_vars
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES, JudgeSettings
-from prb_tasks.common.redact import provider_key_vars
 
 # A key litellm needs for an OpenAI-compatible server that does not check keys.
 PLACEHOLDER_KEY = "sk-no-key-required"

@@ -21,20 +21,20 @@ from typing import Any, overload
 
 from lm_eval.api.model import LM
 
+from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.documents.pairs import ASK_ONCE
-from prb_tasks.judge.chat_context import ChatMessagesJson, CompactChat, chat_context, expand_messages
 from prb_tasks.judge.answer_cache import JudgeCache, default_cache_dir
+from prb_tasks.judge.chat_context import ChatMessagesJson, CompactChat, chat_context, expand_messages
 from prb_tasks.judge.client import ChatClient
-from prb_tasks.judge.errors import JudgeConfigError
-from prb_tasks.judge.keys import missing_key_line, resolve_key
 from prb_tasks.judge.configs import resolve_settings
 from prb_tasks.judge.dispatch import prefix_group, spaced_order
+from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.judge.keys import missing_key_line, resolve_key
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
-from prb_tasks.judge.reply_forms import PAIRWISE, form_name
 from prb_tasks.judge.prompt_cache import anthropic_min_tokens
+from prb_tasks.judge.reply_forms import PAIRWISE, form_name
 from prb_tasks.judge.request import ChatRequest, Message
-from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.judge.runner import JudgeRunner, Outcome, close_at_exit
 from prb_tasks.judge.usage import UsageTracker, remember_summary
 

@@ -21,9 +21,9 @@ from pydantic import (
     model_validator,
 )
 
-from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.common.keyargs import KEY_SOURCE, refuse_key_arguments
 from prb_tasks.common.suggest import did_you_mean
+from prb_tasks.judge.errors import JudgeConfigError
 
 CacheMode = Literal["on", "off", "read", "write", "refresh"]
 Transport = Literal["auto", "litellm", "direct"]

@@ -35,6 +35,8 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
+from prb_tasks.common.redact import redact
+from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.judge.answer_cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.claims import ClaimBoard
 from prb_tasks.judge.client import CallError, CallResult, ChatClient
@@ -44,11 +46,9 @@ from prb_tasks.judge.keys import key_variable
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
-from prb_tasks.judge.storage import CacheDiskFull
 from prb_tasks.judge.reply_forms import FORMS, reask_prompt
 from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
-from prb_tasks.common.redact import redact
-from prb_tasks.common.retry import RetryPolicy
+from prb_tasks.judge.storage import CacheDiskFull
 from prb_tasks.judge.usage import UsageTracker
 from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
 

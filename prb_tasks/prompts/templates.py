@@ -21,10 +21,9 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError
 
 from prb_tasks.common.errors import PRBError
-from prb_tasks.prompts.sandbox import LimitedSandbox, TemplateFeatureRefused, TemplateLimit, budget_scope, prepare
 from prb_tasks.common.resources import templates_dir
 from prb_tasks.common.textfiles import read_text
-
+from prb_tasks.prompts.sandbox import LimitedSandbox, TemplateFeatureRefused, TemplateLimit, budget_scope, prepare
 
 #: A template whose source starts with this comment is rendered exactly, without the
 #: ``strip()`` applied to ours (``prb templates official`` writes such templates).

@@ -16,16 +16,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.report.formatting import pct
 from prb_tasks.report.ladder import Ladder, ladders
 from prb_tasks.report.names import assign
 from prb_tasks.report.outcomes import Entry, build_entry
 from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_matrix, ranking, shared_keys
 from prb_tasks.report.runs import Family, Run, load_runs
-from prb_tasks.report.source import LOCAL_PREFIX, describe
-from prb_tasks.report.formatting import pct
-from prb_tasks.report.summary import Summary, summarize
 from prb_tasks.report.settings import DIAGNOSTIC
 from prb_tasks.report.settings import describe as describe_setting
+from prb_tasks.report.source import LOCAL_PREFIX, describe
+from prb_tasks.report.summary import Summary, summarize
 
 
 @dataclass
@@ -98,8 +98,8 @@ def _name_task_variants(entries: list[Entry]) -> None:
 def _key_of(name: str, runs: list[Run]) -> tuple[str, str] | None:
     """(benchmark, setting) a judge's ``--task`` name brings along (None for a scalar task,
     which selects only itself): from a family found in the runs, or the installed YAMLs."""
-    from prb_tasks.report.settings import benchmark_of, declared
     from prb_tasks.common.taskindex import groups
+    from prb_tasks.report.settings import benchmark_of, declared
 
     for run in runs:
         for fam in run.families:

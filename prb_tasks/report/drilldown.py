@@ -13,8 +13,8 @@ from typing import Any
 from prb_tasks.report.build import Report
 from prb_tasks.report.formatting import short_label
 from prb_tasks.report.pairtext import pair_texts
-from prb_tasks.report.tables import short_subset
 from prb_tasks.report.source import describe
+from prb_tasks.report.tables import short_subset
 
 MAX_COMPLETION = 2000
 #: The prompt as sent is kept whole up to here (profiles and histories make it long).

@@ -16,14 +16,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from prb_tasks.data.personalized_rb.reader import split_files
-from prb_tasks.data.rawfiles import describe_error
-from prb_tasks.data.personalized_rb.schema import RubricAspect
-from prb_tasks.data.personalized_rb.sources import ENV_VAR
-from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, SUBSETS, Subset
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.resources import sample_dir
 from prb_tasks.common.textfiles import json_lines
+from prb_tasks.data.personalized_rb.reader import split_files
+from prb_tasks.data.personalized_rb.schema import RubricAspect
+from prb_tasks.data.personalized_rb.sources import ENV_VAR
+from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, SUBSETS, Subset
+from prb_tasks.data.rawfiles import describe_error
 from prb_tasks.report.outcomes import Entry
 from prb_tasks.report.source import HUB, LOCAL_PREFIX, SAMPLE, describe
 

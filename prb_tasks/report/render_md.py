@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.tables import Table, ladder_table, section_tables
 from prb_tasks.stats.clusters import EXACT_USERS, SIGN_FLIPS
 from prb_tasks.stats.pairs import ITERS, SEED
-from prb_tasks.report.tables import Table, ladder_table, section_tables
 
 HOW_TO_READ = [
     "acc: share of judgments that favour the user's chosen response, averaged per pair (a pair judged in both "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from prb_tasks.report.build import Report
 from prb_tasks.report.formatting import ci, money, pct
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
-from prb_tasks.stats.resampling import UNITS_IN_BRIEF
 from prb_tasks.report.tables import has_users
+from prb_tasks.stats.resampling import UNITS_IN_BRIEF
 
 
 def text_table(rows: list[list[str]], right: set[int]) -> list[str]:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
-from prb_tasks.report.source import data_source
 from prb_tasks.common.textfiles import json_lines, too_deep
+from prb_tasks.report.source import data_source
 
 _SCALAR_TYPES = ("multiple_choice", "loglikelihood")
 

@@ -13,8 +13,8 @@ from prb_tasks.report.formatting import ci, known, money, number, p_value, pct, 
 from prb_tasks.report.ladder import Ladder
 from prb_tasks.report.pairwise import CORRECTION
 from prb_tasks.report.source import describe
-from prb_tasks.stats.pairs import Interval
 from prb_tasks.report.summary import Summary
+from prb_tasks.stats.pairs import Interval
 
 _SHORT = {s.config: s.short for s in SUBSETS}
 MAX_GROUPS = 20

@@ -31,9 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from prb_tasks.data.personalllm.constants import HUB_IDS
 from prb_tasks.common.errors import PRBError
-from prb_tasks.stats.clusters import draw_counts
+from prb_tasks.data.personalllm.constants import HUB_IDS
 from prb_tasks.report.outcomes import build_entry
 from prb_tasks.report.runs import (
     SkipRun,
@@ -44,10 +43,11 @@ from prb_tasks.report.runs import (
     model_label,
     read_run,
 )
-from prb_tasks.stats.pairs import ITERS, SEED, Interval
 from prb_tasks.scoring.bestofk import group_metrics
 from prb_tasks.scoring.bestofn import bon_outcome
+from prb_tasks.stats.clusters import draw_counts
 from prb_tasks.stats.correlation import MEASURES, batch, draw_interval
+from prb_tasks.stats.pairs import ITERS, SEED, Interval
 
 DOWNSTREAM_VARIANTS = {"bon", "bon_judge", "bon_history"}
 MIN_MODELS = 5

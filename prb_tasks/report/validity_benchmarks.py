@@ -44,10 +44,19 @@ import numpy as np
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.suggest import did_you_mean
 from prb_tasks.report.published_scores import PublishedScores
-from prb_tasks.report.runs import SkipRun, _read_json, find_results, model_label
 from prb_tasks.report.runlabel import IDENTITY, as_dict
-from prb_tasks.report.validity import MIN_MODELS, Estimate, Model, Side, estimates, pick_group, read_benchmark, \
-    read_downstream, group_name
+from prb_tasks.report.runs import SkipRun, _read_json, find_results, model_label
+from prb_tasks.report.validity import (
+    MIN_MODELS,
+    Estimate,
+    Model,
+    Side,
+    estimates,
+    group_name,
+    pick_group,
+    read_benchmark,
+    read_downstream,
+)
 from prb_tasks.report.validity_items import ItemRun, downstream_draws, item_draws, read_item_run
 from prb_tasks.stats.correlation import MEASURES, batch, bootstrap_p, draw_interval, williams
 from prb_tasks.stats.pairs import ITERS, SEED, Interval

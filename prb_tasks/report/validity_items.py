@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from prb_tasks.stats.clusters import draw_counts
 from prb_tasks.report.runs import SkipRun, _sample_files, iter_samples
 from prb_tasks.report.validity import unit_matrix
 from prb_tasks.scoring.rewardbench2 import TIES_WEIGHTS, prompt_stats
+from prb_tasks.stats.clusters import draw_counts
 
 #: Relative difference allowed between a recomputed headline and the results file's.
 TOLERANCE = 1e-6

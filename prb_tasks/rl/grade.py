@@ -10,8 +10,8 @@ by the candidate's text hash, as the Best-of-N contestants read them.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Optional
 
 from prb_tasks.common.errors import PRBError

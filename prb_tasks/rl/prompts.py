@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from prb_tasks.data import profile_store
+from prb_tasks.data.personalized_rb.sources import load_table
+from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.documents.options import parse_options
 from prb_tasks.documents.personalized_rb import DocOptions, selected_posts
 from prb_tasks.documents.personalized_rb_bon import BonOptions, build_docs
-from prb_tasks.data.personalized_rb.sources import load_table
-from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.prompts.retrieval import format_posts
 from prb_tasks.prompts.templates import render, resolve
 

@@ -53,7 +53,7 @@ class StepLog(TrainerCallback):
     def _interactive(self) -> bool:
         return bool(getattr(self.stream, "isatty", lambda: False)())
 
-    def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001 (transformers' hook)
+    def on_train_begin(self, args, state, control, **kwargs):
         """Open the bar (a terminal) or fix how often a line is printed."""
         if not state.is_world_process_zero:
             return
@@ -67,7 +67,7 @@ class StepLog(TrainerCallback):
             self.every = max(1, state.max_steps // 10)
         self.shown = state.global_step
 
-    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001 (transformers' hook)
+    def on_log(self, args, state, control, logs=None, **kwargs):
         """Append the dict to the file; keep it for the next terminal line."""
         if not state.is_world_process_zero or not logs:
             return
@@ -83,12 +83,12 @@ class StepLog(TrainerCallback):
         elif state.global_step - self.shown >= (self.every or 1) or state.global_step == state.max_steps:
             self._line(state)
 
-    def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 (transformers' hook)
+    def on_step_end(self, args, state, control, **kwargs):
         """Move the bar."""
         if self.bar is not None and state.is_world_process_zero:
             self.bar.update(state.global_step - self.bar.n)
 
-    def on_train_end(self, args, state, control, **kwargs):  # noqa: ANN001 (transformers' hook)
+    def on_train_end(self, args, state, control, **kwargs):
         """Close the bar."""
         if self.bar is not None:
             self.bar.close()

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from prb_tasks.rm.errors import RMError
 from prb_tasks.common.suggest import did_you_mean
+from prb_tasks.rm.errors import RMError
 
 ScorerName = Literal["auto", "length", "bm25", "embedding", "hf", "served", "trained"]
 Protocol = Literal["clean", "official"]

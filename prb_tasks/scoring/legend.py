@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-
 _JUDGE = {
     "acc": "share of judgments naming the user's chosen answer (unparsed, errors, skipped count wrong)",
     "acc_macro": "in a group row, the plain mean of the subsets (acc there is size-weighted)",

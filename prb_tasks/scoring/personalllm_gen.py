@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from prb_tasks.data.personalllm.constants import COST_MODEL, HUB_IDS, NORMALISATION, REWARD_MODELS
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.suggest import did_you_mean
 from prb_tasks.common.textfiles import json_lines
+from prb_tasks.data.personalllm.constants import COST_MODEL, HUB_IDS, NORMALISATION, REWARD_MODELS
 
 TASK = "personalllm_gen"
 _NEEDED = ("question", "user_id", "user_weights", "best_response_reward")

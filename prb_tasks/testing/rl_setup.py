@@ -55,7 +55,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # the scorer's start-up probe: no auth needed
         self._send(405, {"error": "POST only"})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         answer = next((m["content"] for m in body.get("messages", []) if m.get("role") == "assistant"), "")
         self._send(200, {"data": [{"probs": [-len(answer.strip()) / 10.0]}]})

@@ -74,8 +74,8 @@ def test_the_docs_have_recipes_to_check() -> None:
 @pytest.mark.parametrize("where, model, args", FOUND, ids=[f"{w}-{m}" for w, m, _ in FOUND])
 def test_a_docs_recipe_passes_only_arguments_prb_accepts(where: str, model: str, args: dict[str, str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from prb_tasks.common.keyargs import KEY_SOURCE, refuse_key_arguments
     from prb_tasks.common.errors import PRBError
+    from prb_tasks.common.keyargs import KEY_SOURCE, refuse_key_arguments
 
     try:
         refuse_key_arguments(args, f"{where}: {model} model_args", KEY_SOURCE[model], PRBError)

@@ -319,9 +319,8 @@ def test_ctrl_c_during_scoring_then_resume(tmp_path):
 
 
 def test_judge_config_and_model_arg_typos_get_a_near_match():
-    from prb_tasks.judge.configs import load_config
+    from prb_tasks.judge.configs import load_config, resolve_settings
     from prb_tasks.judge.errors import JudgeConfigError
-    from prb_tasks.judge.configs import resolve_settings
 
     with pytest.raises(JudgeConfigError, match=r"unknown judge config 'gpt4o-mini' \(did you mean 'gpt-4o-mini'"):
         load_config("gpt4o-mini")

@@ -16,11 +16,11 @@ import pytest
 pytest.importorskip("flask")
 pytest.importorskip("waitress")
 
-from prb_tasks.collect.journal import JournalError, append_event, replay  # noqa: E402
-from prb_tasks.collect.store import CollectStore  # noqa: E402
-from prb_tasks.data.custom.reader import read_users  # noqa: E402
-from tests.collect_fixture import HOSTILE, PAIRS, Participant, serve, write_pairs  # noqa: E402
-from tests.runner import run_cli  # noqa: E402
+from prb_tasks.collect.journal import JournalError, append_event, replay
+from prb_tasks.collect.store import CollectStore
+from prb_tasks.data.custom.reader import read_users
+from tests.collect_fixture import PAIRS, Participant, serve, write_pairs
+from tests.runner import run_cli
 
 
 def answer_event(pair: str, choice: str, left: str = "response_A", reason: str = "") -> dict:

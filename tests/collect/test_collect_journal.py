@@ -17,14 +17,14 @@ import pytest
 pytest.importorskip("flask")
 pytest.importorskip("waitress")
 
-from prb_tasks.collect.app import Collection, create_app  # noqa: E402
-from prb_tasks.collect.form import load_form  # noqa: E402
-from prb_tasks.collect.journal import append_event, heal, replay, torn_copy  # noqa: E402
-from prb_tasks.collect.pairs import read_pairs  # noqa: E402
-from prb_tasks.collect.store import CollectStore  # noqa: E402
-from prb_tasks.data.custom.reader import read_users  # noqa: E402
-from tests.collect_fixture import PAIRS, Participant, serve, write_pairs  # noqa: E402
-from tests.runner import run_cli  # noqa: E402
+from prb_tasks.collect.app import Collection, create_app
+from prb_tasks.collect.form import load_form
+from prb_tasks.collect.journal import append_event, heal, replay, torn_copy
+from prb_tasks.collect.pairs import read_pairs
+from prb_tasks.collect.store import CollectStore
+from prb_tasks.data.custom.reader import read_users
+from tests.collect_fixture import PAIRS, Participant, serve, write_pairs
+from tests.runner import run_cli
 
 
 def answer_event(pair: str, choice: str, reason: str = "") -> dict:

@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("flask")
 pytest.importorskip("waitress")
 
-from prb_tasks.collect.serving import IDLE_SECONDS, REQUEST_SECONDS  # noqa: E402
-from prb_tasks.data.custom.reader import read_users  # noqa: E402
-from tests.collect_fixture import Participant, serve, write_pairs  # noqa: E402
+from prb_tasks.collect.serving import IDLE_SECONDS, REQUEST_SECONDS
+from prb_tasks.data.custom.reader import read_users
+from tests.collect_fixture import Participant, serve, write_pairs
 
 SLOW = 105
 

@@ -12,8 +12,8 @@ import pytest
 
 from prb_tasks.common.redact import is_secret_name, redact, register_secret
 from prb_tasks.testing.fake_server import FakeLLMServer
-from tests.runner import read_samples, run_cli
 from tests.e2e.test_judge_e2e import TASK, chosen_policy
+from tests.runner import read_samples, run_cli
 
 # Looks nothing like a key (no sk- prefix), in a variable whose name is no credential's.
 CANARY = "Zq8vJ3mW1xN5rT0yCanary"

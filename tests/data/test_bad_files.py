@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from prb_tasks.cli.datatools import validate
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import subset_by_name
-from prb_tasks.cli.datatools import validate
 from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.judge.configs import load_config
 from prb_tasks.judge.errors import JudgeConfigError

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from prb_tasks.data import provenance
 from prb_tasks.data.custom.reader import read_users
 from prb_tasks.data.custom.sources import example_path
-from prb_tasks.data import provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.documents import custom
 from prb_tasks.scoring.breakdowns import mean_over_tags, mean_over_users, process_scalar_users_tags

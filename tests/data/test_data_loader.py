@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from prb_tasks.cli.datatools import validate
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.sources import ENV_VAR, load_rows
 from prb_tasks.data.personalized_rb.subsets import SUBSETS, subset_by_name
-from prb_tasks.cli.datatools import validate
 from prb_tasks.documents.personalized_rb import build_docs
 from tests.conftest import FILE, write_layout
 from tests.runner import closed_port
@@ -209,8 +209,8 @@ def test_oracle_shows_aspects_and_question_only_does_not(all_sample_rows):
 
 
 def test_download_offline_fails_with_one_clear_message(tmp_path, capsys, monkeypatch):
-    from prb_tasks.data import hub
     from prb_tasks.cli.datatools import download
+    from prb_tasks.data import hub
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert download(tmp_path / "copy") == 1

@@ -10,7 +10,7 @@ from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from fullsize_data import generate  # noqa: E402
+from fullsize_data import generate
 
 
 def _digest(root: Path) -> str:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from prb_tasks.cli.datatools import validate
 from prb_tasks.data.custom.reader import read_users
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import subset_by_name
 from prb_tasks.data.personalllm.sources import load_prompts
-from prb_tasks.cli.datatools import validate
 from prb_tasks.judge.configs import load_config
 from prb_tasks.judge.errors import JudgeConfigError
 from tests.conftest import FILE, write_layout

@@ -19,8 +19,8 @@ from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.rawfiles import check_file
 from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.prompts.templates import TemplateProblem
-from tests.runner import run_cli
 from tests.data.test_hostile_files import ART, DEEP_JSON, art_file, last_line, one_line, prb_copy  # noqa: F401
+from tests.runner import run_cli
 
 HUGE = "9" * 100_000
 EXAMPLE = Path(__file__).resolve().parents[2] / "prb_tasks" / "data" / "custom" / "example.jsonl"

@@ -14,11 +14,11 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalllm.constants import REWARD_MODELS, score_column
 from prb_tasks.data.personalllm.items import SimulationConfig, simulate
 from prb_tasks.data.personalllm.reader import read_split, usable
-from tests.runner import closed_port
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.data.personalllm.users import normalised_scores, sample_weights
 from prb_tasks.documents import personalllm as docs_module
 from tests.personalllm_fixture import fixture_rows, write_personalllm
+from tests.runner import closed_port
 
 # The authors' published (mean, sd) per reward model, typed out here on purpose: the
 # hand computation below must not share a typo with the package's constants.

@@ -19,7 +19,6 @@ from prb_tasks.scoring.rmbench import official, process_styles, style_accuracy
 from tests.rmbench_fixture import fixture_rows, write_rmbench
 from tests.runner import metric, read_results, run_cli
 
-
 # --- A transcription of THU-KEG/RM-Bench @73c52d7 (scripts/utils.py: compute_accuracy and
 # --- split_dataset_by_domain), to test prb's own implementation against.
 

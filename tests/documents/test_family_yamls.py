@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from prb_tasks.documents import custom, personalllm
 from prb_tasks.common.resources import tasks_dir
+from prb_tasks.documents import custom, personalllm
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 
 FOLDERS = ("personalllm", "personalized_custom")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+
 import pytest
 
 from prb_tasks.data.custom.sources import example_path, load_users

@@ -17,9 +17,9 @@ import pytest
 
 from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.testing.fake_server import FakeLLMServer
-from tests.runner import metric, read_results, read_samples, run_cli
-from tests.e2e.test_judge_e2e import ENV, KEY, N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
+from tests.e2e.test_judge_e2e import ENV, KEY, PERFECT, TASK, N, chosen_policy, eval_args, group_metrics, usage_of
 from tests.judge.test_judge_reliability import canaries, leaked
+from tests.runner import metric, read_results, read_samples, run_cli
 
 
 def popen(tmp_path: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:

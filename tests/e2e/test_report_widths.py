@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.data.custom.sources import load_users
+from tests.e2e.test_compare_browser import chromium
 from tests.report_fixture import write_run
 from tests.runner import run_cli
-from tests.e2e.test_compare_browser import chromium
 
 BACKGROUND = (0xFA, 0xFB, 0xFC)  # body background in report.css
 

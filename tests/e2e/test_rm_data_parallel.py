@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
-from prb_tasks.testing.tiny_rm import build_tiny_rm  # noqa: E402
-from tests.runner import read_results, read_samples, run_cli  # noqa: E402
+from prb_tasks.testing.tiny_rm import build_tiny_rm
+from tests.runner import read_results, read_samples, run_cli
 
 TASK = "personalized_rb_sample_scalar"
 SUBTASKS = [f"{TASK}_{s}" for s in ("art", "lifestyle", "society")]

@@ -11,7 +11,7 @@ import pytest
 
 from prb_tasks.testing.benchmark_copies import rewardbench2_rows, write_rewardbench2
 from tests.personalllm_fixture import fixture_rows, write_personalllm
-from tests.runner import read_results, run_cli
+from tests.runner import run_cli
 
 pytestmark = pytest.mark.slow
 

@@ -12,12 +12,14 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from prb_tasks.common.retry import RetryPolicy
+from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.judge.batch.bodies import BodyBuilder, _raw_body
 from prb_tasks.judge.batch.driver import custom_id_for
 from prb_tasks.judge.batch.ledger import Failure, Ledger
 from prb_tasks.judge.batch.providers import AnthropicBatchAPI, anthropic_message_result
-from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.configs import resolve_settings
+from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.request import (
     ChatRequest,
@@ -26,8 +28,6 @@ from prb_tasks.judge.request import (
     request_digest,
 )
 from prb_tasks.judge.tokens import token_counter_for
-from prb_tasks.common.retry import RetryPolicy
-from prb_tasks.documents.personalized_rb import build_docs
 
 DOCS = build_docs("Art_and_Entertainment", "both", source="sample")[:4]
 

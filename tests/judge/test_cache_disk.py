@@ -17,8 +17,8 @@ import pytest
 from prb_tasks.judge.answer_cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.storage import CacheDiskFull, CacheStoreError, store_error
 from prb_tasks.testing.fake_server import FakeLLMServer
+from tests.e2e.test_judge_e2e import ENV, PERFECT, TASK, N, chosen_policy, eval_args, group_metrics, usage_of
 from tests.runner import metric, read_results, run_cli
-from tests.e2e.test_judge_e2e import ENV, N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
 
 
 def answer(n: int) -> CachedAnswer:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from prb_tasks.prompts import prompt_store
 from prb_tasks.judge import chat_context as cc
+from prb_tasks.prompts import prompt_store
 from prb_tasks.testing.fake_server import FakeLLMServer
-from tests.runner import read_samples, run_cli
 from tests.e2e.test_judge_e2e import ENV, KEY, chosen_policy, model_args
+from tests.runner import read_samples, run_cli
 
 SUBTASK = "personalized_rb_sample_art"
 

@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from prb_tasks.judge.health import EndpointWatch
 from prb_tasks.judge.client import CallError
+from prb_tasks.judge.health import EndpointWatch
 from prb_tasks.judge.limiter import AdaptiveLimiter
 from prb_tasks.judge.usage import take_last_summary
 from prb_tasks.scoring.verdict import SKIPPED_MARK
 from prb_tasks.testing.fake_server import FakeLLMServer, always
-from tests.runner import metric, read_results
-from tests.e2e.test_judge_e2e import N, PERFECT, TASK, chosen_policy, eval_args, group_metrics, usage_of
+from tests.e2e.test_judge_e2e import PERFECT, TASK, N, chosen_policy, eval_args, group_metrics, usage_of
 from tests.e2e.test_judge_e2e_reliability import lines, popen
 from tests.judge.test_judge_model import DOCS, judge, letters, requests_for
 from tests.judge.test_judge_reliability import KEY
+from tests.runner import metric, read_results
 
 TIMEOUT = 2.0
 

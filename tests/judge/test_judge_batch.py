@@ -23,19 +23,19 @@ from typing import Any
 import pytest
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
-from prb_tasks.judge.batch.ledger import Ledger
+from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.judge.answer_cache import cache_info
+from prb_tasks.judge.batch.ledger import Ledger
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.usage import take_last_summary
 from prb_tasks.scoring.verdict import ERROR_MARK, parse_verdict
-from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.testing.fake_batches import BatchScript
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows
-from tests.runner import metric, read_results, run_cli
 from tests.e2e.test_judge_e2e import ENV, KEY, TASK, N, assert_no_key, usage_of
 from tests.judge.test_judge_model import expected, letters, requests_for
+from tests.runner import metric, read_results, run_cli
 
 METRICS = ("acc", "acc_macro", "acc_pair", "consistency", "pos_a_rate", "parse_fail", "error_rate", "skip_rate")
 MODELS = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-haiku-4-5"}

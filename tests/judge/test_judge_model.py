@@ -12,13 +12,13 @@ import pytest
 from lm_eval.api.instance import Instance
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
+from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.judge.errors import JudgeConfigError, JudgeFatalError
 from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.options import DEFAULT_REASK_PROMPT
 from prb_tasks.judge.request import cache_key, request_digest
 from prb_tasks.judge.usage import take_last_summary
 from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
-from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, always, prefer_texts
 from tests.conftest import sample_rows
 

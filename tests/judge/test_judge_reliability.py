@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from prb_tasks.common.redact import PROVIDER_KEY_VARS, is_secret_name, redact
 from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.judge.claims import ClaimBoard
 from prb_tasks.judge.errors import JudgeConfigError, JudgeFatalError
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.usage import UsageTracker, take_last_summary
-from prb_tasks.common.redact import PROVIDER_KEY_VARS, is_secret_name, redact
 from prb_tasks.rm.errors import ServedRMError
 from prb_tasks.rm.scorers.served import ServedScorer
 from prb_tasks.scoring.verdict import SKIPPED_MARK

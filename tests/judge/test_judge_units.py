@@ -12,6 +12,7 @@ from pathlib import Path
 import diskcache
 import pytest
 
+from prb_tasks.common.retry import RetryPolicy, parse_retry_after
 from prb_tasks.judge.answer_cache import (
     CachedAnswer,
     JudgeCache,
@@ -21,12 +22,10 @@ from prb_tasks.judge.answer_cache import (
     parse_age,
 )
 from prb_tasks.judge.client import sanitize
-from prb_tasks.judge.configs import list_configs, load_config
+from prb_tasks.judge.configs import list_configs, load_config, resolve_settings
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.limiter import AdaptiveLimiter, Bucket
-from prb_tasks.judge.configs import resolve_settings
 from prb_tasks.judge.request import ChatRequest, cache_key, request_digest
-from prb_tasks.common.retry import RetryPolicy, parse_retry_after
 from prb_tasks.judge.usage import UsageTracker
 
 MSGS = ({"role": "system", "content": "judge"}, {"role": "user", "content": "A or B?"})

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from prb_tasks.prompts import prompt_store
-from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.documents.pairs import to_dataset
+from prb_tasks.documents.personalized_rb import build_docs
+from prb_tasks.prompts import prompt_store
 
 
 @pytest.mark.parametrize("variant", ["profile", "official", "both"])

@@ -16,9 +16,9 @@ import pytest
 from jinja2 import StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from prb_tasks.common.resources import templates_dir
 from prb_tasks.prompts.sandbox import MAX_OUTPUT, MAX_VALUE
 from prb_tasks.prompts.templates import VERBATIM_MARK, render, resolve
-from prb_tasks.common.resources import templates_dir
 
 HOSTILE = {
     "string repeat": ("{{ 'x' * 300000000 }}", "'*' would build about 300,000,000 characters"),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from prb_tasks.data.personalized_rb.schema import ProfilePost
+from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.prompts.retrieval import select_posts, truncate
 from prb_tasks.prompts.templates import TemplateProblem, render, resolve
-from prb_tasks.documents.personalized_rb import build_docs
 
 
 def test_user_files_replace_ours(tmp_path):

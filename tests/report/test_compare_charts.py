@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from prb_tasks.report.build import build_report  # noqa: E402
-from prb_tasks.report.charts import draw_charts  # noqa: E402
-from tests.report_fixture import write_run  # noqa: E402
+from prb_tasks.report.build import build_report
+from prb_tasks.report.charts import draw_charts
+from tests.report_fixture import write_run
 
 DATA = "/home/someone/private/prefs-copy"
 SVG = "{http://www.w3.org/2000/svg}"

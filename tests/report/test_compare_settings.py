@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from prb_tasks.common.taskindex import groups, task_info
 from prb_tasks.report.build import build_report
 from prb_tasks.report.settings import SETTINGS, declared
-from prb_tasks.common.taskindex import groups, task_info
 from tests.report_fixture import write_run
 
 #: What each task family's model is shown, by task: the facts the YAMLs must declare.

@@ -12,8 +12,8 @@ import pytest
 from prb_tasks.report.outcomes import Entry, design_of, setting_of
 from prb_tasks.report.pairwise import compare_two
 from prb_tasks.report.runs import Family, Run
-from prb_tasks.stats.pairs import ITERS, SEED
 from prb_tasks.report.summary import summarize
+from prb_tasks.stats.pairs import ITERS, SEED
 from tests.runner import run_cli
 
 TALKATIVE = 60  # pairs of the one user who talks most

@@ -7,14 +7,12 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from prb_tasks.cli import main
 from prb_tasks.report.published_scores import read_scores
 from prb_tasks.report.validity_benchmarks import cross_validity
-from prb_tasks.stats.correlation import williams
-from prb_tasks.stats.correlation import spearman
+from prb_tasks.stats.correlation import spearman, williams
 
 GAINS = [0.05, 0.10, 0.20, 0.25, 0.30, 0.45, 0.50, 0.60]
 #: rewardbench2 follows the gains closely, published "other" not at all.

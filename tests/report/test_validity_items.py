@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prb_tasks.stats.clusters import draw_counts
 from prb_tasks.report.runs import SkipRun
 from prb_tasks.report.validity_items import _ties_leaf, item_draws, read_item_run
 from prb_tasks.scoring.rewardbench2 import ties_score
 from prb_tasks.scoring.rmbench import style_accuracy
+from prb_tasks.stats.clusters import draw_counts
 
 STAMP = "2026-01-01T00-00-00.000000"
 

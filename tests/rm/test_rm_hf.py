@@ -15,12 +15,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS  # noqa: E402
+from prb_tasks.documents.personalized_rb import build_docs  # noqa: E402
 from prb_tasks.rm.errors import RMError  # noqa: E402
 from prb_tasks.rm.inputs import RMInput  # noqa: E402
 from prb_tasks.rm.model import RewardModelLM  # noqa: E402
 from prb_tasks.rm.options import parse_options  # noqa: E402
 from prb_tasks.rm.scorers.hf import HFScorer  # noqa: E402
-from prb_tasks.documents.personalized_rb import build_docs  # noqa: E402
 from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, build_tiny_rm  # noqa: E402
 
 TOL = 1e-4

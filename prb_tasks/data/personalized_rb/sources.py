@@ -10,6 +10,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from prb_tasks.common.resources import sample_dir
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.hub import require_hub
 from prb_tasks.data.local import chosen_location, data_dir_usage, local_folder
@@ -19,7 +20,6 @@ from prb_tasks.data.personalized_rb.reader import split_files
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalized_rb.subsets import HF_REPO, HF_SPLIT, Subset
 from prb_tasks.data.rawfiles import folder_stamp
-from prb_tasks.common.resources import sample_dir
 
 ENV_VAR = "PRB_DATA_DIR"
 SAMPLE = "sample"

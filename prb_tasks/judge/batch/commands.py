@@ -13,12 +13,12 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.judge.batch.ledger import Job, Ledger
 from prb_tasks.judge.batch.providers import BatchStatus, batch_api, batch_key
 from prb_tasks.judge.client import CallError
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.runner import run_sync
-from prb_tasks.common.retry import RetryPolicy
 
 # Collected jobs shown without --all.
 _RECENT = 10

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
+from prb_tasks.common.retry import RetryPolicy
+from prb_tasks.judge.answer_cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.batch.bodies import BodyBuilder
 from prb_tasks.judge.batch.ledger import SUBMIT_GRACE, Failure, Job, Ledger
 from prb_tasks.judge.batch.providers import (
@@ -47,7 +49,6 @@ from prb_tasks.judge.batch.providers import (
     batch_key,
     provider_of,
 )
-from prb_tasks.judge.answer_cache import CachedAnswer, JudgeCache
 from prb_tasks.judge.client import CallError, CallResult
 from prb_tasks.judge.errors import JudgeError, JudgeFatalError, RunStopped
 from prb_tasks.judge.request import (
@@ -58,12 +59,11 @@ from prb_tasks.judge.request import (
 )
 from prb_tasks.judge.runner import Outcome, run_sync
 from prb_tasks.judge.usage import Money, UsageTracker
-from prb_tasks.common.retry import RetryPolicy
 from prb_tasks.scoring.verdict import ERROR_MARK
 
 if TYPE_CHECKING:  # pragma: no cover
-    from prb_tasks.judge.setup import JudgeSetup
     from prb_tasks.judge.runner import JudgeRunner
+    from prb_tasks.judge.setup import JudgeSetup
 
 # Batch API calls move whole files: allow them more time than one chat call.
 MIN_BATCH_TIMEOUT = 600.0

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from prb_tasks.common.redact import register_secret
+from prb_tasks.common.retry import RetryPolicy, parse_retry_after
 from prb_tasks.judge.client import (
     CallError,
     CallResult,
@@ -35,8 +37,6 @@ from prb_tasks.judge.client import (
 )
 from prb_tasks.judge.direct import chat_completion_result, status_error
 from prb_tasks.judge.errors import JudgeConfigError
-from prb_tasks.common.redact import register_secret
-from prb_tasks.common.retry import RetryPolicy, parse_retry_after
 
 T = TypeVar("T")
 

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.common.devices import resolve_device, resolve_dtype
 from prb_tasks.common.hub_reach import hub_model_access
 from prb_tasks.rm.batching import sorted_batches
-from prb_tasks.common.devices import resolve_device, resolve_dtype
 from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.formatting import InputFormat, render, resolve_format
 from prb_tasks.rm.heads import resolve_head, reward

@@ -1,8 +1,8 @@
 """Functions the bring-your-own task YAMLs reference; the code lives in the installed
 ``prb_tasks`` package so every task shares one copy of its state."""
 
-from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
 from prb_tasks.documents.custom import load_dataset  # noqa: F401
+from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
 from prb_tasks.scoring.breakdowns import (  # noqa: F401
     mean_over_tags,
     mean_over_users,

@@ -1,7 +1,9 @@
 """Functions the task YAMLs reference; the code lives in the installed ``prb_tasks``
 package so every task shares one copy of its state."""
 
+from prb_tasks.documents.personalized_rb import load_dataset  # noqa: F401
 from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
+from prb_tasks.scoring.group_weights import install
 from prb_tasks.scoring.metrics import (  # noqa: F401
     acc_chosen_in_a,
     acc_chosen_in_b,
@@ -14,9 +16,7 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     process_scalar,
     share_of_a,
 )
-from prb_tasks.documents.personalized_rb import load_dataset  # noqa: F401
 from prb_tasks.scoring.plans import plan_precision, plan_recall, process_plan  # noqa: F401
-from prb_tasks.scoring.group_weights import install
 
 # Group rows weight subsets by what each metric measured (a subset without a readable
 # verdict no longer turns the group's pos_a_rate into NaN); see group_weights.

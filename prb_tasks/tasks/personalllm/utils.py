@@ -1,8 +1,8 @@
 """Functions the PersonalLLM task YAMLs reference; the code lives in the installed
 ``prb_tasks`` package so every task shares one copy of its state."""
 
-from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
 from prb_tasks.documents.personalllm import load_dataset  # noqa: F401
+from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
 from prb_tasks.scoring.bestofn import (  # noqa: F401
     judge_bon_regret_n2,
     judge_bon_regret_n4,
@@ -19,7 +19,6 @@ from prb_tasks.scoring.bestofn import (  # noqa: F401
     process_bon_judge,
     process_bon_scalar,
 )
-from prb_tasks.scoring.personalllm_gen import process_generation  # noqa: F401
 from prb_tasks.scoring.breakdowns import (  # noqa: F401
     mean_over_users,
     process_judge_both_users,
@@ -34,3 +33,4 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     position_bias,
     share_of_a,
 )
+from prb_tasks.scoring.personalllm_gen import process_generation  # noqa: F401
