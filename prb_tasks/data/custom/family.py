@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
+from prb_tasks.data.counts import read_copy
 from prb_tasks.data.custom.sources import EXAMPLE
-from prb_tasks.data.errors import DataError
 from prb_tasks.data.families import BenchmarkFamily
 
 
@@ -20,14 +19,9 @@ def validate(path: Path, bundled: bool = False) -> int:
     """
     from prb_tasks.data.custom.reader import read_users
 
-    if not path.is_file():
-        print(f"prb: '{path}' is not a file", file=sys.stderr)
-        return 2
-    try:
-        users = read_users(path)
-    except DataError as exc:
-        print(str(exc))
-        return 1
+    users, code = read_copy(path, read_users, want="file")
+    if users is None:
+        return code
     prefs = [p for u in users for p in u.preferences]
     tags = Counter(t for p in prefs for t in p.value_alignment)
     chosen_a = sum(p.chosen_response == "response_A" for p in prefs)

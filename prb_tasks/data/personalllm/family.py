@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
-from prb_tasks.data.errors import DataError
+from prb_tasks.data.counts import print_table, read_copy
 from prb_tasks.data.families import BenchmarkFamily
 from prb_tasks.data.personalllm.constants import DATA_FOLDER, HF_REPO, HF_SPLIT, TRAIN_SPLIT
 
@@ -21,21 +20,12 @@ def validate(folder: Path, bundled: bool = False) -> int:
     from prb_tasks.data.personalllm.constants import EXPECTED_TEST_ROWS
     from prb_tasks.data.personalllm.reader import read_split
 
-    if not folder.is_dir():
-        print(f"prb: '{folder}' is not a folder", file=sys.stderr)
-        return 2
-    try:
-        rows = read_split(folder)
-    except DataError as exc:
-        print(str(exc))
-        return 1
+    rows, code = read_copy(folder, read_split)
+    if rows is None:
+        return code
     incomplete = [row for row in rows if row.missing_scores]
-    print(f"{'PersonalLLM prompt subset':<38} {'rows':>6}")
-    for subset, count in sorted(Counter(row.subset for row in rows).items()):
-        print(f"{subset:<38} {count:>6}")
-    note = "ok" if len(rows) == EXPECTED_TEST_ROWS else (
-        f"ok (the published test split has {EXPECTED_TEST_ROWS}; this is a partial or different copy)")
-    print(f"{'total':<38} {len(rows):>6}  {note}")
+    print_table("PersonalLLM prompt subset", Counter(row.subset for row in rows), EXPECTED_TEST_ROWS,
+                published="the published test split")
     if incomplete:
         first = incomplete[0]
         print(f"{len(incomplete)} prompts have a missing reward and will not be used "
