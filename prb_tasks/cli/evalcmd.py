@@ -544,8 +544,9 @@ def prepare(argv: list[str]) -> HarnessArgs:
     args = parse(argv)
     check_key_arguments(args)
     check_model_arguments(args)
-    check_judge_key(args)
+    # Task names before the key: a user fixing a missing key should not then meet a typo.
     check_tasks(args.tasks, own_folders=bool(args.settings.get("include_path")))
+    check_judge_key(args)
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))
     # Our judge reads chat messages; without a chat template lm-eval would flatten the

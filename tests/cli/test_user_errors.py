@@ -326,3 +326,14 @@ def test_judge_config_and_model_arg_typos_get_a_near_match():
         load_config("gpt4o-mini")
     with pytest.raises(JudgeConfigError, match=r"unknown key 'num_concurent' \(did you mean 'num_concurrent'\?\)"):
         resolve_settings({"model": "openai/x", "num_concurent": 4})
+
+
+def test_a_task_typo_is_said_before_a_missing_key(tmp_path):
+    # Both are mistakes; the typo comes first so that exporting the key is not followed by a second error.
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    proc = subprocess.run([sys.executable, "-m", "prb_tasks", "eval", "--model", "prb-judge", "--model_args",
+                           "model=openai/gpt-4.1-mini", "--tasks", "rmbench_judg"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2
+    assert "unknown task 'rmbench_judg'" in proc.stderr and "rmbench_judge" in proc.stderr
+    assert "OPENAI_API_KEY" not in proc.stderr
