@@ -32,13 +32,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_personalllm_rms import ARCHITECTURES  # noqa: E402 - a sibling script, found through the path above
+
+LLAMA3_8B = ARCHITECTURES["llama3_sfairx"]
 
 # Published configs' shapes (no weights): what decides time and memory.
 SHAPES = {
     "real": {
-        "rm": ("LlamaConfig", {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
-                               "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
-                               "rope_theta": 500000.0, "max_position_embeddings": 131072}),
+        # Llama-3.1-8B: the backbone bench_personalllm_rms.py measures for llama3_sfairx.
+        "rm": (LLAMA3_8B[0], {**LLAMA3_8B[1], "max_position_embeddings": 131072}),
         "backbone": ("Qwen2Config", {"hidden_size": 896, "num_hidden_layers": 24, "num_attention_heads": 14,
                                      "num_key_value_heads": 2, "intermediate_size": 4864, "vocab_size": 151936,
                                      "max_position_embeddings": 32768, "tie_word_embeddings": True}),
@@ -53,9 +56,6 @@ SHAPES = {
     },
 }
 SHAPE_NAMES = {"rm": "Llama-3.1-8B shape (Skywork-Reward-Llama-3.1-8B's backbone)", "backbone": "Qwen2.5-0.5B shape"}
-CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>\n"
-                 "{{ message['content'] }}{{ eos_token }}\n{% endfor %}")
-
 
 def _say(text: str) -> None:
     print(f"[bench_gpu {time.strftime('%H:%M:%S')}] {text}", flush=True)
@@ -64,8 +64,8 @@ def _say(text: str) -> None:
 def _train_tokenizer(data: Path, vocab: int):
     """A Llama-style byte-level BPE tokenizer trained on part of the synthetic data's text."""
     import pyarrow.parquet as pq
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
+
+    from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, train_tokenizer
 
     def texts():
         for path in sorted(data.rglob("*.parquet")):
@@ -77,17 +77,9 @@ def _train_tokenizer(data: Path, vocab: int):
                 for post in row["profile"] or []:
                     yield post["text"] if isinstance(post, dict) else str(post)
 
-    core = Tokenizer(models.BPE(unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    core.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=["<unk>", "<s>", "</s>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    core.train_from_iterator(texts(), trainer)
-    core.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A $B",
-                                                        special_tokens=[("<s>", core.token_to_id("<s>"))])
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                  model_max_length=131072)
-    tok.chat_template = CHAT_TEMPLATE
+    tok = train_tokenizer("llama", vocab, texts())
+    tok.model_max_length = 131072
+    tok.chat_template = TINY_CHAT_TEMPLATE
     return tok
 
 
@@ -236,7 +228,6 @@ def main() -> None:
     # Personalized RewardBench has one pair per user: the latent and mixture models learn from
     # PersonalLLM's simulated users (1,000 prompts, 8 responses of about 1,500 characters).
     personalllm = out / "data-personalllm"
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_personalllm import write_copy
 
     write_copy(personalllm, 1500)

@@ -9,7 +9,7 @@ Their rewards are meaningless; only the plumbing is real. Needs the ``rm`` extra
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,8 +39,8 @@ def sample_texts() -> Iterator[str]:
                 yield post["text"]
 
 
-def train_tokenizer(arch: Arch, vocab_size: int = 600):  # returns a transformers tokenizer (imported lazily)
-    """A byte-level BPE tokenizer trained on :func:`sample_texts`.
+def train_tokenizer(arch: Arch, vocab_size: int = 600, texts: Iterable[str] | None = None):  # returns a transformers tokenizer (imported lazily)
+    """A byte-level BPE tokenizer trained on ``texts`` (default: :func:`sample_texts`).
 
     GPT-2 style: one ``<|endoftext|>`` token used as BOS and EOS, no pad token.
     Llama style: ``<s>``/``</s>``/``<unk>``, BOS added to every input, no pad token.
@@ -54,7 +54,7 @@ def train_tokenizer(arch: Arch, vocab_size: int = 600):  # returns a transformer
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    core.train_from_iterator(sample_texts(), trainer)
+    core.train_from_iterator(sample_texts() if texts is None else texts, trainer)
     if arch == "gpt2":
         return PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<|endoftext|>",
                                        eos_token="<|endoftext|>", model_max_length=512)
