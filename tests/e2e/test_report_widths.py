@@ -50,9 +50,17 @@ def _probe(page: Path, folder: Path) -> Path:
     document is wider than the window, and opens a pair of your own data."""
     html = page.read_text(encoding="utf-8")
     nonce = re.search(r"script-src 'nonce-([^']+)'", html).group(1)
+    # Besides the overflow, name the elements that stick out past the window outside any
+    # scrolling box, so that a failure says what to fix.
     probe = (f'<script nonce="{nonce}">window.addEventListener("load", function () {{ '
-             'var d = document.documentElement; document.body.setAttribute("data-overflow", '
-             'String(d.scrollWidth - d.clientWidth)); });</script>')
+             'var d = document.documentElement; var out = []; var all = document.querySelectorAll("body *"); '
+             'for (var i = 0; i < all.length; i++) {{ var clipped = false; '
+             'for (var a = all[i].parentElement; a; a = a.parentElement) {{ '
+             'if (getComputedStyle(a).overflowX !== "visible") {{ clipped = true; break; }} }} '
+             'var r = all[i].getBoundingClientRect(); '
+             'if (!clipped && r.right > d.clientWidth + 1) out.push(all[i].tagName.toLowerCase() + "#" + all[i].id); }} '
+             'document.body.setAttribute("data-wide", out.slice(0, 8).join(" ")); '
+             'document.body.setAttribute("data-overflow", String(d.scrollWidth - d.clientWidth)); });</script>')
     copy = folder / "probe.html"
     copy.write_text(html.replace("</body>", probe + "</body>"), encoding="utf-8")
     return copy
@@ -77,7 +85,9 @@ def test_no_horizontal_overflow(page: Path, tmp_path: Path, width: int) -> None:
     assert dump.returncode == 0, dump.stderr[-2000:]
     overflow = re.search(r'data-overflow="(-?\d+)"', dump.stdout)
     assert overflow is not None, dump.stdout[:2000]
-    assert int(overflow.group(1)) <= 0, f"the page is {overflow.group(1)} px wider than a {width} px window"
+    wide = re.search(r'data-wide="([^"]*)"', dump.stdout)
+    assert int(overflow.group(1)) <= 0, (f"the page is {overflow.group(1)} px wider than a {width} px window; "
+                                         f"sticking out: {wide.group(1) if wide else '?'}")
     # Column names are models, not m1..m4.
     assert "<th>m1</th>" not in dump.stdout and "qwen-local</th>" in dump.stdout
 
