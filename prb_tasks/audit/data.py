@@ -22,11 +22,6 @@ from prb_tasks.data.errors import NoDataError
 from prb_tasks.data.personalized_rb.sources import SAMPLE
 
 
-def what_to_give() -> str:
-    """How to give DATA, from the families ``prb audit`` reads: ``give A, B, or C``."""
-    return "give " + families.either((f.describe for f in families.families("audit")), ", or ")
-
-
 @dataclass(frozen=True)
 class AuditPair:
     """One preference pair as the shortcuts see it.
@@ -104,10 +99,10 @@ def _family_of(request: AuditRequest) -> tuple[families.BenchmarkFamily, Path | 
         return families.get(request.family or owner.name), None
     path = Path(request.data).expanduser()
     if not path.exists():
-        raise PRBError(f"prb audit: '{request.data}' does not exist; {what_to_give()}")
+        raise PRBError(f"prb audit: '{request.data}' does not exist; {families.what_to_give('audit')}")
     if path.is_file() and path.suffix not in (".json", ".jsonl"):
         raise PRBError(f"prb audit: '{request.data}' is a file but not a preference file (.json or .jsonl); "
-                       f"{what_to_give()}")
+                       f"{families.what_to_give('audit')}")
     family = families.get(request.family or families.detect(path))
     if family.data_is_file and not path.is_file():
         raise PRBError(f"prb audit: '{request.data}' is a folder; --family {family.name} needs a preference file "
@@ -154,7 +149,7 @@ def load_audit_data(request: AuditRequest) -> AuditData:
         assert family.audit is not None  # the request's validator admits audited families only
         pairs = pairs_of(families.load(family.audit)(location, options))
     except NoDataError as exc:
-        raise PRBError(f"{str(exc).replace('prb: ', 'prb audit: ', 1)}; {what_to_give()}") from None
+        raise PRBError(f"{str(exc).replace('prb: ', 'prb audit: ', 1)}; {families.what_to_give('audit')}") from None
     except PRBError as exc:
         raise PRBError(str(exc).replace("prb: ", "prb audit: ", 1)) from None
     if not pairs:

@@ -225,8 +225,7 @@ def _parser() -> argparse.ArgumentParser:
 
     audit = sub.add_parser("audit", help="how far content-blind shortcuts (longer, shorter, overlap, position) "
                            "get on a data set, with intervals")
-    audit.add_argument("data", help="a Personalized RewardBench folder or 'sample', a PersonalLLM folder, "
-                       "or a preference file (.json/.jsonl) or 'example'")
+    audit.add_argument("data", help=families.accepted_data("audit"))
     audit.add_argument("--family", choices=families.names("audit"),
                        help="what DATA holds (default: guessed, as prb data validate does)")
     audit.add_argument("--metadata", metavar="JSON",

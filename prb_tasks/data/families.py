@@ -65,6 +65,12 @@ class BenchmarkFamily:
         describe: how to give the data, for messages (``a PersonalLLM folder (...)``).
         downstream_tasks: the family's Best-of-N tasks (``prb validity`` suggests them).
         pairwise_example: one pairwise task of the family, for the same suggestion.
+        train: ``"module:function"``: ``(location, metadata) -> (people, few_shot)``, the seen
+            users and their labelled pairs that ``prb train`` learns from, and the few-shot
+            split they come from (None: the family has none) (None: no training).
+        users_have: what the family's users carry (demographics, profile), for a message
+            naming what a method or a model cannot have.
+        one_pair_per_user: each user has one labelled pair (no history to learn from).
     """
 
     name: str
@@ -87,6 +93,9 @@ class BenchmarkFamily:
     describe: str = ""
     downstream_tasks: tuple[str, ...] = ()
     pairwise_example: str = ""
+    train: str | None = None
+    users_have: str = ""
+    one_pair_per_user: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.commands) - set(COMMANDS)
@@ -96,6 +105,8 @@ class BenchmarkFamily:
             raise ValueError(f"family {self.name}: 'download' needs hub_repo and hub_repo needs 'download'")
         if ("audit" in self.commands) != (self.audit is not None):
             raise ValueError(f"family {self.name}: 'audit' needs an audit source and an audit source needs 'audit'")
+        if ("train" in self.commands) != (self.train is not None):
+            raise ValueError(f"family {self.name}: 'train' needs a training source and a training source needs 'train'")
         if not self.documents:
             raise ValueError(f"family {self.name}: no document builder")
 
@@ -158,6 +169,12 @@ def names(command: str | None = None) -> tuple[str, ...]:
     return tuple(f.name for f in families(command))
 
 
+def families_by_name() -> dict[str, BenchmarkFamily]:
+    """Every registered family by its name."""
+    _discover()
+    return dict(_REGISTRY)
+
+
 def get(name: str) -> BenchmarkFamily:
     """The family called ``name``.
 
@@ -211,6 +228,16 @@ def either(words: Iterable[str], last: str = " or ") -> str:
     """``a, b or c``: a list for a sentence."""
     items = list(words)
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + last + items[-1]
+
+
+def accepted_data(command: str) -> str:
+    """What DATA may be for ``command``: each family's ``describe``, for help and messages."""
+    return either((f.describe for f in families(command)), last=", or ")
+
+
+def what_to_give(command: str) -> str:
+    """The end of a message about a wrong DATA: ``give A, B, or C`` (:func:`accepted_data`)."""
+    return "give " + accepted_data(command)
 
 
 def check_choice(value: str | None, command: str) -> str | None:

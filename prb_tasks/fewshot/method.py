@@ -33,13 +33,6 @@ import numpy as np
 
 from prb_tasks.common.errors import PRBError
 
-#: What each family's users carry, for :meth:`User.require`'s message.
-FAMILY_HAS: dict[str, str] = {
-    "personalllm": "PersonalLLM's users are simulated: they have no demographics and no profile text",
-    "custom": "a custom file's users have what the file gives them (\"demographics\", \"profile\")",
-    "personalized_rb": "Personalized RewardBench rows have a profile (the asker's posts) and no demographics",
-}
-
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -192,10 +185,14 @@ class User:
         if value:
             return value
         shape = "an object of attributes" if what == "demographics" else "a text or a list of texts"
-        if self.family == "custom":
+        from prb_tasks.data import families
+
+        # The family's declaration says what its users carry; a user built by hand has none.
+        family = families.families_by_name().get(self.family)
+        if family is not None and family.data_is_file:
             raise MissingUserInfo(f"user '{self.user_id}' has no {what} in your file, and this method needs it; "
                                   f"give that user a \"{what}\" key ({shape})")
-        has = FAMILY_HAS.get(self.family, "the data has none for this user")
+        has = family.users_have if family is not None and family.users_have else "the data has none for this user"
         raise MissingUserInfo(f"user '{self.user_id}' has no {what} ({has}), and this method needs it; run it on "
                               f"personalized_custom_fewshot with a file whose users have \"{what}\" ({shape})")
 

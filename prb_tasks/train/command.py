@@ -26,7 +26,9 @@ _BOOLS = ("variational", "bf16")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``prb train``'s arguments on ``parser`` (the help is each option's description)."""
     fields = TrainOptions.model_fields
-    parser.add_argument("data", metavar="DATA", help=fields["data"].description)
+    from prb_tasks.data import families
+
+    parser.add_argument("data", metavar="DATA", help=families.accepted_data("train"))
     parser.add_argument("--metadata", metavar="JSON", help=fields["metadata"].description)
     for name in FLAGS:
         flag = "--" + name.replace("_", "-")
@@ -59,6 +61,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         raise TrainError(f"prb train needs torch and transformers (missing: {exc.name}); install the extra: "
                          "pip install 'prb-tasks[train]'") from None
 
+    from prb_tasks.data import families
     from prb_tasks.train import checkpoint
     from prb_tasks.train.collate import Collator, prepare_tokenizer, render_examples
     from prb_tasks.train.data import load
@@ -89,7 +92,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     model_options = options.model_options()
     users = {e.user.user_id: e.user for e in data.examples}
     if options.architecture == "context":
-        model_options["context_parts"] = parts_for(options.context_parts, list(users.values()), data.family)
+        model_options["context_parts"] = parts_for(options.context_parts, list(users.values()), families.get(data.family))
         _check_context(data, model_options["context_parts"])
     rendered = render_examples(data.examples, options.architecture, model_options, tokenizer)
     set_seed(options.seed)
@@ -117,7 +120,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         checkpoint.save(out, trainer.accelerator.unwrap_model(model), tokenizer, manifest)
         if progress:
             how = (f"--model prb-rm --model_args pretrained={out} on the personalized_rb *_scalar tasks"
-                   if data.family == "personalized_rb" else
+                   if data.few_shot is None else
                    f"--model prb-method --model_args method=trained,checkpoint={out} on the *_fewshot task "
                    "with the same --metadata")
             print(f"prb train: wrote {out} ({result.global_step} steps, loss {result.training_loss:.4f}, "

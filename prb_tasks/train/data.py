@@ -19,12 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from prb_tasks.data.families import BenchmarkFamily
 from prb_tasks.fewshot.method import Pair, User
 from prb_tasks.fewshot.sources import FewshotData
 from prb_tasks.train.options import TrainError, TrainOptions
-
-WHAT_TO_GIVE = ("give a PersonalLLM folder (<dir>/data/test-*.parquet), a preference file (.json/.jsonl) or "
-                "'example', or a Personalized RewardBench folder or 'sample'")
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class TrainingData:
     few_shot: FewshotData | None
 
 
-def resolve_family(data: str, family: str | None) -> tuple[str, str]:
+def resolve_family(data: str, family: str | None) -> tuple[BenchmarkFamily, str]:
     """(family, location) of the DATA argument; a wrong path is one line.
 
     Args:
@@ -71,55 +69,19 @@ def resolve_family(data: str, family: str | None) -> tuple[str, str]:
     from prb_tasks.data import families
 
     owner = families.bundled(data)
-    if owner is not None and not Path(data).exists():
-        return family or owner.name, data
     path = Path(data).expanduser()
-    if not path.exists():
-        raise TrainError(f"prb train: '{data}' does not exist; {WHAT_TO_GIVE}")
-    found = families.get(family or families.detect(path))
+    bundled = owner is not None and not Path(data).exists()
+    if not bundled and not path.exists():
+        raise TrainError(f"prb train: '{data}' does not exist; {families.what_to_give('train')}")
+    found = families.get(family or (owner.name if owner is not None and bundled else families.detect(path)))
     if "train" not in found.commands:
-        raise TrainError(f"prb train: '{data}' holds {found.name} data, which has no users; {WHAT_TO_GIVE}")
+        raise TrainError(f"prb train: '{data}' holds {found.name} data, which has no users; {families.what_to_give('train')}")
+    if bundled:
+        return found, data
     if found.data_is_file != path.is_file():
         raise TrainError(f"prb train: '{data}' is a {'file' if path.is_file() else 'folder'}; family {found.name} "
                          f"needs {'a preference file (.json or .jsonl)' if found.data_is_file else 'the data folder'}")
-    return found.name, str(path)
-
-
-def _few_shot(family: str, location: str, metadata: dict) -> FewshotData:
-    from prb_tasks.common.suggest import did_you_mean
-    from prb_tasks.documents.fewshot import METADATA, FewshotOptions, custom_data, personalllm_data
-    from prb_tasks.documents.options import parse_options
-
-    for key in sorted(set(metadata) - set(METADATA.keys)):
-        raise TrainError(f"prb train: unknown --metadata key '{key}'{did_you_mean(key, METADATA.keys)}; "
-                         f"accepted: {METADATA.accepted()}")
-    key = "data_dir" if family == "personalllm" else "data_path"
-    opts = parse_options(FewshotOptions, {**metadata, key: location})
-    if family == "personalllm":
-        return personalllm_data(opts, featured=False)[0]
-    return custom_data(opts, None, featured=False)[0]
-
-
-def _personalized_rb(location: str) -> list[tuple[User, list[Pair]]]:
-    from prb_tasks.data.errors import DataError
-    from prb_tasks.data.personalized_rb.sources import load_rows
-    from prb_tasks.data.personalized_rb.subsets import SUBSETS
-    from prb_tasks.fewshot.method import Response
-    from prb_tasks.fewshot.sources import personalized_rb_user
-
-    users = []
-    for subset in SUBSETS:
-        try:
-            rows = load_rows(subset, location)
-        except DataError:
-            continue
-        for row in rows:
-            user = personalized_rb_user(row)
-            users.append((user, [Pair(f"{subset.config}/{row.id}", row.question, Response(row.chosen),
-                                      Response(row.rejected))]))
-    if not users:
-        raise TrainError(f"prb train: '{location}' holds no Personalized RewardBench subset; {WHAT_TO_GIVE}")
-    return users
+    return found, str(path)
 
 
 def load(options: TrainOptions) -> TrainingData:
@@ -128,19 +90,16 @@ def load(options: TrainOptions) -> TrainingData:
     Args:
         options: validated options (``data``, ``family``, ``metadata``, ``support_max``, ``seed``).
     """
+    from prb_tasks.data import families
+
     family, location = resolve_family(options.data, options.family)
-    if family == "personalized_rb":
-        if options.architecture in ("latent", "mixture"):
-            raise TrainError(f"prb train: --architecture {options.architecture} learns from each user's several "
-                             "labelled pairs, and Personalized RewardBench has one pair per user; use context "
-                             "(the row's profile in the input) or plain, or train on PersonalLLM or your own file")
-        if options.metadata:
-            raise TrainError(f"prb train: --metadata {', '.join(sorted(options.metadata))}: Personalized "
-                             "RewardBench training takes no --metadata (every row of DATA is trained on)")
-        people, few_shot = _personalized_rb(location), None
-    else:
-        few_shot = _few_shot(family, location, options.metadata)
-        people = [(s.user, list(s.pairs)) for s in few_shot.seen_users()]
+    if family.one_pair_per_user and options.architecture in ("latent", "mixture"):
+        several = families.either(f.describe for f in families.families("train") if not f.one_pair_per_user)
+        raise TrainError(f"prb train: --architecture {options.architecture} learns from each user's several "
+                         f"labelled pairs, and {family.name} data has one pair per user; use context "
+                         f"(the user's text in the input) or plain, or train on {several}")
+    assert family.train is not None  # resolve_family admits only families that train
+    people, few_shot = families.load(family.train)(location, dict(options.metadata))
     rng = np.random.default_rng(options.seed)
     examples = []
     for index, (user, pairs) in enumerate(people):
@@ -152,4 +111,4 @@ def load(options: TrainOptions) -> TrainingData:
     if not examples:
         raise TrainError(f"prb train: '{options.data}' gives no seen user with a labelled pair; add users or "
                          "lower --metadata unseen_share")
-    return TrainingData(examples, [u.user_id for u, _ in people], family, few_shot)
+    return TrainingData(examples, [u.user_id for u, _ in people], family.name, few_shot)

@@ -5,34 +5,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from prb_tasks.fewshot.method import FAMILY_HAS, Pair, User
+from prb_tasks.data.families import BenchmarkFamily
+from prb_tasks.fewshot.method import Pair, User
 from prb_tasks.train.options import TrainError
 
 #: Between the user's context and the request, in plain inputs.
 SEPARATOR = "\n\n"
 
 
-def parts_for(requested: Sequence[str] | None, users: Sequence[User], family: str) -> tuple[str, ...]:
+def parts_for(requested: Sequence[str] | None, users: Sequence[User], family: BenchmarkFamily) -> tuple[str, ...]:
     """The context parts a context model uses: those asked for (each must be in the data),
     or those the data has; one line when the data has none of them.
 
     Args:
         requested: ``--context-parts`` (None: what the data has).
         users: the seen users.
-        family: for messages.
+        family: the data's family (whether its users have a history; messages).
     """
     has = {"demographics": any(u.demographics for u in users), "profile": any(u.profile for u in users),
-           "history": family != "personalized_rb"}
+           "history": not family.one_pair_per_user}
     if requested is None:
         chosen = tuple(p for p in ("demographics", "history", "profile") if has[p])
         if not chosen:
-            raise TrainError(f"prb train: the context model needs text about each user and {family} data has "
+            raise TrainError(f"prb train: the context model needs text about each user and {family.name} data has "
                              "none; use --architecture plain, or a file whose users have \"demographics\" or "
                              "\"profile\"")
         return chosen
     for part in requested:
         if not has[part]:
-            why = FAMILY_HAS.get(family, "")
+            why = family.users_have
             raise TrainError(f"prb train: --context-parts {part}: no seen user has {part}"
                              f"{' (' + why + ')' if why else ''}; leave it out, or give a file whose users have "
                              f"\"{part}\"")

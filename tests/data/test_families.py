@@ -26,6 +26,16 @@ class FakeOptions(BaseModel):
     n_pairs: int = Field(3, description="how many pairs the fake data has")
 
 
+def _fake_people(location: str, metadata: dict):
+    """Two users of two pairs each; ``--metadata`` is passed through untouched."""
+    from prb_tasks.fewshot.method import Pair, Response, User
+
+    assert metadata == {"n_pairs": 2}
+    users = [User(f"u{n}", family="fakebench") for n in range(2)]
+    return [(u, [Pair(f"{u.user_id}/{i}", "q?", Response("yes"), Response("no")) for i in range(2)])
+            for u in users], None
+
+
 def _fake_docs(location: str, options: dict) -> list[dict]:
     return [{"pair_key": f"p{i}", "subset": "fake", "user_id": None, "question": "q?",
              "choices": ["a much longer answer", "short"], "chosen_first": True, "profile_key": None}
@@ -39,6 +49,7 @@ def fake_family(monkeypatch):
     module.METADATA = MetadataSpec.from_options("fakebench_tasks", FakeOptions)
     module.FakeOptions = FakeOptions
     module.audit_docs = _fake_docs
+    module.people = _fake_people
     monkeypatch.setitem(sys.modules, FAKE_DOCS, module)
     seen: list[tuple[Path, bool]] = []
 
@@ -53,6 +64,7 @@ def fake_family(monkeypatch):
         commands=frozenset({"validate", "audit", "train"}),
         detect=lambda path: (path / "FAKEBENCH").is_file(), detect_order=5,
         audit=f"{FAKE_DOCS}:audit_docs", describe="a fakebench folder",
+        train=f"{FAKE_DOCS}:people", users_have="fakebench users are numbers: no demographics, no profile",
     ))
     yield family, seen
     families.unregister("fakebench")
@@ -113,15 +125,29 @@ def test_a_registered_family_reaches_every_command(fake_family, tmp_path, capsys
     assert report["pairs"] == 4
     assert main(["audit", str(copy), "--metadata", '{"n_pair": 4}']) == 2
     assert "unknown --metadata key 'n_pair' for fakebench_tasks data (did you mean 'n_pairs'?)" in capsys.readouterr().err
-    from prb_tasks.audit.data import what_to_give
+    assert families.what_to_give("audit").endswith(", or a fakebench folder")
+    assert families.what_to_give("train").endswith(", or a fakebench folder")
 
-    assert what_to_give().endswith(", or a fakebench folder")
-
-    # prb eval's --metadata check knows its keys; prb train accepts the name.
+    # prb eval's --metadata check knows its keys.
     assert any(spec.family == "fakebench_tasks" for spec in all_specs())
+
+    # prb train reads the family's training source (its layout guessed), with --metadata as given.
+    from prb_tasks.train.data import load
     from prb_tasks.train.options import TrainOptions
 
-    TrainOptions(data=str(copy), family="fakebench", architecture="plain", backbone="b", out="o")
+    data = load(TrainOptions(data=str(copy), architecture="latent", backbone="b", out="o",
+                             metadata={"n_pairs": 2}, support_max=1))
+    assert (data.family, data.users, data.few_shot) == ("fakebench", ["u0", "u1"], None)
+    assert [e.pair.key for e in data.examples] == ["u0/0", "u0/1", "u1/0", "u1/1"]
+    for e in data.examples:  # support: at most one other pair of the same user
+        assert len(e.support) <= 1
+        assert all(p.key != e.pair.key and p.key.split("/")[0] == e.user.user_id for p in e.support)
+
+    # What its users lack is said in the family's words.
+    from prb_tasks.fewshot.method import MissingUserInfo
+
+    with pytest.raises(MissingUserInfo, match=r"user 'u0' has no profile \(fakebench users are numbers: "):
+        data.examples[0].user.require("profile")
 
 
 def test_an_unregistered_family_is_gone(fake_family, capsys):

@@ -62,4 +62,6 @@ FAMILY = BenchmarkFamily(
     bundled_path=_example,
     audit="prb_tasks.documents.custom:audit_docs",
     describe="a preference file (.json/.jsonl) or 'example'",
+    train="prb_tasks.train.sources:custom",
+    users_have="a custom file's users have what the file gives them (\"demographics\", \"profile\")",
 )

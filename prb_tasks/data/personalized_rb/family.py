@@ -100,4 +100,7 @@ FAMILY = BenchmarkFamily(
     describe="a Personalized RewardBench folder (<dir>/Art_and_Entertainment/...) or 'sample'",
     downstream_tasks=("personalized_rb_bon", "personalized_rb_bon_judge"),
     pairwise_example="personalized_rb_sample_scalar",
+    train="prb_tasks.train.sources:personalized_rb",
+    users_have="Personalized RewardBench rows have a profile (the asker's posts) and no demographics",
+    one_pair_per_user=True,
 )

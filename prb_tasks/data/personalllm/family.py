@@ -58,4 +58,6 @@ FAMILY = BenchmarkFamily(
     describe="a PersonalLLM folder (<dir>/data/test-*.parquet)",
     downstream_tasks=("personalllm_bon",),
     pairwise_example="personalllm_scalar",
+    train="prb_tasks.train.sources:personalllm",
+    users_have="PersonalLLM's users are simulated: they have no demographics and no profile text",
 )

@@ -1,0 +1,80 @@
+"""Each family's training users, named by its registered declaration (``train`` of
+:class:`~prb_tasks.data.families.BenchmarkFamily`).
+
+Every source takes ``(location, metadata)`` (the DATA argument resolved, ``--metadata``)
+and gives the seen users with their labelled pairs, and the few-shot split they came from
+(None where the family has no split).
+"""
+
+from __future__ import annotations
+
+from prb_tasks.fewshot.method import Pair, User
+from prb_tasks.fewshot.sources import FewshotData
+from prb_tasks.train.options import TrainError
+
+People = list[tuple[User, list[Pair]]]
+
+
+def _few_shot(location: str, metadata: dict, key: str) -> FewshotData:
+    """The few-shot split of ``location`` (the ``*_fewshot`` tasks' ``--metadata`` keys).
+
+    Args:
+        location: the data's folder or file.
+        metadata: ``--metadata`` (an unknown key is one line).
+        key: the option that names the data (``data_dir`` or ``data_path``).
+    """
+    from prb_tasks.common.suggest import did_you_mean
+    from prb_tasks.documents.fewshot import METADATA, FewshotOptions, custom_data, personalllm_data
+    from prb_tasks.documents.options import parse_options
+
+    for unknown in sorted(set(metadata) - set(METADATA.keys)):
+        raise TrainError(f"prb train: unknown --metadata key '{unknown}'{did_you_mean(unknown, METADATA.keys)}; "
+                         f"accepted: {METADATA.accepted()}")
+    opts = parse_options(FewshotOptions, {**metadata, key: location})
+    if key == "data_dir":
+        return personalllm_data(opts, featured=False)[0]
+    return custom_data(opts, None, featured=False)[0]
+
+
+def _seen(data: FewshotData) -> tuple[People, FewshotData]:
+    return [(s.user, list(s.pairs)) for s in data.seen_users()], data
+
+
+def personalllm(location: str, metadata: dict) -> tuple[People, FewshotData]:
+    """PersonalLLM's seen users (the few-shot split of its test prompts)."""
+    return _seen(_few_shot(location, metadata, "data_dir"))
+
+
+def custom(location: str, metadata: dict) -> tuple[People, FewshotData]:
+    """The seen users of your own preference file (the few-shot split)."""
+    return _seen(_few_shot(location, metadata, "data_path"))
+
+
+def personalized_rb(location: str, metadata: dict) -> tuple[People, None]:
+    """Every row of every Personalized RewardBench subset in ``location``, each row its own
+    user whose profile is the asker's posts (the data has no user ids)."""
+    from prb_tasks.data.errors import DataError
+    from prb_tasks.data.personalized_rb.sources import load_rows
+    from prb_tasks.data.personalized_rb.subsets import SUBSETS
+    from prb_tasks.fewshot.method import Response
+    from prb_tasks.fewshot.sources import personalized_rb_user
+
+    if metadata:
+        raise TrainError(f"prb train: --metadata {', '.join(sorted(metadata))}: Personalized "
+                         "RewardBench training takes no --metadata (every row of DATA is trained on)")
+    users = []
+    for subset in SUBSETS:
+        try:
+            rows = load_rows(subset, location)
+        except DataError:
+            continue
+        for row in rows:
+            user = personalized_rb_user(row)
+            users.append((user, [Pair(f"{subset.config}/{row.id}", row.question, Response(row.chosen),
+                                      Response(row.rejected))]))
+    if not users:
+        from prb_tasks.data import families
+
+        raise TrainError(f"prb train: '{location}' holds no Personalized RewardBench subset; "
+                         f"{families.what_to_give('train')}")
+    return users, None
