@@ -13,6 +13,7 @@ from prb_tasks.report.build import Report, build_report
 from prb_tasks.report.render_json import render_json
 from prb_tasks.report.render_md import render_markdown
 from prb_tasks.report.render_text import render_text
+from prb_tasks.report.runs import NOT_PAIRWISE
 
 FORMATS = ("table", "markdown", "json")
 
@@ -85,9 +86,19 @@ def compare(paths: list[Path], out: Path | None = None, tasks: list[str] | None 
     return Outcome(text, list(report.notes), written, report)
 
 
-def empty_line(paths: list[Path]) -> str:
-    """The one line for folders that hold no finished run of a prb task."""
+def empty_line(paths: list[Path], left_out: int = 0) -> str:
+    """The one line for folders that hold no finished run of a pairwise prb task.
+
+    Args:
+        paths: the folders given.
+        left_out: how many finished runs were read and left out as not pairwise (their
+            notes are printed above the line).
+    """
     where = ", ".join(str(p) for p in paths)
+    if left_out:
+        return (f"prb compare: the {left_out} finished run{'s' if left_out > 1 else ''} of prb tasks under {where} "
+                f"{'are' if left_out > 1 else 'is'} not pairwise (above); compare reads pairwise verdicts and "
+                "scores: for best-of-N runs use prb bon or prb validity")
     return (f"prb compare: no finished runs of prb tasks under {where}; run prb eval with "
             "--output_path DIR --log_samples and give DIR")
 
@@ -105,7 +116,7 @@ def run_command(args: Any) -> int:
             print(f"prb compare: {note}", file=sys.stderr)
         if outcome.report is not None and not outcome.report.sections:
             # Nothing to compare is a mistake in what was given: a script must not see success.
-            print(empty_line(args.paths), file=sys.stderr)
+            print(empty_line(args.paths, sum(NOT_PAIRWISE in note for note in outcome.notes)), file=sys.stderr)
             return 2
         print(outcome.text, flush=True)
         if outcome.written:

@@ -20,6 +20,8 @@ from prb_tasks.common.textfiles import json_lines, too_deep
 from prb_tasks.report.source import data_source
 
 _SCALAR_TYPES = ("multiple_choice", "loglikelihood")
+#: In the note for a finished run that compare leaves out (``prb compare`` counts them by it).
+NOT_PAIRWISE = "not a task of pairwise verdicts or scores"
 
 
 @dataclass
@@ -235,8 +237,7 @@ def read_run(path: Path, notes: list[str], skip: Callable[[dict[str, Any]], bool
         if not samples and "acc,none" not in (data["results"].get(name) or {}):
             kind = None
         if kind is None:
-            notes.append(f"{name} in {path}: not a task of pairwise verdicts or scores (e.g. best-of-N or a "
-                         "planner stage); not compared")
+            notes.append(f"{name} in {path}: {NOT_PAIRWISE} (e.g. best-of-N or a planner stage); not compared")
             continue
         recorded = (data.get("prb") or {}).get("data_sources") if isinstance(data.get("prb"), dict) else None
         setting, benchmark = _declared(subtasks, configs)

@@ -213,3 +213,24 @@ def test_command_line_mistakes(tmp_path: Path) -> None:
     assert not (tmp_path / "r").exists()
     proc = compare_cli([str(tmp_path / "empty"), "--format", "yaml"], tmp_path)
     assert proc.returncode == 2 and "invalid choice: 'yaml'" in proc.stderr
+
+
+def test_only_runs_that_are_not_pairwise_is_said_so(tmp_path: Path) -> None:
+    from tests.report_fixture import write_run
+
+    # Two finished runs whose documents are not pairs (three responses: best-of-N's shape).
+    for name in ("a", "b"):
+        write_run(tmp_path / "runs" / name, "personalized_rb_sample", "prb-judge", {"model": "openai/j"},
+                  lambda key: True, pairs=3)
+        for samples in (tmp_path / "runs" / name).glob("samples_*.jsonl"):
+            rows = [json.loads(line) for line in samples.read_text().splitlines()]
+            for row in rows:
+                row["doc"]["choices"] = ["x", "y", "z"]
+            samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = compare_cli([str(tmp_path / "runs")], tmp_path)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert sum("not a task of pairwise verdicts or scores" in line for line in lines) == 2, lines
+    assert lines[-1] == (f"prb compare: the 2 finished runs of prb tasks under {tmp_path / 'runs'} are not pairwise "
+                         "(above); compare reads pairwise verdicts and scores: for best-of-N runs use prb bon or "
+                         "prb validity")
