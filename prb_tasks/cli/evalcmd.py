@@ -529,7 +529,7 @@ def preflight(args: HarnessArgs) -> None:
     for family, tasks in by_family.items():
         check = getattr(modules.get(family), "preflight", None)
         if check is not None:
-            check(tasks, args.metadata)
+            check(tasks, args.metadata, args.settings)
 
 
 def prepare(argv: list[str]) -> HarnessArgs:

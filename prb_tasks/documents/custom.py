@@ -134,12 +134,13 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
     return docs
 
 
-def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
+def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
     """Checks ``prb eval`` runs before a model loads: a file must be named.
 
     Args:
         tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
         metadata: the run's ``--metadata``.
+        settings: the run's other lm-eval settings (not needed here).
     """
     if any(info.source is None for info in tasks.values()) and metadata.get("data_path") in (None, ""):
         raise DataError(missing_path_line(metadata.get("data_dir")))

@@ -271,7 +271,7 @@ def _check_fixed_source(task: str | None, source: str | None, data_dir: Any) -> 
         )
 
 
-def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
+def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
     """Checks that need no rows, run by ``prb eval`` before any model is loaded.
 
     A data folder that does not exist, a ``data_dir`` for a sample task, or an
@@ -281,6 +281,7 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any]) -> None:
     Args:
         tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
         metadata: the run's ``--metadata``.
+        settings: the run's other lm-eval settings (not needed here).
     """
     from prb_tasks.data.personalized_rb.sources import check_hub
 

@@ -351,6 +351,18 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     return docs
 
 
+def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
+    """Run by ``prb eval`` before a model loads: a ``data_dir`` that is not a folder is one
+    line now, not after a (perhaps large) model has loaded.
+
+    Args:
+        tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
+        metadata: the run's ``--metadata`` (``data_dir``).
+        settings: the run's other lm-eval settings (not needed here).
+    """
+    resolve_data_dir(metadata.get("data_dir"))
+
+
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the PersonalLLM task YAMLs."""
     variant = kwargs.pop("variant")

@@ -105,6 +105,18 @@ def build_docs(subset: str, judge: bool = False, **kwargs: Any) -> list[dict[str
     return [doc for row in picked for doc in rating_docs(row)] if judge else [row_doc(row) for row in picked]
 
 
+def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
+    """Run by ``prb eval`` before a model loads: a ``data_dir`` that is not a folder is one
+    line now, not after a (perhaps large) model has loaded.
+
+    Args:
+        tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
+        metadata: the run's ``--metadata`` (``data_dir``).
+        settings: the run's other lm-eval settings (not needed here).
+    """
+    resolve_data_dir(metadata.get("data_dir"))
+
+
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the RewardBench 2 task YAMLs."""
     subset = kwargs.pop("subset")

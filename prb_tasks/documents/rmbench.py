@@ -58,6 +58,8 @@ def row_doc(row: Row) -> dict[str, Any]:
 #: The judge's prompt: the user's prompt and two responses, a boxed five-way verdict (the authors'
 #: README's format; prb's wording).
 PAIR_TEMPLATE = "judge/rmbench_pair.jinja"
+#: A judge's documents per prompt: 9 style pairs x 2 orders.
+JUDGMENTS_PER_PROMPT = 18
 
 
 def pair_docs(row: Row) -> list[dict[str, Any]]:
@@ -113,6 +115,38 @@ def build_docs(domain: str, judge: bool = False, **kwargs: Any) -> list[dict[str
     record_part(kwargs, BENCHMARK, resolve_data_dir(opts.data_dir), domain, len(picked), f"rmbench_{domain}",
                 (r.domain for r in rows))
     return [doc for row in picked for doc in pair_docs(row)] if judge else [row_doc(row) for row in picked]
+
+
+def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
+    """Run by ``prb eval`` before a model loads: a ``data_dir`` that is not a folder is one
+    line now, and a judge run whose ``--limit`` cuts a prompt's judgments is told so (they
+    are paid for, then left out of the matrix).
+
+    Args:
+        tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
+        metadata: the run's ``--metadata`` (``data_dir``).
+        settings: the run's lm-eval settings (``limit``).
+    """
+    import sys
+
+    resolve_data_dir(metadata.get("data_dir"))
+
+    limit = (settings or {}).get("limit")
+    judged = sorted(name for name in tasks if name.startswith("rmbench_judge"))
+    try:
+        whole = float(limit) if limit is not None else None
+    except (TypeError, ValueError):
+        return  # lm-eval itself refuses a --limit that is not a number
+    if not judged or whole is None or whole < 1 or (whole.is_integer() and int(whole) % JUDGMENTS_PER_PROMPT == 0):
+        return
+    given = int(whole) if whole.is_integer() else whole
+    below = int(whole) // JUDGMENTS_PER_PROMPT * JUDGMENTS_PER_PROMPT
+    lost = (f"the {int(whole) - below} judgments past {below} in each domain are" if below else
+            f"no prompt is whole and all {int(whole)} judgments of each domain are")
+    print(f"prb eval: warning: --limit {given} with {', '.join(judged)}: a prompt is scored from its "
+          f"{JUDGMENTS_PER_PROMPT} judgments (9 style pairs x 2 orders), so {lost} paid for and left out; "
+          f"use a multiple of {JUDGMENTS_PER_PROMPT} (e.g. {below or JUDGMENTS_PER_PROMPT}"
+          f"{'' if not below else f' or {below + JUDGMENTS_PER_PROMPT}'})", file=sys.stderr)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

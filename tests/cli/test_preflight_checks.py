@@ -1,0 +1,39 @@
+"""What ``prb eval`` says before any model loads: a ``--limit`` that cuts an rmbench_judge
+prompt's 18 judgments (they would be paid for, then left out of the matrix), and a
+``data_dir`` of the general benchmarks or PersonalLLM that is not a folder."""
+
+from __future__ import annotations
+
+import pytest
+
+from prb_tasks.cli.evalcmd import prepare
+
+
+def _prepare(monkeypatch, capsys, tasks: str, limit: str, data_dir: str = ".") -> str:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-limit-0000")
+    prepare(["--model", "prb-judge", "--model_args", "model=openai/gpt-4.1-mini", "--tasks", tasks,
+             "--limit", limit, "--metadata", f'{{"data_dir": "{data_dir}"}}'])
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("tasks", "limit", "cut"), [("rmbench_judge", "20", "2 judgments past 18"),
+                                                     ("rmbench_judge_math,rmbench_chat", "7", "no prompt is whole and all 7 judgments")])
+def test_a_limit_that_cuts_a_prompt_is_said(monkeypatch, capsys, tasks, limit, cut):
+    err = _prepare(monkeypatch, capsys, tasks, limit)
+    lines = [line for line in err.splitlines() if "warning: --limit" in line]
+    assert len(lines) == 1, err
+    assert f"--limit {limit} with {tasks.split(',')[0]}:" in lines[0] and cut in lines[0]
+    assert "use a multiple of 18" in lines[0]
+
+
+@pytest.mark.parametrize(("tasks", "limit"), [("rmbench_judge", "36"), ("rmbench_judge", "0.5"), ("rmbench", "20")])
+def test_whole_prompts_or_a_scalar_run_are_quiet(monkeypatch, capsys, tasks, limit):
+    assert "warning: --limit" not in _prepare(monkeypatch, capsys, tasks, limit)
+
+
+@pytest.mark.parametrize("task", ["rmbench", "rewardbench2", "personalllm_scalar"])
+def test_a_data_dir_that_is_not_a_folder_is_said_before_the_model_loads(monkeypatch, capsys, tmp_path, task):
+    from prb_tasks.data.errors import DataError
+
+    with pytest.raises(DataError, match=f"data_dir points to '{tmp_path / 'nowhere'}', which is not a folder"):
+        _prepare(monkeypatch, capsys, task, "18", str(tmp_path / "nowhere"))
