@@ -10,6 +10,7 @@ to ``<folder>/final``; a folder that already has one is not trained again.
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,14 @@ FINAL = "final"
 
 def grpo_config(preset: RLPreset, folder: Path, seed: int) -> Any:
     """TRL's GRPOConfig for ``preset`` (see :data:`prb_tasks.rl.presets.DIFFERENCES`)."""
+    import dataclasses
+
     from trl import GRPOConfig
 
+    # transformers 5.2x renamed gradient_checkpointing to activation_checkpointing (the old
+    # name warns); older releases know only the old one.
+    names = {f.name for f in dataclasses.fields(GRPOConfig)}
+    checkpointing = "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
     return GRPOConfig(
         output_dir=str(folder), seed=seed, learning_rate=preset.learning_rate,
         num_train_epochs=preset.epochs, max_steps=preset.max_steps if preset.max_steps is not None else -1,
@@ -30,7 +37,7 @@ def grpo_config(preset: RLPreset, folder: Path, seed: int) -> Any:
         steps_per_generation=preset.steps_per_generation, num_generations=preset.num_generations,
         num_iterations=1, beta=preset.beta, temperature=preset.temperature, top_p=preset.top_p,
         max_completion_length=preset.max_new_tokens, scale_rewards=preset.scale_rewards,
-        loss_type=preset.loss_type, gradient_checkpointing=preset.gradient_checkpointing,
+        loss_type=preset.loss_type, **{checkpointing: preset.gradient_checkpointing},
         save_strategy="steps", save_steps=preset.save_steps, logging_steps=1, report_to=[],
         use_cpu=not _cuda(), bf16=_cuda(), disable_tqdm=True, dataloader_num_workers=0,
     )
@@ -56,7 +63,7 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
         label: what the progress lines name (the reward model).
 
     The Trainer's per-step log dicts go to ``<folder>/train_log.jsonl``, not the terminal
-    (:mod:`prb_tasks.rl.steplog`).
+    (:mod:`prb_tasks.train.steplog`).
     """
     final = folder / FINAL
     if (final / "config.json").is_file():
@@ -68,7 +75,7 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     from trl import GRPOTrainer
 
     from prb_tasks.rl.policy import load_policy
-    from prb_tasks.rl.steplog import LOG_FILE, StepLog
+    from prb_tasks.train.steplog import LOG_FILE, StepLog
 
     model, tokenizer = load_policy(policy)
     data = Dataset.from_list([{"prompt": p.chat(), "rm_prompt": p.rm_prompt, "profile_key": p.profile_key,
@@ -79,6 +86,9 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     for printer in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(printer)
     trainer.add_callback(StepLog(folder / LOG_FILE, label))
+    # TRL asks the model for a property that transformers 5 renamed; the warning, printed at
+    # every step, is about TRL's code and nothing a user of prb rl can change.
+    warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
     last = get_last_checkpoint(str(folder))
     if last is not None:
         print(f"prb rl: resuming from {last}", file=sys.stderr)

@@ -7,6 +7,7 @@ Also ``python -m prb_tasks.train`` (the same arguments), which is what
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import time
 from pathlib import Path
@@ -66,6 +67,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     from prb_tasks.train.collate import Collator, prepare_tokenizer, render_examples
     from prb_tasks.train.data import load
     from prb_tasks.train.models import CLASSES
+    from prb_tasks.train.steplog import LOG_FILE, StepLog
     from prb_tasks.train.text import check_chat_template, parts_for
     from prb_tasks.train.trainer import BradleyTerryTrainer, arguments
 
@@ -106,6 +108,16 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     trainer = BradleyTerryTrainer(model=model, args=arguments(options, str(out / "trainer"), cpu),
                                   train_dataset=rendered, data_collator=Collator(tokenizer, options.max_length,
                                                                                  options.input_format == "chat"))
+    # Our own progress and a log file in place of transformers' printed dicts (one landed on stdout).
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    for printer in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(printer)
+    log = out / LOG_FILE
+    if log.is_file():
+        log.unlink()  # a new model in the same folder: not the old one's numbers
+    trainer.add_callback(StepLog(log, options.architecture, stream=None if progress else io.StringIO(),
+                                 command="prb train"))
     if progress:
         print(f"prb train: {options.architecture} on {options.backbone}: {len(rendered)} pairs of "
               f"{len(data.users)} seen users ({data.family})", file=sys.stderr)

@@ -341,7 +341,7 @@ def test_step_log_writes_every_step_and_prints_a_few_lines(tmp_path):
     pytest.importorskip("transformers")
     from transformers import TrainerState
 
-    from prb_tasks.rl.steplog import StepLog
+    from prb_tasks.train.steplog import StepLog
 
     stream = io.StringIO()
     log = StepLog(tmp_path / "p" / "train_log.jsonl", "scorer=length", stream=stream)

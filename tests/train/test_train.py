@@ -105,6 +105,22 @@ def test_checkpoint_manifest_and_wrong_architecture(root, plain):
 
     with pytest.raises(TrainError, match="is a 'plain' model; this needs a 'context' model"):
         checkpoint.load(root / "plain-users.jsonl", "prb-rm", accept=("context",))
+    # Every logged step is in the checkpoint's train_log.jsonl; the last line is the run's summary.
+    log = [json.loads(line) for line in (root / "plain-users.jsonl" / "train_log.jsonl").read_text().splitlines()]
+    assert log[-1]["step"] == manifest["steps"] and log[-1]["train_loss"] == pytest.approx(manifest["train_loss"])
+    assert [r["step"] for r in log[:-1]] == list(range(10, manifest["steps"] + 1, 10))[:len(log) - 1]
+
+
+@pytest.mark.slow
+@pytest.mark.training
+def test_progress_goes_to_stderr_and_stdout_stays_empty(root, tmp_path, capsys):
+    train(_options(root, "plain", out=str(tmp_path / "m"), max_steps=12, epochs=1), progress=True)
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = [line for line in err.splitlines() if line.startswith("prb train: plain:")]
+    assert lines[-1] == f"prb train: plain: trained to step 12 in {lines[-1].split(' in ')[1].split(' ')[0]} s; " \
+                        f"every step's numbers in {tmp_path / 'm' / 'train_log.jsonl'}"
+    assert "prb train: plain: step 10/12  loss " in err and "{'train_runtime'" not in err
 
 
 @pytest.mark.slow

@@ -1,11 +1,11 @@
-"""Where ``prb rl``'s training numbers go: every log dict of the Trainer to a JSON Lines file in
-the policy's folder, and on the terminal a progress bar (or, when stderr is not a terminal, one
-short line every few steps) instead of transformers' printed dicts.
+"""Where the training numbers of ``prb train`` and ``prb rl`` go: every log dict of the
+Trainer to a JSON Lines file beside the model, and on the terminal a progress bar (or, when
+stderr is not a terminal, one short line every few steps) instead of transformers' printed dicts.
 
 transformers' Trainer prints each ``logging_steps`` dict (``PrinterCallback``) or writes it
 under its tqdm bar (``ProgressCallback``); with TRL's GRPO that is some twenty numbers per
-optimizer step, which buried prb rl's own lines. The numbers stay available: each dict is one
-line of ``train_log.jsonl`` with its step, appended across resumes.
+optimizer step, which buried prb rl's own lines, and prb train's final dict landed on stdout.
+The numbers stay available: each dict is one line of ``train_log.jsonl`` with its step.
 """
 
 from __future__ import annotations
@@ -34,16 +34,20 @@ class StepLog(TrainerCallback):
     """Writes each log dict to ``path`` and shows the training's progress on ``stream``.
 
     Args:
-        path: the JSON Lines file (appended; one object per log call, with ``step``).
-        label: what the progress names (the reward model).
+        path: the JSON Lines file (appended, so a resumed run continues it; one object per
+            log call, with ``step``).
+        label: what the progress names (the reward model, the architecture).
         every: a terminal line every this many steps when ``stream`` is not a terminal
             (None: about ten lines over the run).
         stream: where progress goes (default stderr); a terminal gets a tqdm bar.
+        command: the command that trains, at the start of each line (``prb rl``).
     """
 
-    def __init__(self, path: Path, label: str, every: Optional[int] = None, stream: Optional[TextIO] = None):
+    def __init__(self, path: Path, label: str, every: Optional[int] = None, stream: Optional[TextIO] = None,
+                 command: str = "prb rl"):
         self.path = path
         self.label = label
+        self.command = command
         self.every = every
         self.stream = stream if stream is not None else sys.stderr
         self.bar: Any = None
@@ -61,7 +65,7 @@ class StepLog(TrainerCallback):
         if self._interactive():
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc=f"prb rl: {self.label}",
+            self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc=f"{self.command}: {self.label}",
                             unit="step", file=self.stream, dynamic_ncols=True)
         elif self.every is None:
             self.every = max(1, state.max_steps // 10)
@@ -100,11 +104,11 @@ class StepLog(TrainerCallback):
         if last:
             seconds = self.last.get("train_runtime")
             took = f" in {seconds:.0f} s" if isinstance(seconds, (int, float)) else ""
-            text = f"prb rl: {self.label}: trained to step {state.global_step}{took}; every step's numbers in {self.path}"
+            text = f"{self.command}: {self.label}: trained to step {state.global_step}{took}; every step's numbers in {self.path}"
         else:
             numbers = "  ".join(f"{name} {self.last[key]:.4g}" for key, name in SHOWN
                                 if isinstance(self.last.get(key), (int, float)))
-            text = f"prb rl: {self.label}: step {state.global_step}/{state.max_steps}  {numbers}".rstrip()
+            text = f"{self.command}: {self.label}: step {state.global_step}/{state.max_steps}  {numbers}".rstrip()
             self.shown = state.global_step
         if self.bar is not None:
             self.bar.write(text, file=self.stream)
