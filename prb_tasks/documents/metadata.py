@@ -18,7 +18,7 @@ Which keys came from ``--model_args`` (and so are not ours to judge):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +129,20 @@ def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | No
 def describe_keys(spec: MetadataSpec) -> list[str]:
     """``key: meaning`` lines, for help texts."""
     return [f"{key}: {meaning}" for key, meaning in sorted(spec.keys.items())]
+
+
+def data_dir_preflight(resolve: Callable[[Any], Any]) -> Callable[..., None]:
+    """A family's ``preflight`` for ``prb eval`` (run before a model loads) that checks only
+    its ``data_dir``: a path that is not a folder is one line now, not after a (perhaps
+    large) model has loaded.
+
+    Args:
+        resolve: the family's ``resolve_data_dir`` (raises its one-line error on a bad path).
+    """
+    def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
+        resolve(metadata.get("data_dir"))
+
+    return preflight
 
 
 def family_modules() -> dict[str, Any]:

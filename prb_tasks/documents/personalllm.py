@@ -47,7 +47,7 @@ from prb_tasks.data.personalllm.items import (
 from prb_tasks.data.personalllm.presets import PRESETS
 from prb_tasks.data.personalllm.schema import PromptRow
 from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
-from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.documents.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.templates import render, resolve
@@ -351,16 +351,7 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     return docs
 
 
-def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
-    """Run by ``prb eval`` before a model loads: a ``data_dir`` that is not a folder is one
-    line now, not after a (perhaps large) model has loaded.
-
-    Args:
-        tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
-        metadata: the run's ``--metadata`` (``data_dir``).
-        settings: the run's other lm-eval settings (not needed here).
-    """
-    resolve_data_dir(metadata.get("data_dir"))
+preflight = data_dir_preflight(resolve_data_dir)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

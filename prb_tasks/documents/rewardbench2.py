@@ -18,7 +18,7 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.rewardbench2.schema import SUBSETS, Row, subset_slug
 from prb_tasks.data.rewardbench2.sources import ENV_VAR, HF_REPO, HF_SPLIT, load_rows, resolve_data_dir
 from prb_tasks.documents.general_source import Benchmark, record_part
-from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import parse_options
 from prb_tasks.documents.pairs import DocList, to_dataset
 
@@ -105,16 +105,7 @@ def build_docs(subset: str, judge: bool = False, **kwargs: Any) -> list[dict[str
     return [doc for row in picked for doc in rating_docs(row)] if judge else [row_doc(row) for row in picked]
 
 
-def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
-    """Run by ``prb eval`` before a model loads: a ``data_dir`` that is not a folder is one
-    line now, not after a (perhaps large) model has loaded.
-
-    Args:
-        tasks: requested task or group name -> :class:`prb_tasks.common.taskindex.TaskInfo`.
-        metadata: the run's ``--metadata`` (``data_dir``).
-        settings: the run's other lm-eval settings (not needed here).
-    """
-    resolve_data_dir(metadata.get("data_dir"))
+preflight = data_dir_preflight(resolve_data_dir)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
