@@ -138,12 +138,18 @@ def rbo(x: Sequence[float], y: Sequence[float], p: float = RBO_P) -> float | Non
 
 
 def _batch_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    from scipy.stats import pearsonr
+    import warnings
+
+    from scipy.stats import NearConstantInputWarning, pearsonr
 
     out = np.full(len(a), np.nan)
     ok = (np.ptp(a, axis=1) > 0) & (np.ptp(b, axis=1) > 0)
     if ok.any():
-        out[ok] = pearsonr(a[ok], b[ok], axis=1).statistic
+        # Among thousands of resamples of a few models some rows are nearly constant; scipy's
+        # warning about them would reach the user's terminal as noise about one resample.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NearConstantInputWarning)
+            out[ok] = pearsonr(a[ok], b[ok], axis=1).statistic
     return out
 
 
