@@ -209,9 +209,10 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
                 context = render(history_ref, history=history, demographics=[])
                 docs.extend(judge_pair_docs(
                     identity, query.chosen.text, query.rejected.text, system_prompt,
-                    lambda a, b, q=query, c=context, h=history: render(
-                        user_ref, context=c, question=q.prompt, response_a=a, response_b=b, history=h,
-                        demographics=[]),
+                    # Called before the loop moves on (no rebuild), so the loop's names are bound.
+                    lambda a, b: render(
+                        user_ref, context=context, question=query.prompt, response_a=a, response_b=b,
+                        history=history, demographics=[]),
                 ))
     if not docs:
         raise DataError(f"prb: few-shot ({source}): no user has {split.queries} query pairs; lower 'queries' "

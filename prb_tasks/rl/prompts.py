@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Optional
 
 from prb_tasks.data import profile_store
@@ -82,7 +83,7 @@ def build_prompts(k: int, bon_preset: str, data_dir: Optional[str], templates: O
                          render(rm_ref, question=row.question, category=row.category, posts=posts,
                                 posts_text=format_posts(posts)))
             profile_key = f"prb-rl::{subset.config}/{index}"
-            profile_store.remember(profile_key, lambda table=table, index=index: tuple(table.profiles.texts(index)))
+            profile_store.remember(profile_key, partial(lambda t, row: tuple(t.profiles.texts(row)), table, index))
             out.append(RLPrompt(key, messages, rm_prompt, profile_key))
     return out
 

@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from prb_tasks.common.redact import register_secret
@@ -254,7 +255,7 @@ class OpenAIBatchAPI:
     async def results(self, status: BatchStatus) -> list[ItemResult]:
         items: list[ItemResult] = []
         for file_id in status.files:
-            content = await with_retries(lambda f=file_id: self._call("afile_content", file_id=f), self.retry)
+            content = await with_retries(partial(self._call, "afile_content", file_id=file_id), self.retry)
             raw = getattr(content, "content", content)
             text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
             items.extend(_result_lines(text, self._item))
