@@ -53,7 +53,9 @@ from prb_tasks.prompts.user_history import PastChoice
 from prb_tasks.text.bm25 import BM25Index
 
 DEFAULT_PAIRS_PER_USER = KS[-1] + DEFAULT_QUERIES
-_PLL = PersonalLLMOptions.model_fields
+# Typed Any: a FieldInfo given as a default is the field's own (pydantic reads it as Field(...)).
+_PLL: dict[str, Any] = PersonalLLMOptions.model_fields
+_CUSTOM: dict[str, Any] = CustomOptions.model_fields
 
 
 class FewshotOptions(TemplateOptions):
@@ -69,7 +71,7 @@ class FewshotOptions(TemplateOptions):
     pairs_per_user: int = Field(DEFAULT_PAIRS_PER_USER, ge=1, description="PersonalLLM: clear choices simulated "
                                 "per user (default 24: a pool of 16 support pairs and 8 queries)")
     # Your own file.
-    data_path: Optional[str] = CustomOptions.model_fields["data_path"]
+    data_path: Optional[str] = _CUSTOM["data_path"]
     # The protocol.
     unseen_share: float = Field(DEFAULT_UNSEEN_SHARE, gt=0, lt=1, description="share of users evaluated (unseen); "
                                 "the others are seen: all their labels are the method's to learn from")

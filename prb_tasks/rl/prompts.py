@@ -79,7 +79,7 @@ def build_prompts(k: int, bon_preset: str, data_dir: Optional[str], templates: O
             key = f"{subset.short}/{index}"
             doc = docs[key]
             messages = ((("system", doc["system_prompt"]),) if doc["system_prompt"] else ()) + (("user", doc["prompt"]),)
-            rm_prompt = (row.question + format_posts(posts) if official else
+            rm_prompt = (row.question + format_posts(posts) if rm_ref is None else  # rm_ref is None: official
                          render(rm_ref, question=row.question, category=row.category, posts=posts,
                                 posts_text=format_posts(posts)))
             profile_key = f"prb-rl::{subset.config}/{index}"

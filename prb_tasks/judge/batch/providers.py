@@ -468,11 +468,15 @@ class AnthropicBatchAPI:
                 return ItemResult(custom_id, "error", error=err)
         if kind in ("expired", "canceled"):
             return ItemResult(custom_id, "unfinished")
-        wrapper = result.get("error") if isinstance(result.get("error"), dict) else {}
-        err = wrapper.get("error") if isinstance(wrapper.get("error"), dict) else wrapper
-        etype = str(err.get("type", ""))
+        wrapper = result.get("error")
+        if not isinstance(wrapper, dict):
+            wrapper = {}
+        detail = wrapper.get("error")
+        if not isinstance(detail, dict):
+            detail = wrapper
+        etype = str(detail.get("type", ""))
         mapped, name, retryable = _ANTHROPIC_ERRORS.get(etype, ("server", "BatchRequestError", True))
-        message = sanitize(f"{etype}: {err.get('message', '')}", self._secrets)
+        message = sanitize(f"{etype}: {detail.get('message', '')}", self._secrets)
         return ItemResult(custom_id, "error", error=CallError(mapped, name, message, retryable=retryable))
 
     async def cancel(self, batch_id: str) -> BatchStatus:
