@@ -233,7 +233,9 @@ def read_benchmark(path: Path, notes: list[str]) -> dict[str, Side]:
     # Best-of-N and sampling runs are read as downstream: drop read_run's line about them.
     notes.extend(n for n in mine if "not a task of pairwise verdicts" not in n)
     out: dict[str, Side] = {}
-    for family in (run.families if run else []):
+    if run is None:
+        return out
+    for family in run.families:
         if not family.logged:
             notes.append(f"{family.name} in {path.parent}: no sample logs; re-run it with --log_samples")
             continue
@@ -386,7 +388,7 @@ def estimates(models: list[Model], iters: int, seed: int) -> dict[str, Estimate]
     q_acc, q_gain = _question_draws(models, iters, seed)
     picks = np.random.default_rng(seed).integers(0, len(models), size=(iters, len(models)))
     for name, measure in MEASURES.items():
-        point = measure(acc, gain)
+        point = measure(acc.tolist(), gain.tolist())  # the measures take sequences
         out[name] = Estimate(point, draw_interval(batch(name, q_acc, q_gain), point),
                              draw_interval(batch(name, acc[picks], gain[picks]), point))
     return out
