@@ -388,7 +388,7 @@ def estimates(models: list[Model], iters: int, seed: int) -> dict[str, Estimate]
     q_acc, q_gain = _question_draws(models, iters, seed)
     picks = np.random.default_rng(seed).integers(0, len(models), size=(iters, len(models)))
     for name, measure in MEASURES.items():
-        point = measure(acc.tolist(), gain.tolist())  # the measures take sequences
+        point = measure(acc, gain)
         out[name] = Estimate(point, draw_interval(batch(name, q_acc, q_gain), point),
                              draw_interval(batch(name, acc[picks], gain[picks]), point))
     return out
