@@ -52,21 +52,22 @@ def accuracy(section: Section, stem: Path) -> bool:
     fig, ax = plt.subplots(figsize=(7.5, 1.4 + (0.35 + 0.22 * len(subsets)) * len(rows)))
     for y, s in enumerate(rows):
         color, marker, _ = STYLE[s.kind]
-        if known(_acc(s).low):
-            ax.plot([100 * _acc(s).low, 100 * _acc(s).high], [y, y], color=color, linewidth=2.5, alpha=0.7)
-        ax.plot(100 * _acc(s).value, y, marker=marker, color=color, markersize=8, clip_on=False)
+        acc = _acc(s)
+        if known(acc.low):
+            ax.plot([100 * acc.low, 100 * acc.high], [y, y], color=color, linewidth=2.5, alpha=0.7)
+        ax.plot(100 * acc.value, y, marker=marker, color=color, markersize=8, clip_on=False)
         # The value sits beside the interval (not above it, where the subsets are).
-        high = 100 * (_acc(s).high if known(_acc(s).high) else _acc(s).value)
-        low = 100 * (_acc(s).low if known(_acc(s).low) else _acc(s).value)
+        high = 100 * (acc.high if known(acc.high) else acc.value)
+        low = 100 * (acc.low if known(acc.low) else acc.value)
         label = dict(textcoords="offset points", fontsize=7, fontweight="bold")
         if high < 88:
-            ax.annotate(f"{100 * _acc(s).value:.1f}", (high, y), xytext=(6, 0), ha="left", va="center", **label)
+            ax.annotate(f"{100 * acc.value:.1f}", (high, y), xytext=(6, 0), ha="left", va="center", **label)
         elif low > 12:
-            ax.annotate(f"{100 * _acc(s).value:.1f}", (low, y), xytext=(-6, 0), ha="right", va="center", **label)
+            ax.annotate(f"{100 * acc.value:.1f}", (low, y), xytext=(-6, 0), ha="right", va="center", **label)
         else:
             # An interval spanning the whole axis leaves no room beside it: the value goes
             # under its marker rather than over the model names.
-            ax.annotate(f"{100 * _acc(s).value:.1f}", (100 * _acc(s).value, y), xytext=(0, -7), ha="center",
+            ax.annotate(f"{100 * acc.value:.1f}", (100 * acc.value, y), xytext=(0, -7), ha="center",
                         va="top", **label)
         per = {g.value: g for g in s.subsets}
         for k, name in enumerate(subsets):
@@ -122,9 +123,10 @@ def cost_frontier(section: Section, stem: Path) -> bool:
         color, marker, _ = STYLE[s.kind]
         cost = s.cost.usd_per_1k_pairs or 0.0
         x = cost if cost > 0 else free_x
-        points.append((x, 100 * _acc(s).value))
-        named.append((x, 100 * _acc(s).value, short_name(s.label, 30)))
-        ax.plot(x, 100 * _acc(s).value, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
+        y = 100 * _acc(s).value
+        points.append((x, y))
+        named.append((x, y, short_name(s.label, 30)))
+        ax.plot(x, y, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
     line = _frontier(points)
     ax.plot([p[0] for p in line], [p[1] for p in line], color="#555", linestyle="--", linewidth=1)
     label_points(ax, named, log_x=log)
