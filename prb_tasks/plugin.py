@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from prb_tasks.common.resources import tasks_dir
 
@@ -66,7 +67,7 @@ def only_plugin_tasks(requested: Iterable[str]) -> bool:
 _skip_builtin = False
 
 
-def add_task_folder(manager_cls: type) -> None:
+def add_task_folder(manager_cls: Any) -> None:
     """Make every ``manager_cls`` (lm-eval's TaskManager) see our task folder.
 
     The class is changed in place, so every module that imported it already (lm-eval's

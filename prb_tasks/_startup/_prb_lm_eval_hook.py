@@ -39,7 +39,8 @@ class _Finder:
         else:
             return None
         if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _Loader(spec.loader, self)
+            # Duck-typed: subclassing importlib.abc.Loader would import it into every Python process.
+            spec.loader = _Loader(spec.loader, self)  # type: ignore[assignment]
         return spec
 
     def done(self, name):

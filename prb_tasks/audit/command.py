@@ -111,7 +111,7 @@ def render(data: AuditData, rows: list[AuditRow], design: Design, fmt: str) -> s
     from prb_tasks.report.render_text import text_table
 
     lines = [table.title + (f" ({table.more})" if table.more else "")]
-    lines += text_table([[c[0] for c in r] for r in [[(h, h) for h in table.head], *table.rows]],
+    lines += text_table([list(table.head), *[[c[0] for c in r] for r in table.rows]],
                         right={2, 3, 5, *range(6, len(table.head))})
     return "\n".join(lines + ["", HOW_TO_READ])
 

@@ -631,13 +631,13 @@ def _run(argv: list[str], plain: bool = False) -> int:
         print(_missing_tasks(str(exc)), file=sys.stderr)
         return 2
     except Exception as exc:  # only a server that cannot be reached is answered here
-        line = unreachable_line(captured.get("args"), exc)
-        if line is None:
+        unreachable = unreachable_line(captured.get("args"), exc)
+        if unreachable is None:
             raise
         # The backend's other requests fail the same way; asyncio would print each one's
         # traceback ("Task exception was never retrieved") as the process ends.
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-        print(line, file=sys.stderr, flush=True)
+        print(unreachable, file=sys.stderr, flush=True)
         return 2
     finally:
         declare(None)

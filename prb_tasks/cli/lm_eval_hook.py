@@ -186,4 +186,5 @@ def wrap_run_command(module: ModuleType) -> None:
 
     _execute._prb_wrapped = True  # type: ignore[attr-defined]
     _execute.__doc__ = execute.__doc__
+    assert run_cls is not None  # it has an _execute (checked above)
     run_cls._execute = staticmethod(_execute)

@@ -112,7 +112,7 @@ def create_app(collection: Collection) -> Any:
     total = len(store.pairs)
 
     @app.after_request
-    def _headers(response):  # type: ignore[no-untyped-def]
+    def _headers(response):
         response.headers.update(_HEADERS)
         return response
 
@@ -137,23 +137,23 @@ def create_app(collection: Collection) -> Any:
                                answered=len(collection.states[person.name].answers), **values)
 
     @app.errorhandler(404)
-    def _missing(_):  # type: ignore[no-untyped-def]
+    def _missing(_):
         return render_template("message.html", title="Link not found",
                                text="This link is not valid. Open the private link you were given."), 404
 
     @app.errorhandler(403)
-    def _refused(_):  # type: ignore[no-untyped-def]
+    def _refused(_):
         return render_template("message.html", title="Form expired",
                                text="This form could not be accepted. Reload the page and answer again."), 403
 
     @app.errorhandler(413)
-    def _too_big(_):  # type: ignore[no-untyped-def]
+    def _too_big(_):
         return render_template("message.html", title="Too long",
                                text="That answer is too long to save. Go back, shorten the reason and send it again."), 413
 
     @app.errorhandler(OSError)
     @app.errorhandler(JournalError)
-    def _disk(exc):  # type: ignore[no-untyped-def]
+    def _disk(exc):
         # Nothing was kept (the journal is cut back to its last whole line), so asking
         # again is safe: the participant's next try is a fresh append.
         print(f"prb collect: could not save an answer: {exc}", file=sys.stderr, flush=True)
@@ -162,15 +162,15 @@ def create_app(collection: Collection) -> Any:
                                "keeps failing, tell the person who sent you the link."), 503
 
     @app.get("/favicon.ico")
-    def _icon():  # type: ignore[no-untyped-def]
+    def _icon():
         return "", 204
 
     @app.get("/")
-    def _root():  # type: ignore[no-untyped-def]
+    def _root():
         abort(404)
 
     @app.get("/p/<token>/")
-    def start(token: str):  # type: ignore[no-untyped-def]
+    def start(token: str):
         person = person_or_404(token)
         if collection.states[person.name].profile is None:
             return redirect(f"/p/{token}/profile", 303)
@@ -178,7 +178,7 @@ def create_app(collection: Collection) -> Any:
         return redirect(f"/p/{token}/done" if position > total else f"/p/{token}/pair/{position}", 303)
 
     @app.route("/p/<token>/profile", methods=["GET", "POST"])
-    def profile(token: str):  # type: ignore[no-untyped-def]
+    def profile(token: str):
         person = person_or_404(token)
         current = collection.states[person.name].profile or {}
         problem = None
@@ -192,7 +192,7 @@ def create_app(collection: Collection) -> Any:
         return page("profile.html", person, fields=form.profile, current=current, problem=problem)
 
     @app.route("/p/<token>/pair/<int:position>", methods=["GET", "POST"])
-    def pair(token: str, position: int):  # type: ignore[no-untyped-def]
+    def pair(token: str, position: int):
         person = person_or_404(token)
         state = collection.states[person.name]
         if state.profile is None:
@@ -230,7 +230,7 @@ def create_app(collection: Collection) -> Any:
                     value_tags=form.value_tags, problem=problem)
 
     @app.get("/p/<token>/done")
-    def done(token: str):  # type: ignore[no-untyped-def]
+    def done(token: str):
         person = person_or_404(token)
         if collection.next_position(person.name) <= total:
             return redirect(f"/p/{token}/", 303)

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _load_pairs(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _load_pairs(args: argparse.Namespace):
     from prb_tasks.collect.pairs import read_pairs
 
     if args.generate:

@@ -145,6 +145,8 @@ def load_candidates(path: str) -> Candidates:
             where = f"{file} line {number}"
             if not isinstance(record, dict):
                 raise DataError(f"prb: candidates file {where} is not a JSON object")
+            key: str | None
+            row_id: str | None
             if isinstance(record.get("doc"), dict):
                 doc = record["doc"]
                 if doc.get("variant") != SAMPLE_VARIANT:
@@ -152,15 +154,16 @@ def load_candidates(path: str) -> Candidates:
                                     "samples or your own JSONL (pair_key or id, candidates)")
                 key, row_id, texts = str(doc.get("pair_key")), None, _replies(record)
             else:
-                key = record.get("pair_key")
-                row_id = record.get("id")
-                texts = record.get("candidates")
-                if (key is None) == (row_id is None):
+                given_key = record.get("pair_key")
+                given_id = record.get("id")
+                candidates = record.get("candidates")
+                if (given_key is None) == (given_id is None):
                     raise DataError(f"prb: candidates file {where}: give exactly one of 'pair_key' or 'id'")
-                if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+                if not isinstance(candidates, list) or not candidates or not all(isinstance(t, str) for t in candidates):
                     raise DataError(f"prb: candidates file {where}: 'candidates' must be a non-empty list of strings")
-                key = None if key is None else str(key)
-                row_id = None if row_id is None else str(row_id)
+                key = None if given_key is None else str(given_key)
+                row_id = None if given_id is None else str(given_id)
+                texts = candidates
             name = key if key is not None else f"id:{row_id}"
             if name in seen:
                 raise DataError(f"prb: question {name} has candidates twice ({seen[name]} and {where}); keep one")

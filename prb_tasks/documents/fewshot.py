@@ -53,7 +53,9 @@ from prb_tasks.prompts.user_history import PastChoice
 from prb_tasks.text.bm25 import BM25Index
 
 DEFAULT_PAIRS_PER_USER = KS[-1] + DEFAULT_QUERIES
-_PLL = PersonalLLMOptions.model_fields
+# Typed Any: a FieldInfo given as a default is the field's own (pydantic reads it as Field(...)).
+_PLL: dict[str, Any] = PersonalLLMOptions.model_fields
+_CUSTOM: dict[str, Any] = CustomOptions.model_fields
 
 
 class FewshotOptions(TemplateOptions):
@@ -69,7 +71,7 @@ class FewshotOptions(TemplateOptions):
     pairs_per_user: int = Field(DEFAULT_PAIRS_PER_USER, ge=1, description="PersonalLLM: clear choices simulated "
                                 "per user (default 24: a pool of 16 support pairs and 8 queries)")
     # Your own file.
-    data_path: Optional[str] = CustomOptions.model_fields["data_path"]
+    data_path: Optional[str] = _CUSTOM["data_path"]
     # The protocol.
     unseen_share: float = Field(DEFAULT_UNSEEN_SHARE, gt=0, lt=1, description="share of users evaluated (unseen); "
                                 "the others are seen: all their labels are the method's to learn from")
@@ -209,9 +211,10 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
                 context = render(history_ref, history=history, demographics=[])
                 docs.extend(judge_pair_docs(
                     identity, query.chosen.text, query.rejected.text, system_prompt,
-                    lambda a, b, q=query, c=context, h=history: render(
-                        user_ref, context=c, question=q.prompt, response_a=a, response_b=b, history=h,
-                        demographics=[]),
+                    # Called before the loop moves on (no rebuild), so the loop's names are bound.
+                    lambda a, b: render(
+                        user_ref, context=context, question=query.prompt, response_a=a, response_b=b,
+                        history=history, demographics=[]),
                 ))
     if not docs:
         raise DataError(f"prb: few-shot ({source}): no user has {split.queries} query pairs; lower 'queries' "

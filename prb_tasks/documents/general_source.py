@@ -49,7 +49,8 @@ def record_part(kwargs: dict[str, Any], bench: Benchmark, folder: Optional[Path]
         default_task: the task named when lm-eval did not pass one.
         found: the parts the copy holds (named when ``part`` has no rows).
     """
-    kind, where = ("hub", bench.hf_repo) if folder is None else ("local", str(folder))
+    kind: provenance.Kind = "hub" if folder is None else "local"
+    where = bench.hf_repo if folder is None else str(folder)
     provenance.record(kwargs, provenance.DataSource(kind, where, f"{bench.split}: {part}", picked),
                       task_name(kwargs) or default_task)
     if picked:

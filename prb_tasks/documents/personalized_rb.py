@@ -174,6 +174,7 @@ class DocOptions(BaseModel):
     @field_validator("retriever", "retriever_dtype", "retriever_backend", "plans_missing", mode="before")
     @classmethod
     def _choices(cls, value: Any, info: ValidationInfo) -> str:
+        assert info.field_name is not None  # a field validator is always called for a field
         default, choices = _CHOICES[info.field_name]
         return _choice(value, info.field_name, default, choices)
 
@@ -304,7 +305,7 @@ def subset_source(options: DocOptions, source: str | None, subset: Subset, rows:
     folder = resolve_data_dir(source or options.data_dir)
     if folder is None:
         return provenance.DataSource("hub", HF_REPO, subset.config, rows)
-    kind = "sample" if folder.resolve() == sample_dir().resolve() else "local"
+    kind: provenance.Kind = "sample" if folder.resolve() == sample_dir().resolve() else "local"
     return provenance.DataSource(kind, str(folder), subset.config, rows)
 
 
@@ -414,7 +415,7 @@ def _scalar_docs(
         )
         profile_key = f"{tag}::{subset.config}/{index}"
         # Read from the column only if a profile-based scorer asks (never for a judge).
-        profile_store.remember(profile_key, lambda index=index: tuple(table.profiles.texts(index)))
+        profile_store.remember(profile_key, partial(lambda row: tuple(table.profiles.texts(row)), index))
         docs.append({
             **_identity(row, index, subset, variant),
             "question": row.question,

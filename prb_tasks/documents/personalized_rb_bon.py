@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -273,7 +274,7 @@ def _contestant_docs(tables: list[tuple[Subset, SubsetTable]], options: BonOptio
             if variant == "bon":
                 # Same key as the pairwise scalar tasks: profile scorers (bm25) read the posts there.
                 profile_key = f"{tag}::{subset.config}/{index}"
-                profile_store.remember(profile_key, lambda table=table, index=index: tuple(table.profiles.texts(index)))
+                profile_store.remember(profile_key, partial(lambda t, row: tuple(t.profiles.texts(row)), table, index))
                 if official:
                     # Their score.py: the user turn is the question and the posts, with nothing between them.
                     prompt = row.question + format_posts(posts)

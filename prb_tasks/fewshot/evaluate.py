@@ -11,6 +11,7 @@ import numbers
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -171,7 +172,7 @@ class Session:
             where = f"score() for user {user_id!r} at k={k}, query pair {key!r}"
             rewards = []
             for response in (pair.chosen, pair.rejected):
-                value = self._guarded(where, lambda r=response: self.method.score(user, pair.prompt, r))
+                value = self._guarded(where, partial(self.method.score, user, pair.prompt, response))
                 rewards.append(reward(value, self._label(where)))
             out.append((rewards[0], rewards[1]))
         return out

@@ -74,12 +74,12 @@ def custom_pairs(records: list[UserRecord]) -> tuple[dict[str, list[Pair]], dict
         records: validated users of a custom file.
     """
     by_user = {
-        r.user_id: [Pair(f"{r.user_id}/{i}", p.prompt, Response(p.chosen), Response(p.rejected),
+        str(r.user_id): [Pair(f"{r.user_id}/{i}", p.prompt, Response(p.chosen), Response(p.rejected),
                          reason=p.reason, values=tuple(p.value_alignment))
                     for i, p in enumerate(r.preferences)]
         for r in records
     }
-    users = {r.user_id: User(str(r.user_id), demographics=r.demographics,
+    users = {str(r.user_id): User(str(r.user_id), demographics=r.demographics,
                              profile=tuple(Post(t) for t in r.profile_texts), family="custom")
              for r in records}
     return by_user, users

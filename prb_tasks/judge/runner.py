@@ -171,7 +171,8 @@ class _Ticket:
         self._semaphore = semaphore
         self._held = True
 
-    def release(self) -> None:
+    def release(self, _done: object = None) -> None:
+        # _done: the finished task, when called back by it.
         if self._held:
             self._held = False
             self._semaphore.release()
@@ -264,7 +265,7 @@ class JudgeRunner:
                     break
                 ticket = _Ticket(admission)
                 task = asyncio.create_task(self._judge(index, requests, sample_indices[index], results, ticket))
-                task.add_done_callback(lambda _, ticket=ticket: ticket.release())
+                task.add_done_callback(ticket.release)
                 tasks.append(task)
             done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for waiting in pending:

@@ -107,7 +107,7 @@ def _key_of(name: str, runs: list[Run]) -> tuple[str, str] | None:
                 return (fam.benchmark, fam.setting) if fam.kind == "judge" else None
     entry = next((g for g in groups() if g.name == name), None)
     task = entry.subtasks[0] if entry is not None and entry.subtasks else None
-    if task is None or task not in declared() or "prb-judge" not in entry.backends:
+    if entry is None or task is None or task not in declared() or "prb-judge" not in entry.backends:
         return None
     return benchmark_of(task) or "", declared()[task]
 

@@ -16,7 +16,9 @@ from typing import Any
 from prb_tasks.report.build import Report, Section
 from prb_tasks.report.chart_helpers import PERCENT, chart_title, label_points, pyplot, save_figure, short_name
 from prb_tasks.report.formatting import known
+from prb_tasks.report.summary import Summary
 from prb_tasks.report.tables import short_subset
+from prb_tasks.stats.pairs import Interval
 
 MISSING = "charts skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")"
 STYLE = {"judge": ("#1f6fb4", "o", "generative judge"), "scalar": ("#e07b12", "s", "scalar RM")}
@@ -29,9 +31,15 @@ def _kind_handles(kinds: set[str]) -> list[Any]:
             for k, (c, m, t) in STYLE.items() if k in kinds]
 
 
+def _acc(summary: Summary) -> Interval:
+    """The accuracy of a model the chart shows (those without one are left out first)."""
+    assert summary.acc is not None
+    return summary.acc
+
+
 def accuracy(section: Section, stem: Path) -> bool:
     """Headline: accuracy with its 95% interval per model, overall and per subset."""
-    rows = sorted([s for s in section.summaries if s.acc and s.id not in section.set_apart], key=lambda s: s.acc.value)
+    rows = sorted([s for s in section.summaries if s.acc and s.id not in section.set_apart], key=lambda s: _acc(s).value)
     if not rows:
         return False
     plt = pyplot()
@@ -44,21 +52,22 @@ def accuracy(section: Section, stem: Path) -> bool:
     fig, ax = plt.subplots(figsize=(7.5, 1.4 + (0.35 + 0.22 * len(subsets)) * len(rows)))
     for y, s in enumerate(rows):
         color, marker, _ = STYLE[s.kind]
-        if known(s.acc.low):
-            ax.plot([100 * s.acc.low, 100 * s.acc.high], [y, y], color=color, linewidth=2.5, alpha=0.7)
-        ax.plot(100 * s.acc.value, y, marker=marker, color=color, markersize=8, clip_on=False)
+        acc = _acc(s)
+        if known(acc.low):
+            ax.plot([100 * acc.low, 100 * acc.high], [y, y], color=color, linewidth=2.5, alpha=0.7)
+        ax.plot(100 * acc.value, y, marker=marker, color=color, markersize=8, clip_on=False)
         # The value sits beside the interval (not above it, where the subsets are).
-        high = 100 * (s.acc.high if known(s.acc.high) else s.acc.value)
-        low = 100 * (s.acc.low if known(s.acc.low) else s.acc.value)
+        high = 100 * (acc.high if known(acc.high) else acc.value)
+        low = 100 * (acc.low if known(acc.low) else acc.value)
         label = dict(textcoords="offset points", fontsize=7, fontweight="bold")
         if high < 88:
-            ax.annotate(f"{100 * s.acc.value:.1f}", (high, y), xytext=(6, 0), ha="left", va="center", **label)
+            ax.annotate(f"{100 * acc.value:.1f}", (high, y), xytext=(6, 0), ha="left", va="center", **label)
         elif low > 12:
-            ax.annotate(f"{100 * s.acc.value:.1f}", (low, y), xytext=(-6, 0), ha="right", va="center", **label)
+            ax.annotate(f"{100 * acc.value:.1f}", (low, y), xytext=(-6, 0), ha="right", va="center", **label)
         else:
             # An interval spanning the whole axis leaves no room beside it: the value goes
             # under its marker rather than over the model names.
-            ax.annotate(f"{100 * s.acc.value:.1f}", (100 * s.acc.value, y), xytext=(0, -7), ha="center",
+            ax.annotate(f"{100 * acc.value:.1f}", (100 * acc.value, y), xytext=(0, -7), ha="center",
                         va="top", **label)
         per = {g.value: g for g in s.subsets}
         for k, name in enumerate(subsets):
@@ -66,7 +75,7 @@ def accuracy(section: Section, stem: Path) -> bool:
             if g is None:
                 continue
             yy = y + 0.16 + band * k * 0.5  # subsets just above their model's overall marker
-            if g.low is not None and known(g.low):
+            if g.low is not None and g.high is not None and known(g.low):
                 ax.plot([100 * g.low, 100 * g.high], [yy, yy], color=color, linewidth=0.8, alpha=0.5)
             ax.plot(100 * g.acc, yy, marker=SUBSET_MARKERS[k % len(SUBSET_MARKERS)], color=color,
                     markersize=4.5, fillstyle="none", linestyle="", clip_on=False)
@@ -104,7 +113,7 @@ def cost_frontier(section: Section, stem: Path) -> bool:
     plt = pyplot()
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-    paid = [s.cost.usd_per_1k_pairs for s in rows if (s.cost.usd_per_1k_pairs or 0) > 0]
+    paid = [usd for s in rows if (usd := s.cost.usd_per_1k_pairs) is not None and usd > 0]
     log = bool(paid)
     # A log axis cannot show $0: free models are drawn one decade left of the cheapest paid one.
     free_x = min(paid) / 10 if paid else 0.0
@@ -114,9 +123,10 @@ def cost_frontier(section: Section, stem: Path) -> bool:
         color, marker, _ = STYLE[s.kind]
         cost = s.cost.usd_per_1k_pairs or 0.0
         x = cost if cost > 0 else free_x
-        points.append((x, 100 * s.acc.value))
-        named.append((x, 100 * s.acc.value, short_name(s.label, 30)))
-        ax.plot(x, 100 * s.acc.value, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
+        y = 100 * _acc(s).value
+        points.append((x, y))
+        named.append((x, y, short_name(s.label, 30)))
+        ax.plot(x, y, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
     line = _frontier(points)
     ax.plot([p[0] for p in line], [p[1] for p in line], color="#555", linestyle="--", linewidth=1)
     label_points(ax, named, log_x=log)
@@ -183,7 +193,7 @@ def consistency(section: Section, stem: Path) -> bool:
     color, marker, _ = STYLE["judge"]
     named = []
     for s in rows:
-        x, y = 100 * (s.metrics["consistency"] or 0.0), 100 * s.acc.value
+        x, y = 100 * (s.metrics["consistency"] or 0.0), 100 * _acc(s).value
         ax.plot(x, y, marker=marker, color=color, markersize=8, linestyle="", clip_on=False)
         named.append((x, y, short_name(s.label, 30)))
     label_points(ax, named)

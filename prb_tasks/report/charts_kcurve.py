@@ -31,8 +31,9 @@ def _curves(section: Section) -> list[tuple[str, str, list]]:
     for entry in section.entries:
         if not entry.logged or not entry.subset:
             continue
-        shots = [_SHOT.fullmatch(s) for s in entry.subset]
-        if not all(shots):
+        found = [_SHOT.fullmatch(s) for s in entry.subset]
+        shots = [m for m in found if m is not None]
+        if len(shots) != len(found):
             continue
         users = entry.user if len(entry.user) == len(entry.keys) else [None] * len(entry.keys)
         outcomes = [(int(m.group(1)), u or key, float(v))

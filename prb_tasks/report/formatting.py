@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 from prb_tasks.stats.pairs import Interval
 
 DASH = "-"
 
 
-def known(value: float | None) -> bool:
+def known(value: float | None) -> TypeGuard[float]:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 

@@ -145,15 +145,18 @@ def pair_texts(entries: list[Entry], notes: list[str]) -> dict[tuple[str, str], 
         for i, key in enumerate(entry.keys):
             text = texts.setdefault((entry.source, key), PairText())
             doc = entry.docs[i]
-            row = rows.get(entry.source, {}).get((doc.get("subset"), _row_number(key)))
+            subset, number = doc.get("subset"), _row_number(key)
+            row = (rows.get(entry.source, {}).get((subset, number))
+                   if isinstance(subset, str) and number is not None else None)
             if row is not None and text.chosen is None:
                 text.question, text.chosen, text.rejected = row.question, row.chosen, row.rejected
                 text.aspects = [{"aspect": a.aspect, "evidence": a.evidence, "reason": a.reason}
                                 for a in row.rubric_aspects]
             if text.question is None and isinstance(doc.get("question"), str):
                 text.question = doc["question"]
-            if text.chosen is None and entry.responses[i] is not None:
-                text.chosen, text.rejected = entry.responses[i]
+            pair = entry.responses[i]
+            if text.chosen is None and pair is not None:
+                text.chosen, text.rejected = pair
             if not text.aspects and isinstance(doc.get("rubric_aspects"), list):
                 text.aspects = [a for a in doc["rubric_aspects"] if isinstance(a, dict)]
             if text.prompt is None and isinstance(doc.get("prompt"), str):

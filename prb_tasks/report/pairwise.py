@@ -120,7 +120,7 @@ def ranking(accs: dict[str, float | None], comparisons: list[Comparison]) -> lis
         accs: entry id -> accuracy on its own pairs.
         comparisons: output of :func:`compare_all`.
     """
-    order = sorted(accs, key=lambda i: -(accs[i] if accs[i] is not None else -1.0))
+    order = sorted(accs, key=lambda i: -(acc if (acc := accs[i]) is not None else -1.0))
     rows = {i: Ranked(rank + 1, i, accs[i]) for rank, i in enumerate(order)}
     for c in comparisons:
         if not c.significant:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prb_tasks.report.build import Report
-from prb_tasks.report.formatting import ci, money, pct
+from prb_tasks.report.formatting import ci, money, pct, value
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
 from prb_tasks.report.tables import has_users
 from prb_tasks.stats.resampling import UNITS_IN_BRIEF
@@ -45,11 +45,11 @@ def render_text(report: Report) -> str:
                 ci(s.acc), pct(s.acc_macro.value if s.acc_macro else None),
                 *([pct(s.acc_user.value if s.acc_user else None)] if users else []), s.resampled or "-",
                 money(s.cost.usd_per_1k_pairs, s.cost.partial),
-                ", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.get)) or "-",
+                ", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.__getitem__)) or "-",
             ])
         right = {0, 3, 4, 6, 7, 9} if users else {0, 3, 4, 6, 8}
         lines += text_table(rows, right)
-        lines += [f"not ranked: {by_id[i].label} (acc {pct(by_id[i].acc.value if by_id[i].acc else None)}%): {why}"
+        lines += [f"not ranked: {by_id[i].label} (acc {pct(value(by_id[i].acc))}%): {why}"
                   for i, why in section.set_apart.items()]
         lines += [""]
     for ladder in report.ladders:

@@ -53,15 +53,20 @@ def as_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
 def _defaults(model: str) -> dict[str, Any]:
     """The default of every argument of prb's own backends (none for lm-eval's)."""
     try:
+        fields: dict[str, Any]
         if model == "prb-rm":
-            from prb_tasks.rm.options import RMOptions as Options
+            from prb_tasks.rm.options import RMOptions
+
+            fields = RMOptions.model_fields
         elif model == "prb-judge":
-            from prb_tasks.judge.options import JudgeSettings as Options
+            from prb_tasks.judge.options import JudgeSettings
+
+            fields = JudgeSettings.model_fields
         else:
             return {}
     except ImportError:
         return {}
-    return {name: f.default for name, f in Options.model_fields.items()}
+    return {name: f.default for name, f in fields.items()}
 
 
 def _same(value: Any, default: Any) -> bool:

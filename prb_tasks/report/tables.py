@@ -82,7 +82,7 @@ def ranking_table(section: Section) -> Table:
             _p(value(s.acc)), _ci(s.acc), _p(value(s.acc_macro)), _ci(s.acc_macro),
             *([_p(value(s.acc_user)), _ci(s.acc_user)] if users else []), _t(s.resampled or "-"),
             *[_p(per[n].acc) if n in per else ("-", None) for n in subsets],
-            _t(", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.get)) or "-"),
+            _t(", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.__getitem__)) or "-"),
         ])
     return table
 
@@ -127,7 +127,7 @@ def double_game_table(summaries: list[Summary]) -> Table | None:
         cells: list[Cell] = []
         for n in subsets:
             g = per.get(n)
-            cells += [_p(g.acc), _ci(Interval(g.acc, g.low, g.high) if g.low is not None else None)] if g else \
+            cells += [_p(g.acc), _ci(Interval(g.acc, g.low, g.high) if g.low is not None and g.high is not None else None)] if g else \
                 [("-", None), ("-", None)]
         table.rows.append([_t(s.label), _p(value(s.double_game)), _ci(s.double_game), _t(s.resampled or "-"),
                            *cells])

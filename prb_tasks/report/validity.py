@@ -233,7 +233,9 @@ def read_benchmark(path: Path, notes: list[str]) -> dict[str, Side]:
     # Best-of-N and sampling runs are read as downstream: drop read_run's line about them.
     notes.extend(n for n in mine if "not a task of pairwise verdicts" not in n)
     out: dict[str, Side] = {}
-    for family in (run.families if run else []):
+    if run is None:
+        return out
+    for family in run.families:
         if not family.logged:
             notes.append(f"{family.name} in {path.parent}: no sample logs; re-run it with --log_samples")
             continue

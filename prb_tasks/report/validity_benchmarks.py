@@ -196,14 +196,18 @@ def _read_runs(paths: list[Path], compare_with: list[str], notes: list[str]) -> 
             continue
         if not isinstance(data, dict):
             continue
-        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        config = data.get("config")
+        if not isinstance(config, dict):
+            config = {}
         label = model_label(config)
         runs.configs[label] = config
         for task, side in read_benchmark(path, notes).items():
             runs.bench[task][label] = side
         for task, side in read_downstream(path, notes).items():
             runs.down[task][label] = side
-        results = data.get("results") if isinstance(data.get("results"), dict) else {}
+        results = data.get("results")
+        if not isinstance(results, dict):
+            results = {}
         runs.tasks.update(name for name, entry in results.items() if headline(entry) is not None)
         for task in compare_with:
             value = headline(results.get(task))
@@ -391,13 +395,14 @@ def cross_validity(paths: list[Path], scores: PublishedScores | None = None, com
         item_runs[task] = _item_runs(task, [runs.origin[task][c.label] for c in contestants], notes)
     if scores is not None:
         matched = _match_scores(scores, contestants, problems)
-        for bench in scores.benchmarks:
-            line = _missing_line(bench, f"--scores {scores.path.name}", set(matched.get(bench, {})), contestants)
+        for published in scores.benchmarks:
+            line = _missing_line(published, f"--scores {scores.path.name}", set(matched.get(published, {})),
+                                 contestants)
             if line:
                 problems.append(line)
                 continue
-            benches.append(Benchmark(bench, f"--scores {scores.path.name}, resampled over models",
-                                     np.array([matched[bench][c.label] for c in contestants])))
+            benches.append(Benchmark(published, f"--scores {scores.path.name}, resampled over models",
+                                     np.array([matched[published][c.label] for c in contestants])))
     names = [b.name for b in benches]
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(f"prb validity: benchmark '{name}' is given twice (runs and --scores, or twice in the file); "

@@ -34,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -107,7 +107,7 @@ def leaf_tasks(task: str, tree: dict[str, list[str]]) -> list[str]:
     return [leaf for s in subs for leaf in leaf_tasks(s, tree)] if subs else [task]
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -168,7 +168,7 @@ def read_leaf(path: Path, task: str, metric: str) -> tuple[Leaf, int]:
     cells: list[tuple[str, int, int, int]] = []
     docs = 0
     for sample in iter_samples(samples):
-        value = sample.get(metric)
+        value: Any = sample.get(metric)  # its shape is checked by _kind
         this = _kind(value)
         if this is None or (kind is not None and this != kind):
             raise SkipRun(f"{task} in {path.parent}: its per-item {metric} values are not ones prb can resample")

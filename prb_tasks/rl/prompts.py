@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Optional
 
 from prb_tasks.data import profile_store
@@ -78,11 +79,11 @@ def build_prompts(k: int, bon_preset: str, data_dir: Optional[str], templates: O
             key = f"{subset.short}/{index}"
             doc = docs[key]
             messages = ((("system", doc["system_prompt"]),) if doc["system_prompt"] else ()) + (("user", doc["prompt"]),)
-            rm_prompt = (row.question + format_posts(posts) if official else
+            rm_prompt = (row.question + format_posts(posts) if rm_ref is None else  # rm_ref is None: official
                          render(rm_ref, question=row.question, category=row.category, posts=posts,
                                 posts_text=format_posts(posts)))
             profile_key = f"prb-rl::{subset.config}/{index}"
-            profile_store.remember(profile_key, lambda table=table, index=index: tuple(table.profiles.texts(index)))
+            profile_store.remember(profile_key, partial(lambda t, row: tuple(t.profiles.texts(row)), table, index))
             out.append(RLPrompt(key, messages, rm_prompt, profile_key))
     return out
 

@@ -204,10 +204,11 @@ def question_metrics(scores: Sequence[Optional[float]], gold: Sequence[Optional[
     out = {name: _NAN for name in METRICS}
     if any(g is None or math.isnan(float(g)) for g in gold):
         return {**out, "ungraded": 1.0}
-    n = len(gold)
-    first = float(gold[0])
+    graded = [float(g) for g in gold if g is not None]  # all of them (checked above)
+    n = len(graded)
+    first = graded[0]
     for k in sorted({*(size for size in SIZES if size <= n), n}):
-        pick = best_of_k(scores, [float(g) for g in gold], k)
+        pick = best_of_k(scores, graded, k)
         suffix = f"_k{k}" if k in SIZES else ""
         values = {"gold": pick.gold, "gain": pick.gold - first, "top": pick.top}
         for field, value in values.items():

@@ -87,7 +87,7 @@ def _aggregate_by_measured(original):  # wraps lm-eval's Group.aggregate
                     group_metrics.setdefault("sample_count", {})[key] = value.measured
         return group_metrics
 
-    aggregate.prb_measured = True
+    setattr(aggregate, "prb_measured", True)  # functools.wraps' return type declares no such attribute
     return aggregate
 
 

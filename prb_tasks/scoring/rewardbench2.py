@@ -125,9 +125,9 @@ def ties_score(items: Iterable[tuple[str, int, Sequence[float]]]) -> TiesScore:
     """
     pooled: dict[tuple[str, int], list[tuple[bool, float]]] = defaultdict(list)
     for row_id, num_correct, scores in items:
-        kind, _, number = row_id.partition(":")
+        kind, _, digits = row_id.partition(":")
         for i, s in enumerate(scores):
-            pooled[(kind, int(number))].append((i < num_correct, float(s)))
+            pooled[(kind, int(digits))].append((i < num_correct, float(s)))
     ref: dict[int, PromptStats] = {}
     tied: dict[int, PromptStats] = {}
     for (kind, number), samples in pooled.items():

@@ -79,7 +79,9 @@ def _pair_scores(samples: list[dict[str, Any]]) -> np.ndarray:
     """Per pair, the share of its documents scored right (a judge's two orders are one pair)."""
     by_pair: dict[str, list[float]] = defaultdict(list)
     for sample in samples:
-        doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
+        doc = sample.get("doc")
+        if not isinstance(doc, dict):
+            doc = {}
         key = str(doc.get("pair_key") or sample.get("doc_id"))
         if isinstance(sample.get("acc"), (int, float)):
             by_pair[key].append(float(sample["acc"]))

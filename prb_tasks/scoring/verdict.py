@@ -130,8 +130,11 @@ def _whole_reading(text: str) -> str | None:
     """The reading of a text that must be nothing but the verdict (a bare reply, a JSON value)."""
     match = _READING.match(text)
     reading = _reading(match)
-    if reading in ("A", "B") and _CLOSING.match(text, match.end()).end() != len(text):
-        return None
+    if reading in ("A", "B") and match is not None:
+        closing = _CLOSING.match(text, match.end())
+        assert closing is not None  # _CLOSING matches the empty string too
+        if closing.end() != len(text):
+            return None
     return reading
 
 
@@ -159,7 +162,7 @@ def _statements(text: str) -> list[tuple[int, str]]:
             continue  # inside the previous statement ("Result: A or Result: B")
         match = _READING.match(text, key.end())
         reading = _reading(match)
-        if reading:
+        if reading and match is not None:
             found.append((key.start(), reading))
             read_until = match.end()
     found.extend((m.start(), m.group(1).upper()) for m in _DOUBLE_BRACKET.finditer(text))

@@ -25,11 +25,11 @@ import numpy as np
 
 from prb_tasks.stats.pairs import LEVEL, Interval
 
-Measure = Callable[[Sequence[float], Sequence[float]], "float | None"]
+Measure = Callable[["Sequence[float] | np.ndarray", "Sequence[float] | np.ndarray"], "float | None"]
 RBO_P = 0.9
 
 
-def _arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError("correlation needs two equal-length lists of values")
@@ -44,7 +44,7 @@ def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float | None:
     """Spearman's rank correlation (ties get their average rank)."""
     from scipy.stats import spearmanr
 
@@ -52,7 +52,7 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     return _finite(spearmanr(a, b).statistic) if _defined(a, b) else None
 
 
-def kendall(x: Sequence[float], y: Sequence[float]) -> float | None:
+def kendall(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float | None:
     """Kendall's tau-b."""
     from scipy.stats import kendalltau
 
@@ -60,7 +60,7 @@ def kendall(x: Sequence[float], y: Sequence[float]) -> float | None:
     return _finite(kendalltau(a, b).statistic) if _defined(a, b) else None
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float | None:
     """Pearson's linear correlation."""
     from scipy.stats import pearsonr
 
@@ -73,7 +73,7 @@ def _order(values: np.ndarray) -> np.ndarray:
     return np.argsort(-values, kind="stable")
 
 
-def ndcg(x: Sequence[float], y: Sequence[float]) -> float | None:
+def ndcg(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float | None:
     """NDCG of the ranking by ``x`` with relevance ``y - min(y)``.
 
     Args:
@@ -101,7 +101,7 @@ def ndcg(x: Sequence[float], y: Sequence[float]) -> float | None:
     return float(relevance[order] @ shared) / ideal
 
 
-def rbo(x: Sequence[float], y: Sequence[float], p: float = RBO_P) -> float | None:
+def rbo(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, p: float = RBO_P) -> float | None:
     """Extrapolated rank-biased overlap of the orders by ``x`` and by ``y``.
 
     Both rankings hold the same ``n`` items, so the overlap at depth ``n`` is ``n`` and

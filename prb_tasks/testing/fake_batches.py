@@ -261,7 +261,7 @@ class FakeBatches:
             if data is None or purpose != "batch":
                 self._bad_request(handler, "openai", "expected multipart fields 'file' and purpose=batch")
                 return
-            meta = {"id": self._new_id("file-fake"), "object": "file", "bytes": len(data[1]),
+            meta: dict[str, Any] = {"id": self._new_id("file-fake"), "object": "file", "bytes": len(data[1]),
                     "created_at": int(time.time()), "filename": data[0] or "upload.jsonl", "purpose": "batch",
                     "status": "processed", "expires_at": None, "status_details": None}
             with self._lock:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def write_users(path: Path, users: int = 24, pairs: int = 16, signal: bool = Tru
             a, b = (texts[liked], texts[other]) if first else (texts[other], texts[liked])
             prefs.append({"prompt": _ASKS[rng.integers(len(_ASKS))], "response_A": a, "response_B": b,
                           "chosen_response": "response_A" if first else "response_B"})
-        record = {"user_id": f"u{u:03d}", "preferences": prefs}
+        record: dict[str, Any] = {"user_id": f"u{u:03d}", "preferences": prefs}
         if demographics:
             record["demographics"] = {"pet": pet}
         lines.append(json.dumps(record))

@@ -195,7 +195,7 @@ def _rank_chunk(questions: Sequence[str], posts: Any, k1: float, b: float) -> li
     queries = [Counter(tokenize(q)) for q in questions]
     vocabulary = sorted({term for query in queries for term in query})
     slots = max((len(q) for q in queries), default=0)
-    tf = np.zeros((n_posts, max(slots, 1)))
+    tf: np.ndarray = np.zeros((n_posts, max(slots, 1)))
     # One hash lookup finds stop words and query words: stop words first, then the
     # query words; a match is then checked on all of (head, tail, size), so it is exact.
     encoded = [word.encode("utf-8") for word in (*_STOP_WORDS, *vocabulary)]

@@ -85,6 +85,10 @@ def load(folder: str | Path, who: str, accept: tuple[str, ...] | None = None, de
     from prb_tasks.train.models import CLASSES
 
     path = Path(folder).expanduser()
+    if not isinstance(arch, str) or arch not in CLASSES:
+        # A manifest without (or with an unknown) architecture was a KeyError traceback.
+        raise TrainError(f"{who}: {path / MANIFEST} names no architecture this prb knows ({arch!r}; known: "
+                         f"{', '.join(CLASSES)}); train the model again with this prb")
     backbone = AutoModel.from_pretrained(path / "backbone")
     tokenizer = AutoTokenizer.from_pretrained(path / "backbone")
     model = CLASSES[arch](backbone, manifest["options"], len(manifest.get("users", [])))

@@ -45,7 +45,7 @@ def render_pair(pair: Pair, user: User, support: Sequence[Pair], architecture: s
     context = ""
     if architecture == "context":
         context = context_text(user, support, pair.prompt, options["context_parts"], options["budget"], tokenizer)
-    shots = ()
+    shots: tuple[tuple[str, str], ...] = ()
     if architecture == "latent":
         shots = tuple((rm_text(tokenizer, p.prompt, p.chosen.text, chat=chat),
                        rm_text(tokenizer, p.prompt, p.rejected.text, chat=chat)) for p in support)

@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if name in _BOOLS:
             parser.add_argument(flag, action="store_true", default=None, help=fields[name].description)
         else:
-            parser.add_argument(flag, default=None, help=fields[name].description
+            parser.add_argument(flag, default=None, help=(fields[name].description or "")
                                 + ("" if fields[name].is_required() else f" (default {fields[name].default})"))
 
 

@@ -166,6 +166,16 @@ def test_bad_input_is_one_line(root, tmp_path):
         TrainedMethod(str(tmp_path / "nope"))
 
 
+def test_manifest_without_a_known_architecture_is_one_line(tmp_path):
+    from prb_tasks.train.checkpoint import FORMAT, MANIFEST, load
+
+    for manifest in ({"format": FORMAT}, {"format": FORMAT, "architecture": "contxt"}):
+        (tmp_path / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+        with pytest.raises(TrainError, match=r"manifest.json names no architecture this prb knows .*"
+                                             r"known: plain, context, latent, mixture\); train the model again"):
+            load(tmp_path, "prb-method (trained)")
+
+
 def test_prb_starts_without_torch():
     import subprocess
     import sys

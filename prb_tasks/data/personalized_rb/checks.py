@@ -12,8 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-from prb_tasks.data.personalized_rb.schema import PRBRow
+from typing import Protocol
 
 #: Row numbers listed in a warning before "...".
 SHOWN_ROWS = 5
@@ -41,11 +40,25 @@ class RowWarning:
         return f"prb: warning: {origin}: {len(self.rows)} {noun} with {self.kind} ({noun} {shown}{more}); {self.meaning}"
 
 
+class _Row(Protocol):
+    """What the checks read of a row: a :class:`~prb_tasks.data.personalized_rb.schema.PRBRow`
+    or a columnar :class:`~prb_tasks.data.personalized_rb.columnar.PairRow`."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def chosen(self) -> str: ...
+    @property
+    def rejected(self) -> str: ...
+
+
 def _blank(text: str) -> bool:
     return not text.strip()
 
 
-_KINDS: tuple[tuple[str, Callable[[PRBRow], bool], str], ...] = (
+_KINDS: tuple[tuple[str, Callable[[_Row], bool], str], ...] = (
     ("a blank id", lambda r: _blank(r.id),
      "kept; pairs are keyed by subset and row number, never by id"),
     ("a blank question", lambda r: _blank(r.question),
@@ -58,7 +71,7 @@ _KINDS: tuple[tuple[str, Callable[[PRBRow], bool], str], ...] = (
 )
 
 
-def find_warnings(rows: Sequence[PRBRow]) -> list[RowWarning]:
+def find_warnings(rows: Sequence[_Row]) -> list[RowWarning]:
     """Every kind of odd row in ``rows`` (one subset, dataset order), in a fixed order.
 
     Args:
@@ -85,7 +98,7 @@ def find_warnings(rows: Sequence[PRBRow]) -> list[RowWarning]:
     return found
 
 
-def print_warnings(rows: Sequence[PRBRow], origin: str) -> list[RowWarning]:
+def print_warnings(rows: Sequence[_Row], origin: str) -> list[RowWarning]:
     """Print :func:`find_warnings` for ``rows`` to stderr, one line per kind.
 
     Args:

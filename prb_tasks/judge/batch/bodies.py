@@ -78,12 +78,12 @@ class BodyBuilder:
         shape = (json.dumps(params, sort_keys=True), roles)
         if shape not in self._shapes:
             probe = [{"role": role, "content": _slot(i)} for i, role in enumerate(roles)]
-            template = _raw_body(self.model, probe, params)
+            probed = _raw_body(self.model, probe, params)
             # Use the template only if every placeholder survived exactly once.
             used: list[str] = []
-            _fill(template, {_slot(i): "" for i in range(len(roles))}, used)
+            _fill(probed, {_slot(i): "" for i in range(len(roles))}, used)
             ok = sorted(used) == sorted(_slot(i) for i in range(len(roles)))
-            self._shapes[shape] = template if ok else None
+            self._shapes[shape] = probed if ok else None
         template = self._shapes[shape]
         messages = [{"role": m["role"], "content": m["content"]} for m in request.messages]
         if template is None:

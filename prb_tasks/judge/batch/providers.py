@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from prb_tasks.common.redact import register_secret
@@ -254,7 +255,7 @@ class OpenAIBatchAPI:
     async def results(self, status: BatchStatus) -> list[ItemResult]:
         items: list[ItemResult] = []
         for file_id in status.files:
-            content = await with_retries(lambda f=file_id: self._call("afile_content", file_id=f), self.retry)
+            content = await with_retries(partial(self._call, "afile_content", file_id=file_id), self.retry)
             raw = getattr(content, "content", content)
             text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
             items.extend(_result_lines(text, self._item))
@@ -467,11 +468,15 @@ class AnthropicBatchAPI:
                 return ItemResult(custom_id, "error", error=err)
         if kind in ("expired", "canceled"):
             return ItemResult(custom_id, "unfinished")
-        wrapper = result.get("error") if isinstance(result.get("error"), dict) else {}
-        err = wrapper.get("error") if isinstance(wrapper.get("error"), dict) else wrapper
-        etype = str(err.get("type", ""))
+        wrapper = result.get("error")
+        if not isinstance(wrapper, dict):
+            wrapper = {}
+        detail = wrapper.get("error")
+        if not isinstance(detail, dict):
+            detail = wrapper
+        etype = str(detail.get("type", ""))
         mapped, name, retryable = _ANTHROPIC_ERRORS.get(etype, ("server", "BatchRequestError", True))
-        message = sanitize(f"{etype}: {err.get('message', '')}", self._secrets)
+        message = sanitize(f"{etype}: {detail.get('message', '')}", self._secrets)
         return ItemResult(custom_id, "error", error=CallError(mapped, name, message, retryable=retryable))
 
     async def cancel(self, batch_id: str) -> BatchStatus:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prb_tasks.fewshot.method import Pair, Response, User
+from prb_tasks.fewshot.method import Pair, Post, Response, User
 from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.scorers.base import Report, Scorer
@@ -58,7 +58,7 @@ class TrainedScorer(Scorer):
             if "profile" not in self.options["context_parts"]:
                 raise RMError(f"prb-rm: the checkpoint reads {', '.join(self.options['context_parts'])}, which "
                               "Personalized RewardBench rows do not have; train it with --context-parts profile")
-            user = User("row", profile=posts, family="personalized_rb")
+            user = User("row", profile=tuple(Post(text) for text in posts), family="personalized_rb")
         pair = Pair("q", item.bare_question, Response(item.response), Response(item.response))
         return render_pair(pair, user, (), self.manifest["architecture"], self.options, self.tokenizer).chosen
 
