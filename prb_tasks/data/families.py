@@ -65,9 +65,9 @@ class BenchmarkFamily:
         describe: how to give the data, for messages (``a PersonalLLM folder (...)``).
         downstream_tasks: the family's Best-of-N tasks (``prb validity`` suggests them).
         pairwise_example: one pairwise task of the family, for the same suggestion.
-        train: ``"module:function"``: ``(location, metadata) -> (people, few_shot)``, the seen
-            users and their labelled pairs that ``prb train`` learns from, and the few-shot
-            split they come from (None: the family has none) (None: no training).
+        train: ``"module:function"`` that ``prb train`` reads its users from (None: the family
+            does not train): ``(location, metadata) -> (people, few_shot)``, the seen users with
+            their labelled pairs, and the few-shot split they come from (None where there is none).
         users_have: what the family's users carry (demographics, profile), for a message
             naming what a method or a model cannot have.
         one_pair_per_user: each user has one labelled pair (no history to learn from).
