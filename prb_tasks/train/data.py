@@ -77,6 +77,9 @@ def resolve_family(data: str, family: str | None) -> tuple[BenchmarkFamily, str]
     if "train" not in found.commands:
         raise TrainError(f"prb train: '{data}' holds {found.name} data, which has no users; {families.what_to_give('train')}")
     if bundled:
+        if owner is not None and found.name != owner.name:
+            raise TrainError(f"prb train: '{data}' is the data shipped for family {owner.name}, not {found.name}; "
+                             f"drop --family, or give {found.describe}")
         return found, data
     if found.data_is_file != path.is_file():
         raise TrainError(f"prb train: '{data}' is a {'file' if path.is_file() else 'folder'}; family {found.name} "

@@ -50,3 +50,9 @@ def test_a_family_without_users_and_a_wrong_metadata_key_are_one_line(tmp_path):
         parse({"data": str(tmp_path), "family": "rmbench", "architecture": "plain", "backbone": "b", "out": "o"}, None)
     with pytest.raises(TrainError, match=r"unknown --metadata key 'unseen_shar' \(did you mean 'unseen_share'\?\)"):
         load(_options("example", metadata={"unseen_shar": 0.5}))
+
+
+def test_a_bundled_name_with_another_family_is_one_line():
+    with pytest.raises(TrainError, match=r"'sample' is the data shipped for family personalized_rb, not custom; "
+                                         r"drop --family, or give a preference file"):
+        load(_options(SAMPLE, family="custom"))
