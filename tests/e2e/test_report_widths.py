@@ -50,17 +50,24 @@ def _probe(page: Path, folder: Path) -> Path:
     document is wider than the window, and opens a pair of your own data."""
     html = page.read_text(encoding="utf-8")
     nonce = re.search(r"script-src 'nonce-([^']+)'", html).group(1)
-    # Besides the overflow, name the elements that stick out past the window outside any
-    # scrolling box, so that a failure says what to fix.
-    probe = (f'<script nonce="{nonce}">window.addEventListener("load", function () {{ '
-             'var d = document.documentElement; var out = []; var all = document.querySelectorAll("body *"); '
-             'for (var i = 0; i < all.length; i++) {{ var clipped = false; '
-             'for (var a = all[i].parentElement; a; a = a.parentElement) {{ '
-             'if (getComputedStyle(a).overflowX !== "visible") {{ clipped = true; break; }} }} '
-             'var r = all[i].getBoundingClientRect(); '
-             'if (!clipped && r.right > d.clientWidth + 1) out.push(all[i].tagName.toLowerCase() + "#" + all[i].id); }} '
-             'document.body.setAttribute("data-wide", out.slice(0, 8).join(" ")); '
-             'document.body.setAttribute("data-overflow", String(d.scrollWidth - d.clientWidth)); });</script>')
+    # The pair list (and the section select's options) is built when the reader scrolls to
+    # it, which headless Chromium does before "load" only now and then; a #pair=KEY address
+    # builds it at once and opens that pair, the page's widest state. Wait for its rows all
+    # the same. Besides the overflow, name the elements that stick out past the window
+    # outside any scrolling box, so that a failure says what to fix.
+    script = ('window.addEventListener("load", function () { var tries = 0; '
+              '(function measure() { var rows = document.querySelectorAll("#pair-list tbody tr").length; '
+              'if (!rows && tries++ < 50) { setTimeout(measure, 100); return; } '
+              'var d = document.documentElement; var out = []; var all = document.querySelectorAll("body *"); '
+              'for (var i = 0; i < all.length; i++) { var clipped = false; '
+              'for (var a = all[i].parentElement; a; a = a.parentElement) { '
+              'if (getComputedStyle(a).overflowX !== "visible") { clipped = true; break; } } '
+              'var r = all[i].getBoundingClientRect(); '
+              'if (!clipped && r.right > d.clientWidth + 1) out.push(all[i].tagName.toLowerCase() + "#" + all[i].id); } '
+              'document.body.setAttribute("data-rows", String(rows)); '
+              'document.body.setAttribute("data-wide", out.slice(0, 8).join(" ")); '
+              'document.body.setAttribute("data-overflow", String(d.scrollWidth - d.clientWidth)); })(); });')
+    probe = f'<script nonce="{nonce}">{script}</script>'
     copy = folder / "probe.html"
     copy.write_text(html.replace("</body>", probe + "</body>"), encoding="utf-8")
     return copy
@@ -81,10 +88,14 @@ def test_no_horizontal_overflow(page: Path, tmp_path: Path, width: int) -> None:
     if browser is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
     probe = _probe(page, tmp_path)
-    dump = _browse(browser, probe.as_uri() + "#pairs", tmp_path / "profile", width, "--dump-dom")
+    _, users = load_users("example")
+    key = f"{users[0].user_id}/0"
+    dump = _browse(browser, f"{probe.as_uri()}#pair={key}", tmp_path / "profile", width, "--dump-dom")
     assert dump.returncode == 0, dump.stderr[-2000:]
     overflow = re.search(r'data-overflow="(-?\d+)"', dump.stdout)
     assert overflow is not None, dump.stdout[:2000]
+    assert int(re.search(r'data-rows="(\d+)"', dump.stdout).group(1)) > 0  # measured with the pair list built
+    assert f"<h3>Pair {key}</h3>" in dump.stdout  # and that pair open
     wide = re.search(r'data-wide="([^"]*)"', dump.stdout)
     assert int(overflow.group(1)) <= 0, (f"the page is {overflow.group(1)} px wider than a {width} px window; "
                                          f"sticking out: {wide.group(1) if wide else '?'}")
