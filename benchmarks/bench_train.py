@@ -42,7 +42,7 @@ outcomes = run(TrainedMethod(options.out), load(options).few_shot)
 acc = {k: float(np.mean([o.correct for o in outcomes if o.k == k])) for k in (0, 8)}
 import resource
 print(json.dumps({"seconds": seconds, "acc": acc, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""  # noqa: E501 (a script run as text; its lines are not this file's code)
+"""  # noqa: E501 - a script run as text: its lines are not this file's code
 EXTRA = {"context": {"context_parts": "demographics"}}
 
 
