@@ -290,7 +290,8 @@ def check_slow(count: int = 105) -> None:
             while not stop.wait(0.5):
                 for sock in sockets[:count - 5]:
                     try:
-                        sock.send(b"GET /x HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"[sent % 40:sent % 40 + 1])
+                        sock.send((b"GET /x HTTP/1.1\r\n"
+                                   b"X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")[sent % 40:sent % 40 + 1])
                     except OSError:
                         pass
                 sent += 1

@@ -76,7 +76,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="prb-bench-bon-") as tmp, FakeLLMServer(answer, record_requests=False) as srv:
+    with tempfile.TemporaryDirectory(prefix="prb-bench-bon-") as tmp, \
+            FakeLLMServer(answer, record_requests=False) as srv:
         root = Path(tmp)
         generate(root / "data", scale=args.scale)
         questions = write_candidates(root / "data", root / "candidates.jsonl", args.n)

@@ -174,7 +174,8 @@ def main() -> None:
     parser.add_argument("--shapes", choices=sorted(SHAPES), default="real", help="real model shapes or tiny ones")
     parser.add_argument("--device", default="cuda", help="where the models are built (cuda or cpu)")
     parser.add_argument("--scale", type=float, default=1.0, help="share of the full-size data's rows to write")
-    parser.add_argument("--vocab", type=int, default=32000, help="the trained tokenizer's largest vocabulary (the synthetic text stops it near 2,000)")
+    parser.add_argument("--vocab", type=int, default=32000,
+                        help="the trained tokenizer's largest vocabulary (the synthetic text stops it near 2,000)")
     parser.add_argument("--profile-limit", type=int, default=20, help="rows per subset of the profile task")
     parser.add_argument("--train-steps", type=int, default=60, help="optimizer steps of each prb train case")
     parser.add_argument("--limit", type=int, default=240, help="seconds each command may take")
@@ -246,10 +247,12 @@ def main() -> None:
         (out / "summary.json").write_text(json.dumps(summary, indent=2))
     lines = [f"# bench_gpu ({summary.get('gpu', 'no GPU')}, torch {summary.get('torch')}, "
              f"transformers {summary.get('transformers')})", "",
-             "| case | rc | wall s | scoring s | pairs/s | train steps/s | GPU peak MiB |", "|---|---|---|---|---|---|---|"]
+             "| case | rc | wall s | scoring s | pairs/s | train steps/s | GPU peak MiB |",
+             "|---|---|---|---|---|---|---|"]
     for name, case in summary["cases"].items():
         lines.append(f"| {name} | {case['rc']} | {case['wall_s']} | {case.get('scoring_s', '')} | "
-                     f"{case.get('pairs_per_s', '')} | {case.get('steps_per_s', '')} | {case.get('gpu_peak_mib') or ''} |")
+                     f"{case.get('pairs_per_s', '')} | {case.get('steps_per_s', '')} | "
+                     f"{case.get('gpu_peak_mib') or ''} |")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print("\n".join(lines))

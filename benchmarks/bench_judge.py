@@ -134,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.2, help="server latency per request, seconds")
     parser.add_argument("--trials", type=int, default=3, help="timed runs per backend (median reported)")
-    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated subset of " + ", ".join(BACKENDS))
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help="comma-separated subset of " + ", ".join(BACKENDS))
     parser.add_argument("--warm", action="store_true", help="send one untimed warm-up call first")
     parser.add_argument("--fault", action="append", default=[], metavar="KIND=P",
                         help="inject server faults, e.g. 429=0.05 (see the fake server's --fault)")

@@ -92,9 +92,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.baseline:
                 results[f"{scale:g}x baseline"] = {"peak_rss_mb": before_peak.values, "wall_s": before_wall.values}
             results[f"{scale:g}x"] = {"peak_rss_mb": peak.values, "wall_s": wall.values}
-    print(f"\npersonalized_rb_profile, first run, {args.trials} trial(s) per scale (median, min-max); load after {load()}")
+    print(f"\npersonalized_rb_profile, first run, {args.trials} trial(s) per scale (median, min-max); "
+          f"load after {load()}")
     for name, values in results.items():
-        print(f"{name:>14s}: peak RSS {Spread(values['peak_rss_mb']).text(0)} MB, wall {Spread(values['wall_s']).text(1)} s")
+        print(f"{name:>14s}: peak RSS {Spread(values['peak_rss_mb']).text(0)} MB, "
+              f"wall {Spread(values['wall_s']).text(1)} s")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     if args.work is None:

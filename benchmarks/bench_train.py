@@ -42,7 +42,7 @@ outcomes = run(TrainedMethod(options.out), load(options).few_shot)
 acc = {k: float(np.mean([o.correct for o in outcomes if o.k == k])) for k in (0, 8)}
 import resource
 print(json.dumps({"seconds": seconds, "acc": acc, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
-"""
+"""  # noqa: E501 - a script run as text: its lines are not this file's code
 EXTRA = {"context": {"context_parts": "demographics"}}
 
 
@@ -65,7 +65,8 @@ def main() -> int:
                 print(proc.stderr[-2000:], file=sys.stderr)
                 return 1
             got = json.loads(proc.stdout.strip().splitlines()[-1])
-            print(f"{arch:<12}  {got['seconds']:7.1f}  {got['peak_mb']:7.0f}  {got['acc']['0']:7.2f}  {got['acc']['8']:7.2f}")
+            print(f"{arch:<12}  {got['seconds']:7.1f}  {got['peak_mb']:7.0f}  "
+                  f"{got['acc']['0']:7.2f}  {got['acc']['8']:7.2f}")
     return 0
 
 

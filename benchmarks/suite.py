@@ -359,7 +359,8 @@ class Suite:
                 sent = sorted({r["requests"] for r in reruns})
                 section.rows.append([
                     f"`{backend}`", "prb cache" if backend == "prb-judge" else "`--use_cache`", f"{fill['wall']:.1f}",
-                    Spread([r["wall"] for r in reruns]).text(1), ", ".join(map(str, sent)), Spread([r["rss_mb"] for r in reruns]).text(0)])
+                    Spread([r["wall"] for r in reruns]).text(1), ", ".join(map(str, sent)),
+                    Spread([r["rss_mb"] for r in reruns]).text(0)])
                 self.headline.setdefault("cached re-run: wall / requests sent", {})[backend] = \
                     f"{Spread([r['wall'] for r in reruns]).median:.1f} s / {', '.join(map(str, sent))}"
         section.notes.append("lm-eval's `--use_cache` keys on the request only, not the model: a second model "
@@ -537,7 +538,8 @@ class Suite:
         for label, v in result["providers"].items():
             total = v["input_tokens"] or 1
             section.rows.append([label, f"{v['min_tokens']:,}", f"{v['input_tokens']:,}",
-                                 f"{v['before']:,} ({v['before'] / total:.0%})", f"{v['after']:,} ({v['after'] / total:.0%})",
+                                 f"{v['before']:,} ({v['before'] / total:.0%})",
+                                 f"{v['after']:,} ({v['after'] / total:.0%})",
                                  f"{v['written']:,}", f"{v['usd_plain']:.3f}", f"{v['usd_after']:.3f}"])
         section.commands.append(f"python benchmarks/bench_prompt_cache.py --scale {scale:g}")
         self.finish(section)
@@ -559,7 +561,8 @@ class Suite:
             "are the same set as before's (float32).",
             ["setup", "texts/s", "CPU-ms per text", "speed-up, wall", "speed-up, CPU", "same top-5"]))
         extra = ["--speed-backends", ",".join(backends)] if backends else []
-        result = self._script_json("embedding_speed", "bench_retrieval.py", "--keep", str(self.data(0.01 if plan.smoke else 1.0)),
+        result = self._script_json("embedding_speed", "bench_retrieval.py",
+                                   "--keep", str(self.data(0.01 if plan.smoke else 1.0)),
                                    "--dense-rows", str(rows), "--speed-trials", str(plan.trials),
                                    "--speed-dtypes", "bfloat16", "--device", "cpu", "--agree-rows", str(agree), *extra)
         texts, base = result["texts"], result["setups"][result["before"]]
@@ -569,7 +572,8 @@ class Suite:
             section.rows.append([name, f"{texts / wall:.1f}", f"{1000 * cpu / texts:.0f}", f"{base_wall / wall:.2f}x",
                                  f"{base_cpu / cpu:.2f}x", f"{v['same_top5']}/{result['agree_rows']}"])
         section.commands.append(f"python benchmarks/bench_retrieval.py --keep DATA --dense-rows {rows} "
-                                f"--speed-trials {plan.trials} --speed-dtypes bfloat16 --device cpu --agree-rows {agree}"
+                                f"--speed-trials {plan.trials} --speed-dtypes bfloat16 --device cpu "
+                                f"--agree-rows {agree}"
                                 + (f" --speed-backends {','.join(backends)}" if backends else ""))
         self.finish(section)
 

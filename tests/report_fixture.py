@@ -99,7 +99,8 @@ def write_run(folder: Path, task: str, model: str, model_args: dict[str, Any], r
         "group_subtasks": {task: leaves} if len(leaves) > 1 else {task: []},
         "config": {"model": model, "model_args": model_args, "limit": None},
         "prb": {"version": "test", "data_sources": {
-            leaf: source or {"kind": "sample", "location": "sample", "subset": leaf, "rows": pairs} for leaf in leaves}},
+            leaf: source or {"kind": "sample", "location": "sample", "subset": leaf, "rows": pairs}
+            for leaf in leaves}},
     }
     path = folder / f"results_{STAMP}.json"
     path.write_text(json.dumps(data), encoding="utf-8")

@@ -78,7 +78,8 @@ def metric(results: dict[str, Any], task: str, name: str) -> float:
     return results["results"][task][f"{name},none"]
 
 
-def run_fake_judge(policy: Any, tasks: str, metadata: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, Path, int]:
+def run_fake_judge(policy: Any, tasks: str, metadata: str,
+                   tmp_path: Path) -> tuple[subprocess.CompletedProcess, Path, int]:
     """`prb eval --model prb-judge` on ``tasks`` against the fake server answering with ``policy``,
     samples logged; returns the process, the output folder and how many requests were sent.
 

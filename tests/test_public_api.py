@@ -121,7 +121,8 @@ def test_importing_every_package_stays_light() -> None:
              "print(sorted(m for m in ('litellm', 'torch', 'transformers', 'lm_eval', 'matplotlib', 'scipy')"
              " if m in sys.modules))\n")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                               "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
 

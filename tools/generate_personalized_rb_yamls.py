@@ -125,7 +125,8 @@ def subtask_yaml(v: Variant, short: str, subset: str) -> str:
     if v.source:
         lines.append(f"  source: {v.source}")
     lines += ["metadata:", "  version: 1.0",
-              "  # What the model is shown (see prb_tasks/report/settings.py): reports rank only models shown the same.",
+              "  # What the model is shown (see prb_tasks/report/settings.py): "
+              "reports rank only models shown the same.",
               f"  setting: {v.setting}"]
     return "\n".join(lines) + "\n"
 

@@ -172,7 +172,8 @@ def _parser() -> argparse.ArgumentParser:
                     default="personalized_rb",
                     help="which benchmark (default personalized_rb)")
     val = data_sub.add_parser("validate", help="check a local copy (or a preference file) and print counts")
-    val.add_argument("dir", type=Path, help="the copy's folder (or a preference file), or 'sample' for the bundled sample")
+    val.add_argument("dir", type=Path,
+                     help="the copy's folder (or a preference file), or 'sample' for the bundled sample")
     val.add_argument("--family", choices=families.names("validate"),
                      help="what DIR holds (default: guessed; a file = custom)")
 

@@ -149,7 +149,8 @@ def create_app(collection: Collection) -> Any:
     @app.errorhandler(413)
     def _too_big(_):
         return render_template("message.html", title="Too long",
-                               text="That answer is too long to save. Go back, shorten the reason and send it again."), 413
+                               text="That answer is too long to save. "
+                                    "Go back, shorten the reason and send it again."), 413
 
     @app.errorhandler(OSError)
     @app.errorhandler(JournalError)

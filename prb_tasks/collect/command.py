@@ -29,11 +29,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "time, and keep FILE (.json or .jsonl, the format personalized_custom reads) up to date after every "
         "answer. Answers are journalled in FILE's .collect folder; run the same command again to resume.")
     serve.add_argument("pairs", type=Path, metavar="PAIRS", help="a .jsonl file: one prompt and two answers per line")
-    serve.add_argument("--out", type=Path, required=True, metavar="FILE", help="the preference file to write (.json or .jsonl)")
+    serve.add_argument("--out", type=Path, required=True, metavar="FILE",
+                       help="the preference file to write (.json or .jsonl)")
     serve.add_argument("--participants", default="1", metavar="N|NAMES",
                        help="how many participants (p1, p2, ...) or their names, comma-separated (default 1); "
                        "on a resumed collection, new names are added")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
     serve.add_argument("--form", type=Path, metavar="YAML",
                        help="profile fields and value tags (default: age group, region, interests)")

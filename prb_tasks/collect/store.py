@@ -141,7 +141,8 @@ class CollectStore:
             seed: seeds the left/right order (a resumed collection keeps its own).
         """
         if out.suffix not in (".json", ".jsonl"):
-            raise StoreError(f"prb collect: --out {out}: name a .json or .jsonl file (the format personalized_custom reads)")
+            raise StoreError(f"prb collect: --out {out}: name a .json or .jsonl file "
+                             "(the format personalized_custom reads)")
         digest = pairs_digest(pairs)
         if (state_folder(out) / "session.json").is_file():
             store = cls.open(out)
@@ -155,7 +156,8 @@ class CollectStore:
                 store.save()
             return store
         if out.exists():  # never overwrite a file this collection did not write
-            raise StoreError(f"prb collect: {out} already exists and no collection started it (no {state_folder(out)}); "
+            raise StoreError(f"prb collect: {out} already exists and no collection started it "
+                             f"(no {state_folder(out)}); "
                              "choose another --out, or move the file away")
         session = Session(pairs_file=str(pairs_file), pairs_digest=digest,
                           pairs=[StoredPair(**asdict(p)) for p in pairs], form=form, seed=seed,

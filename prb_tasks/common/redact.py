@@ -99,7 +99,8 @@ EXTRA_SECRET_VARS: tuple[str, ...] = (
 # Values sent as credentials by this process (see register_secret); only ever grows.
 _SENT: set[str] = set()
 
-_SECRET_PARTS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "PAT"})
+_SECRET_PARTS = frozenset({"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS",
+                          "PAT"})
 
 
 @lru_cache(maxsize=4096)

@@ -1,9 +1,10 @@
 """When to try a failed call again, and how long to wait first.
 
 The one retry policy of the project: the judge backend (litellm's own retries are off,
-they multiply requests and hide failures) and the served-RM client both use it. A server's ``Retry-After`` is followed when given (it knows when
-capacity frees up); otherwise delays grow exponentially with "equal jitter" (half
-fixed, half random) so a burst of failures does not come back as a synchronized burst.
+they multiply requests and hide failures) and the served-RM client both use it. A
+server's ``Retry-After`` is followed when given (it knows when capacity frees up);
+otherwise delays grow exponentially with "equal jitter" (half fixed, half random) so a
+burst of failures does not come back as a synchronized burst.
 """
 
 from __future__ import annotations

@@ -159,7 +159,8 @@ def load_candidates(path: str) -> Candidates:
                 candidates = record.get("candidates")
                 if (given_key is None) == (given_id is None):
                     raise DataError(f"prb: candidates file {where}: give exactly one of 'pair_key' or 'id'")
-                if not isinstance(candidates, list) or not candidates or not all(isinstance(t, str) for t in candidates):
+                if not isinstance(candidates, list) or not candidates \
+                        or not all(isinstance(t, str) for t in candidates):
                     raise DataError(f"prb: candidates file {where}: 'candidates' must be a non-empty list of strings")
                 key = None if given_key is None else str(given_key)
                 row_id = None if given_id is None else str(given_id)

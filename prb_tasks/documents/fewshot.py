@@ -82,7 +82,8 @@ class FewshotOptions(TemplateOptions):
         "scores; none in your own file) or embedding (each response's all-MiniLM-L6-v2 embedding; the embed extra)")
 
 
-METADATA = MetadataSpec.from_options("fewshot", FewshotOptions, fixed=frozenset({"data_family", "variant", "selection"}))
+METADATA = MetadataSpec.from_options("fewshot", FewshotOptions,
+                                     fixed=frozenset({"data_family", "variant", "selection"}))
 Source = Literal["personalllm", "custom"]
 
 
@@ -181,7 +182,8 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
     provenance.record(kwargs, origin, task_name(kwargs) or f"{source}_fewshot")
     split = data.split
     key = "fewshot::" + hashlib.sha256(
-        f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}|{featured and opts.features}".encode()).hexdigest()[:12]
+        f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}|"
+        f"{featured and opts.features}".encode()).hexdigest()[:12]
     remember(key, data)
     print(f"prb: few-shot split ({source}): {len(split.seen)} seen users, {len(split.unseen)} unseen "
           f"(split_seed {split.seed}), {split.queries} query pairs per unseen user, k = "

@@ -148,7 +148,8 @@ def simulation_for(rows: list[PromptRow], config: SimulationConfig,
         _SIMULATIONS[key] = hit = (rows, sim)
         users = f"prb: PersonalLLM: {config.n_users} simulated users (alpha {config.alpha:g}, user_seed {config.seed})"
         if walk_only:
-            print(f"{users}, {(config.k or 0) + config.items_per_user} clear choices per user over {len(rows)} prompts, "
+            print(f"{users}, {(config.k or 0) + config.items_per_user} clear choices per user "
+                  f"over {len(rows)} prompts, "
                   f"{sim.near_ties} near-ties dropped (margin {config.margin:g})", file=sys.stderr)
         elif config.preset is None:
             print(f"{users}, {len(sim.items)} items over {len(rows)} prompts, k={config.k} earlier choices, "

@@ -73,7 +73,10 @@ class MethodLM(LM):
 
     @classmethod
     def create_from_arg_obj(cls, arg_dict: dict[str, Any], additional_config: dict | None = None) -> MethodLM:
-        """The backend from parsed ``--model_args``; the keys lm-eval adds to every model are dropped unless the method takes them."""
+        """The backend from parsed ``--model_args``.
+
+        The keys lm-eval adds to every model are dropped unless the method takes them.
+        """
         # A harness key the method itself takes (the trained method's device=cuda) is its option,
         # not the harness's: keep it (dropping it ran a GPU request on the CPU without a word).
         takes: set[str] = set()

@@ -176,7 +176,8 @@ def import_litellm() -> Any:
 
 # Names of the exceptions (anywhere in the cause chain) that mean "could not connect at
 # all": litellm reports a refused connection as an InternalServerError for most providers.
-_CONNECT_FAILURES = frozenset({"ConnectError", "ClientConnectorError", "ConnectionRefusedError", "ClientConnectorDNSError"})
+_CONNECT_FAILURES = frozenset({"ConnectError", "ClientConnectorError", "ConnectionRefusedError",
+                               "ClientConnectorDNSError"})
 
 
 def _cause_names(exc: BaseException) -> set[str]:

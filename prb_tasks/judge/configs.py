@@ -48,7 +48,8 @@ def _find(ref: str) -> Path:
     if ref in bundled:
         return bundled[ref]
     raise JudgeConfigError(
-        f"prb-judge: unknown judge config '{ref}'{did_you_mean(ref, bundled)}; bundled configs: {', '.join(sorted(bundled)) or 'none'} "
+        f"prb-judge: unknown judge config '{ref}'{did_you_mean(ref, bundled)}; "
+        f"bundled configs: {', '.join(sorted(bundled)) or 'none'} "
         "(or pass a path to a .yaml file)"
     )
 

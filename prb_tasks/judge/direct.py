@@ -170,7 +170,8 @@ class DirectOpenAIClient:
         try:
             data = json.loads(payload)
         except ValueError:
-            raise CallError("malformed", "MalformedResponse", "reply is not a chat completion", retryable=True) from None
+            raise CallError("malformed", "MalformedResponse", "reply is not a chat completion",
+                            retryable=True) from None
         return chat_completion_result(data, latency)
 
     async def aclose(self) -> None:

@@ -63,9 +63,9 @@ class JudgeSettings(BaseModel):
         timeout: seconds allowed for one HTTP attempt.
         stop_after_timeouts: attempts in a row (across all judgments, any time in the
             run) without a reply within ``timeout``, with nothing answering for
-            ``stop_after_silence`` seconds or twice ``timeout`` (the longer), after which the server counts as frozen: the run stops
-            sending, the rest are skipped and results are written (exit status 3); 0
-            never stops for timeouts.
+            ``stop_after_silence`` seconds or twice ``timeout`` (the longer), after which
+            the server counts as frozen: the run stops sending, the rest are skipped and
+            results are written (exit status 3); 0 never stops for timeouts.
         stop_after_silence: the shortest outage, in seconds without any reply, that may
             count as a frozen server (twice ``timeout`` when that is longer): a server
             pausing for a few seconds now and then does not stop the run.

@@ -293,7 +293,8 @@ class UsageTracker:
             tried = ", ".join(f"{k} {v}" for k, v in s["failed_attempts_by_kind"].items()) or "none"
             lines.append(f"  errors: final {final}; failed attempts {tried}")
         if self.shared:
-            lines.append(f"  {self.shared} answers came from another process sharing the cache (waited, not sent twice)")
+            lines.append(f"  {self.shared} answers came from another process sharing the cache "
+                         "(waited, not sent twice)")
         if self.empty or self.refused or self.empty_retries:
             lines.append(
                 f"  {self.empty_retries} empty replies were asked again once; {self.empty} stayed empty "

@@ -211,7 +211,8 @@ def build_report(paths: list[Path], tasks: list[str] | None = None,
         apart = [(a, b) for i, a in enumerate(logged) for b in logged[i + 1:] if not set(a.keys) & set(b.keys)]
         if apart:
             a, b = apart[0]
-            notes.append(f"{section.title}: {len(apart)} combination(s) of two models share no pairs and are not compared, e.g. "
+            notes.append(f"{section.title}: {len(apart)} combination(s) of two models share no pairs "
+                         "and are not compared, e.g. "
                          f"{a.label} (keys like {a.keys[0]!r}) and {b.label} ({b.keys[0]!r}); runs made with "
                          "different prb versions name pairs differently: re-run the older one")
         sizes = {len(e.keys) for e in section.entries if e.logged}

@@ -39,7 +39,8 @@ def _acc(summary: Summary) -> Interval:
 
 def accuracy(section: Section, stem: Path) -> bool:
     """Headline: accuracy with its 95% interval per model, overall and per subset."""
-    rows = sorted([s for s in section.summaries if s.acc and s.id not in section.set_apart], key=lambda s: _acc(s).value)
+    rows = sorted([s for s in section.summaries if s.acc and s.id not in section.set_apart],
+                  key=lambda s: _acc(s).value)
     if not rows:
         return False
     plt = pyplot()
@@ -132,7 +133,8 @@ def cost_frontier(section: Section, stem: Path) -> bool:
     label_points(ax, named, log_x=log)
     if log:
         ax.set_xscale("log")
-        low, high = math.floor(math.log10(free_x if len(paid) < len(rows) else min(paid))), math.ceil(math.log10(max(paid)))
+        low, high = (math.floor(math.log10(free_x if len(paid) < len(rows) else min(paid))),
+                     math.ceil(math.log10(max(paid))))
         high = max(high, low + 1)
         ticks = [10.0 ** e for e in range(low, high + 1)]
         ax.set_xlim(10.0 ** low / 1.5, 10.0 ** high * 1.5)
@@ -152,7 +154,8 @@ def cost_frontier(section: Section, stem: Path) -> bool:
     ax.set_ylabel("accuracy %")
     ax.set_title(chart_title("Accuracy vs cost", section), fontsize=10)
     handles = _kind_handles({s.kind for s in rows})
-    handles.append(plt.Line2D([], [], color="#555", linestyle="--", label="cost frontier (no model is cheaper and better)"))
+    handles.append(plt.Line2D([], [], color="#555", linestyle="--",
+                              label="cost frontier (no model is cheaper and better)"))
     ax.legend(handles=handles, loc="lower right", fontsize=7, frameon=False)
     save_figure(fig, stem)
     return True

@@ -58,7 +58,8 @@ def drilldown_data(report: Report) -> dict[str, Any]:
                     "c": entry.category[i], "u": entry.user[i], "t": list(entry.tags[i]),
                     "q": t.question, "ch": t.chosen, "rj": t.rejected,
                     "a": [[a.get("aspect", ""), a.get("evidence", ""), a.get("reason", "")] for a in t.aspects],
-                    "p": None if t.prompt is None else _cut(t.prompt, MAX_PROMPT), "pc": t.prompt_chosen, "why": t.reason,
+                    "p": None if t.prompt is None else _cut(t.prompt, MAX_PROMPT), "pc": t.prompt_chosen,
+                    "why": t.reason,
                     "dem": [[str(k), str(v)] for k, v in t.demographics.items()],
                 })
             detail: Any = per_pair.get(i, []) if entry.kind == "judge" else [

@@ -25,7 +25,8 @@ def read_names(specs: list[str], file: Path | None = None) -> list[tuple[str, st
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise PRBError(f"prb compare: cannot read --names {file}: {getattr(exc, 'strerror', None) or exc}") from None
+            raise PRBError(f"prb compare: cannot read --names {file}: "
+                           f"{getattr(exc, 'strerror', None) or exc}") from None
         for lineno, line in enumerate(text.splitlines(), start=1):
             line = line.split("#", 1)[0].strip()
             if line:

@@ -104,7 +104,8 @@ def find_results(paths: list[Path]) -> list[Path]:
             except OSError as exc:
                 raise PRBError(f"prb compare: cannot read folder {root}: {exc.strerror or exc}") from None
         else:
-            raise PRBError(f"prb compare: '{root}' does not exist (give lm-eval output folders or results_*.json files)")
+            raise PRBError(f"prb compare: '{root}' does not exist "
+                           "(give lm-eval output folders or results_*.json files)")
     return sorted(files, key=lambda p: (p.stat().st_mtime, str(p)))
 
 
@@ -224,7 +225,8 @@ def read_run(path: Path, notes: list[str], skip: Callable[[dict[str, Any]], bool
         present = {t: f for t, f in files.items() if f.is_file()}
         if present and len(present) < len(files):
             missing = ", ".join(sorted(t for t in files if t not in present))
-            raise SkipRun(f"skipped {path.parent}: sample logs of {missing} are missing (half-written? re-run that evaluation)")
+            raise SkipRun(f"skipped {path.parent}: sample logs of {missing} are missing "
+                          "(half-written? re-run that evaluation)")
         samples = {t: _read_samples(f) for t, f in present.items()}
         for task, rows in samples.items():
             expected = (n_samples.get(task) or {}).get("effective")

@@ -127,7 +127,8 @@ def double_game_table(summaries: list[Summary]) -> Table | None:
         cells: list[Cell] = []
         for n in subsets:
             g = per.get(n)
-            cells += [_p(g.acc), _ci(Interval(g.acc, g.low, g.high) if g.low is not None and g.high is not None else None)] if g else \
+            cells += [_p(g.acc), _ci(Interval(g.acc, g.low, g.high)
+                                     if g.low is not None and g.high is not None else None)] if g else \
                 [("-", None), ("-", None)]
         table.rows.append([_t(s.label), _p(value(s.double_game)), _ci(s.double_game), _t(s.resampled or "-"),
                            *cells])
@@ -208,7 +209,8 @@ def breakdown_tables(section: Section, limit: int | None = MAX_GROUPS) -> list[T
                 accs[(s.id, g.value)] = g.acc
         values = sorted(sizes, key=lambda v: (-sizes[v], v))
         shown = values if limit is None else values[:limit]
-        more = f"largest {limit} of {len(values)}; all in report.json and report.html" if len(shown) < len(values) else ""
+        more = (f"largest {limit} of {len(values)}; all in report.json and report.html"
+                if len(shown) < len(values) else "")
         table = Table(f"Accuracy % per {name}", [name, "pairs", *[short_label(s.label, 24) for s in logged]], more=more)
         table.rows = [[_t(v), (str(sizes[v]), sizes[v]), *[_p(accs.get((s.id, v))) for s in logged]] for v in shown]
         tables.append(table)
@@ -217,8 +219,8 @@ def breakdown_tables(section: Section, limit: int | None = MAX_GROUPS) -> list[T
 
 def main_tables(section: Section) -> list[Table]:
     """The tables of a section other than the breakdowns, in reading order."""
-    parts = [ranking_table(section), set_apart_table(section), judge_table(section.summaries), double_game_table(section.summaries),
-             scalar_table(section.summaries),
+    parts = [ranking_table(section), set_apart_table(section), judge_table(section.summaries),
+             double_game_table(section.summaries), scalar_table(section.summaries),
              length_table(section.summaries), cost_table(section.summaries), comparison_table(section),
              kappa_table(section)]
     return [t for t in parts if t is not None]

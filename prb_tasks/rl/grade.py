@@ -37,7 +37,8 @@ def write_candidates(path: Path, answers: dict[str, dict[str, str]], order: list
 
 
 def run_grader(candidates: Path, out: Path, grader: str, bon_preset: str, data_dir: Optional[str],
-               templates: Optional[str], evaluate: Callable[[list[str]], int]) -> dict[tuple[str, str], Optional[float]]:
+               templates: Optional[str],
+               evaluate: Callable[[list[str]], int]) -> dict[tuple[str, str], Optional[float]]:
     """Grade ``candidates`` with ``prb-judge`` (``grader``: its ``--model_args``); (pair_key, sha) -> grade.
 
     Args:

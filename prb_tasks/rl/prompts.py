@@ -78,7 +78,8 @@ def build_prompts(k: int, bon_preset: str, data_dir: Optional[str], templates: O
         for index, (row, posts) in enumerate(zip(table.rows, selected_posts(table, subset, retrieval))):
             key = f"{subset.short}/{index}"
             doc = docs[key]
-            messages = ((("system", doc["system_prompt"]),) if doc["system_prompt"] else ()) + (("user", doc["prompt"]),)
+            messages = ((("system", doc["system_prompt"]),) if doc["system_prompt"] else ()) \
+                + (("user", doc["prompt"]),)
             rm_prompt = (row.question + format_posts(posts) if rm_ref is None else  # rm_ref is None: official
                          render(rm_ref, question=row.question, category=row.category, posts=posts,
                                 posts_text=format_posts(posts)))

@@ -52,9 +52,11 @@ class RMOptions(BaseModel):
             bfloat16 weights, scores taken in the model's dtype, the tokenizer's own
             truncation and padding sides, at most 8,192 tokens, batches of 8 in
             dataset order). Only for ``scorer=hf``.
-        scorer: ``length``, ``bm25``, ``embedding``, ``hf``, ``served`` or ``trained`` (a ``prb train`` checkpoint); ``auto``
-            (default) means ``trained`` when ``pretrained`` is a ``prb train`` folder (it has a ``manifest.json``), ``hf`` when ``pretrained`` is set, ``served`` when
-            ``endpoint`` is set, otherwise ``length``.
+        scorer: ``length``, ``bm25``, ``embedding``, ``hf``, ``served`` or ``trained`` (a
+            ``prb train`` checkpoint); ``auto`` (default) means ``trained`` when
+            ``pretrained`` is a ``prb train`` folder (it has a ``manifest.json``), ``hf``
+            when ``pretrained`` is set, ``served`` when ``endpoint`` is set, otherwise
+            ``length``.
         pretrained: hub id or local folder of an ``AutoModelForSequenceClassification``.
         revision: hub branch, tag or commit of ``pretrained``.
         dtype: weights and compute precision; ``auto`` is float32 on CPU and
@@ -196,7 +198,8 @@ class RMOptions(BaseModel):
             raise ValueError("give either pretrained= (a local HF model) or endpoint= (a served one), not both")
         chosen = self.kind
         if chosen in ("hf", "trained") and not self.pretrained:
-            raise ValueError(f"scorer={chosen} needs pretrained=<{'hub id or folder' if chosen == 'hf' else 'the folder prb train --out wrote'}>")
+            raise ValueError(f"scorer={chosen} needs pretrained="
+                             f"<{'hub id or folder' if chosen == 'hf' else 'the folder prb train --out wrote'}>")
         if chosen == "served" and not self.endpoint:
             raise ValueError("scorer=served needs endpoint=<http(s)://host:port>")
         if chosen != "hf" and self.allow_random_head:

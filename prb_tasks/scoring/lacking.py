@@ -10,7 +10,7 @@ what the output lacked and what to try, e.g.::
 
 The lines read lm-eval's aggregated results only (a share times the task's document
 count), so they cost nothing and say the same wherever the results are shown.
-"""
+"""  # noqa: E501 - the example is one line of output, shown whole
 
 from __future__ import annotations
 

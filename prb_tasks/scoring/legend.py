@@ -173,7 +173,8 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
 
     both = len({kind for kind, _ in shown}) > 1
     # `score` belongs to two benchmarks: a run of one of them explains that one only.
-    scored = {("rmbench" if t.startswith("rmbench") else "rewardbench2") for t, v in (results.get("results") or {}).items()
+    scored = {("rmbench" if t.startswith("rmbench") else "rewardbench2")
+              for t, v in (results.get("results") or {}).items()
               if t in ours and "score" in metric_names(v)}
     lines: list[str] = []
     said: dict[str, str] = {}

@@ -223,7 +223,8 @@ class FakeBatches:
     @staticmethod
     def _not_found(handler: Any, api: str, what: str) -> None:
         if api == "anthropic":
-            handler._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": f"{what} not found"}})
+            handler._send_json(404, {"type": "error",
+                                     "error": {"type": "not_found_error", "message": f"{what} not found"}})
         else:
             handler._send_json(404, {"error": {"message": f"No such {what}", "type": "invalid_request_error",
                                                "param": None, "code": None}})
@@ -302,7 +303,8 @@ class FakeBatches:
 
     # -- OpenAI batches
 
-    def _openai_route(self, handler: Any, method: str, groups: dict[str, Any], raw: bytes, query: dict[str, str]) -> None:
+    def _openai_route(self, handler: Any, method: str, groups: dict[str, Any], raw: bytes,
+                      query: dict[str, str]) -> None:
         batch_id = groups.get("id")
         if method == "POST" and batch_id is None:
             self._openai_create(handler, raw)
@@ -466,7 +468,8 @@ class FakeBatches:
             if custom_id in seen:
                 self._bad_request(handler, "anthropic", f"requests.{index}.custom_id: duplicate {custom_id}")
                 return
-            if not isinstance(params, dict) or not params.get("model") or not isinstance(params.get("max_tokens"), int) \
+            if not isinstance(params, dict) or not params.get("model") \
+                    or not isinstance(params.get("max_tokens"), int) \
                     or not isinstance(params.get("messages"), list):
                 self._bad_request(handler, "anthropic",
                                   f"requests.{index}.params: model, max_tokens and messages are required")
@@ -572,7 +575,8 @@ class FakeBatches:
             if position >= answered:
                 kind = "expired" if end == "expired" else "cancelled"
                 if batch.api == "anthropic":
-                    lines.append({"custom_id": custom_id, "result": {"type": "expired" if kind == "expired" else "canceled"}})
+                    lines.append({"custom_id": custom_id,
+                                  "result": {"type": "expired" if kind == "expired" else "canceled"}})
                     counts["expired" if kind == "expired" else "canceled"] += 1
                 else:
                     code = "batch_expired" if kind == "expired" else "batch_cancelled"

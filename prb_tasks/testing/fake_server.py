@@ -1242,7 +1242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="TCP port; 0 picks a free one")
     parser.add_argument("--policy", default="A", help="A, B, garbage, chosen, empty or bon (every role of the "
                         "Best-of-N pipeline: policy, rubric grader, pointwise judge, pairwise judge)")
-    parser.add_argument("--chosen-file", help="JSONL whose 'chosen' (and optional 'rejected') fields feed --policy chosen")
+    parser.add_argument("--chosen-file",
+                        help="JSONL whose 'chosen' (and optional 'rejected') fields feed --policy chosen")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to each successful reply")
     parser.add_argument("--fault", type=_parse_fault, action="append", default=[], metavar="KIND=P",
                         help=f"inject a fault with probability P; kinds: {', '.join(sorted(FAULT_KINDS))}")

@@ -39,7 +39,8 @@ def sample_texts() -> Iterator[str]:
                 yield post["text"]
 
 
-def train_tokenizer(arch: Arch, vocab_size: int = 600, texts: Iterable[str] | None = None):  # returns a transformers tokenizer (imported lazily)
+# returns a transformers tokenizer (imported lazily)
+def train_tokenizer(arch: Arch, vocab_size: int = 600, texts: Iterable[str] | None = None):
     """A byte-level BPE tokenizer trained on ``texts`` (default: :func:`sample_texts`).
 
     GPT-2 style: one ``<|endoftext|>`` token used as BOS and EOS, no pad token.

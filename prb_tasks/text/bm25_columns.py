@@ -216,7 +216,8 @@ def _rank_chunk(questions: Sequence[str], posts: Any, k1: float, b: float) -> li
     candidate = np.flatnonzero(found_at >= 0)
     which = found_at[candidate]
     check = np.flatnonzero((key_size[which] > 8) | longer[candidate])
-    wrong = check[(key_head[which[check]] != head[candidate[check]]) | (key_tail[which[check]] != tail[candidate[check]])
+    wrong = check[(key_head[which[check]] != head[candidate[check]])
+                  | (key_tail[which[check]] != tail[candidate[check]])
                   | (key_size[which[check]] != size[candidate[check]])]
     if len(wrong):
         keep = np.ones(len(candidate), dtype=bool)

@@ -58,7 +58,8 @@ def _hub_options(model: str) -> dict[str, bool]:
     """``from_pretrained`` options for a hub name (:func:`hub_model_access`), or the one-line error."""
     options, problem = hub_model_access(model)
     if problem:
-        raise EncoderUnavailable(f"prb: cannot load the retriever model '{model}': {problem}" + _FIX.format(model=model))
+        raise EncoderUnavailable(f"prb: cannot load the retriever model '{model}': {problem}"
+                                 + _FIX.format(model=model))
     return options
 
 

@@ -63,7 +63,8 @@ def read_manifest(folder: str | Path, who: str) -> dict[str, Any]:
     return manifest
 
 
-def load(folder: str | Path, who: str, accept: tuple[str, ...] | None = None, device: str = "cpu") -> tuple[Any, Any, dict]:
+def load(folder: str | Path, who: str, accept: tuple[str, ...] | None = None,
+         device: str = "cpu") -> tuple[Any, Any, dict]:
     """(model, tokenizer, manifest) of a checkpoint folder, in eval mode on ``device``.
 
     Args:

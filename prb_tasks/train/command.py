@@ -94,7 +94,8 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     model_options = options.model_options()
     users = {e.user.user_id: e.user for e in data.examples}
     if options.architecture == "context":
-        model_options["context_parts"] = parts_for(options.context_parts, list(users.values()), families.get(data.family))
+        model_options["context_parts"] = parts_for(options.context_parts, list(users.values()),
+                                                   families.get(data.family))
         _check_context(data, model_options["context_parts"])
     rendered = render_examples(data.examples, options.architecture, model_options, tokenizer)
     set_seed(options.seed)

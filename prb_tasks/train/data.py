@@ -75,7 +75,8 @@ def resolve_family(data: str, family: str | None) -> tuple[BenchmarkFamily, str]
         raise TrainError(f"prb train: '{data}' does not exist; {families.what_to_give('train')}")
     found = families.get(family or (owner.name if owner is not None and bundled else families.detect(path)))
     if "train" not in found.commands:
-        raise TrainError(f"prb train: '{data}' holds {found.name} data, which has no users; {families.what_to_give('train')}")
+        raise TrainError(f"prb train: '{data}' holds {found.name} data, which has no users; "
+                         f"{families.what_to_give('train')}")
     if bundled:
         if owner is not None and found.name != owner.name:
             raise TrainError(f"prb train: '{data}' is the data shipped for family {owner.name}, not {found.name}; "

@@ -104,7 +104,8 @@ class StepLog(TrainerCallback):
         if last:
             seconds = self.last.get("train_runtime")
             took = f" in {seconds:.0f} s" if isinstance(seconds, (int, float)) else ""
-            text = f"{self.command}: {self.label}: trained to step {state.global_step}{took}; every step's numbers in {self.path}"
+            text = (f"{self.command}: {self.label}: trained to step {state.global_step}{took}; "
+                    f"every step's numbers in {self.path}")
         else:
             numbers = "  ".join(f"{name} {self.last[key]:.4g}" for key, name in SHOWN
                                 if isinstance(self.last.get(key), (int, float)))

@@ -69,7 +69,8 @@ def test_judge_legend_lists_only_its_metrics_and_pos_a_rate_has_no_arrow(tmp_pat
     assert rows and all("↓" not in row and "↑" not in row for row in rows)
     assert any("|acc_pair   |↑" in line for line in proc.stdout.splitlines())
     assert _legend(proc.stdout) == ["acc", "acc_macro", "acc_pair", "consistency", "double_game", "acc_pos_a",
-                                    "acc_pos_b", "pos_bias", "pos_a_rate", "parse_fail", "error_rate", "skip_rate", "+/-"]
+                                    "acc_pos_b", "pos_bias", "pos_a_rate", "parse_fail", "error_rate", "skip_rate",
+                                    "+/-"]
     legend = proc.stdout.split("Metrics:\n", 1)[1]
     assert "pos_a_rate: share of verdicts naming position A; 0.5 is ideal" in legend
     # max_cost belongs to prb-judge: this backend is not told about it.
@@ -136,7 +137,8 @@ def test_results_json_records_a_local_copy_and_rows_for_every_task(tmp_path, all
     assert proc.returncode == 0, proc.stderr[-3000:]
     sources = read_results(out)["prb"]["data_sources"]
     assert sources == {
-        f"personalized_rb_scalar_{short}": {"kind": "local", "location": str(copy.resolve()), "subset": config, "rows": 5}
+        f"personalized_rb_scalar_{short}": {"kind": "local", "location": str(copy.resolve()), "subset": config,
+                                             "rows": 5}
         for short, config in (("art", "Art_and_Entertainment"), ("society", "Society_and_Culture"))
     }
 

@@ -17,7 +17,8 @@ def _prepare(monkeypatch, capsys, tasks: str, limit: str, data_dir: str = ".") -
 
 
 @pytest.mark.parametrize(("tasks", "limit", "cut"), [("rmbench_judge", "20", "2 judgments past 18"),
-                                                     ("rmbench_judge_math,rmbench_chat", "7", "no prompt is whole and all 7 judgments")])
+                                                     ("rmbench_judge_math,rmbench_chat", "7",
+                                                      "no prompt is whole and all 7 judgments")])
 def test_a_limit_that_cuts_a_prompt_is_said(monkeypatch, capsys, tasks, limit, cut):
     err = _prepare(monkeypatch, capsys, tasks, limit)
     lines = [line for line in err.splitlines() if "warning: --limit" in line]

@@ -62,7 +62,8 @@ def test_no_tasks_and_missing_task_file(capsys, tmp_path):
 def test_unknown_model_gets_a_near_match(capsys):
     assert main(["eval", "--model", "prb-rmm", "--tasks", "personalized_rb_sample_scalar"]) == 2
     line = one_line(capsys)
-    assert line.startswith("prb eval: unknown --model 'prb-rmm' (did you mean 'prb-rm'?); prb's models: prb-judge, prb-rm")
+    assert line.startswith("prb eval: unknown --model 'prb-rmm' (did you mean 'prb-rm'?); "
+                           "prb's models: prb-judge, prb-rm")
 
 
 def test_output_folder_that_cannot_be_written(capsys, tmp_path):
@@ -72,7 +73,8 @@ def test_output_folder_that_cannot_be_written(capsys, tmp_path):
     assert line == (f"prb eval: cannot write results to --output_path {tmp_path / 'a_file' / 'runs'}: "
                     f"{tmp_path / 'a_file'} is a file, not a folder; choose a folder you can write to")
     assert main([*SAMPLE_RM, "--use_cache", str(tmp_path / "a_file" / "lm")]) == 2
-    assert one_line(capsys).startswith(f"prb eval: cannot write lm-eval's cache --use_cache {tmp_path / 'a_file' / 'lm'}")
+    assert one_line(capsys).startswith(
+        f"prb eval: cannot write lm-eval's cache --use_cache {tmp_path / 'a_file' / 'lm'}")
 
 
 def test_model_arg_mistakes_name_the_key(tmp_path):
@@ -90,7 +92,8 @@ def test_model_arg_mistakes_name_the_key(tmp_path):
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("tasks: [personalized_rb_sample_scalar\nmodel: prb-rm\n", "is not valid YAML at line 2, column 6: expected ',' or ']'"),
+    ("tasks: [personalized_rb_sample_scalar\nmodel: prb-rm\n",
+     "is not valid YAML at line 2, column 6: expected ',' or ']'"),
     ("- a\n- b\n", "must be a mapping of option names to values"),
     ("model: prb-rm\ntaks: personalized_rb_sample_scalar\n",
      "unknown key 'taks' (did you mean 'tasks'?); accepted: apply_chat_template,"),
@@ -158,7 +161,8 @@ def test_metadata_typo_stops_the_run(tmp_path):
     # Found before the model is built (prb eval checks the keys of the requested families first).
     assert last_line(proc) == (
         "prb: unknown --metadata key 'datadir' for personalized_rb tasks (did you mean 'data_dir'?); "
-        "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, retriever_device, retriever_dtype, "
+        "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, "
+        "retriever_device, retriever_dtype, "
         "retriever_model, "
         "system_template, "
         "templates, user_template")

@@ -214,7 +214,8 @@ def test_user_mistakes_are_one_line(tmp_path: Path) -> None:
     for row, expected in cases.values():
         bad.write_text(json.dumps(row) + "\n", encoding="utf-8")
         proc = run_cli(["collect", "serve", str(bad), "--out", str(tmp_path / "x.json")], cwd=tmp_path)
-        assert proc.returncode == 2 and expected in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert proc.returncode == 2 and expected in proc.stderr \
+            and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     for args, expected in (
         (["serve", str(pairs), "--out", str(tmp_path / "x.csv")], "name a .json or .jsonl file"),
         (["serve", str(pairs), "--out", str(tmp_path / "x.json"), "--participants", "ana,../ben"], "participant name"),

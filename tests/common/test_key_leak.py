@@ -21,7 +21,8 @@ VARIABLE = "MYJUDGE"
 
 
 def every_file(*folders: Path) -> dict[Path, str]:
-    return {p: p.read_bytes().decode("utf-8", "replace") for folder in folders for p in folder.rglob("*") if p.is_file()}
+    return {p: p.read_bytes().decode("utf-8", "replace")
+            for folder in folders for p in folder.rglob("*") if p.is_file()}
 
 
 def test_a_registered_value_is_redacted_whatever_holds_it() -> None:
@@ -57,7 +58,8 @@ def test_an_echoed_key_from_any_variable_never_reaches_cache_samples_results_or_
     assert any(p.name == "report.html" for p in files) and any(p.name == "report.md" for p in files)
     assert any(p.name == "cache.db" for p in files)
     leaks = [str(p) for p, text in files.items() if CANARY in text or quote(CANARY) in text]
-    leaks += [name for name, text in (("stdout", proc.stdout + compare.stdout), ("stderr", proc.stderr + compare.stderr))
+    leaks += [name for name, text in (("stdout", proc.stdout + compare.stdout),
+                                      ("stderr", proc.stderr + compare.stderr))
               if CANARY in text]
     assert leaks == []
 

@@ -178,10 +178,12 @@ def test_the_run_records_a_users_own_file_as_a_local_file(tmp_path: Path) -> Non
     mine = tmp_path / "mine.jsonl"
     mine.write_bytes(example_path().read_bytes())
     docs = custom.build_docs("scalar", data_path=str(mine), config_source="mine.yaml")
-    sources = provenance.for_results({"configs": {"personalized_custom_scalar": {"metadata": {"config_source": "mine.yaml"}}}})
+    sources = provenance.for_results(
+        {"configs": {"personalized_custom_scalar": {"metadata": {"config_source": "mine.yaml"}}}})
     source = sources["personalized_custom_scalar"]
     assert (source.kind, source.location, source.rows) == ("file", str(mine), len(docs))
-    assert provenance.summary_lines(sources) == [f"Data: local file {mine}: preferences {len(docs)} rows ({len(docs)} in total)"]
+    assert provenance.summary_lines(sources) == [
+        f"Data: local file {mine}: preferences {len(docs)} rows ({len(docs)} in total)"]
 
 
 def test_data_validate_takes_example_like_the_tasks_and_audit(capsys: pytest.CaptureFixture[str]) -> None:

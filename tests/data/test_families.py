@@ -124,7 +124,8 @@ def test_a_registered_family_reaches_every_command(fake_family, tmp_path, capsys
     report = json.loads(capsys.readouterr().out)
     assert report["pairs"] == 4
     assert main(["audit", str(copy), "--metadata", '{"n_pair": 4}']) == 2
-    assert "unknown --metadata key 'n_pair' for fakebench_tasks data (did you mean 'n_pairs'?)" in capsys.readouterr().err
+    assert "unknown --metadata key 'n_pair' for fakebench_tasks data (did you mean 'n_pairs'?)" \
+        in capsys.readouterr().err
     assert families.what_to_give("audit").endswith(", or a fakebench folder")
     assert families.what_to_give("train").endswith(", or a fakebench folder")
 

@@ -55,7 +55,8 @@ def test_a_json_user_file_that_is_not_utf8(tmp_path: Path) -> None:
     custom.write_bytes(json.dumps([a_user()], ensure_ascii=False).encode("utf-8").replace(b"[", b"[\xe9", 1))
     with pytest.raises(DataError) as info:
         read_users(custom)
-    assert one_line(info) == f"prb: data file {custom} is not UTF-8 text (line 1, byte 2: 0xe9); save it with UTF-8 encoding"
+    assert one_line(info) == (f"prb: data file {custom} is not UTF-8 text (line 1, byte 2: 0xe9); "
+                              "save it with UTF-8 encoding")
     proc = run_cli(["data", "validate", str(custom)], cwd=tmp_path)
     assert proc.returncode != 0 and "is not UTF-8 text" in last_line(proc.stdout + proc.stderr)
 

@@ -197,7 +197,8 @@ def test_prb_data_validate(copy_dir: Path, tmp_path: Path, capsys: pytest.Captur
 
     assert main(["data", "validate", str(copy_dir), "--family", "rewardbench2"]) == 0
     out = capsys.readouterr().out
-    assert "Precise IF" in out and "total                                      40  ok (the published data has 1865" in out
+    assert "Precise IF" in out \
+        and "total                                      40  ok (the published data has 1865" in out
     rows = fixture_rows()
     rows[3]["num_correct"] = 4
     broken = write_rewardbench2(tmp_path / "b", rows)

@@ -145,4 +145,5 @@ def test_prb_data_validate(copy_dir: Path, capsys: pytest.CaptureFixture[str]) -
 
     assert main(["data", "validate", str(copy_dir)]) == 0  # the family is guessed from total_dataset.json
     out = capsys.readouterr().out
-    assert "safety-response" in out and "total                                      25  ok (the published data has 1327" in out
+    assert "safety-response" in out \
+        and "total                                      25  ok (the published data has 1327" in out

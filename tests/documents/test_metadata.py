@@ -86,8 +86,8 @@ def test_every_family_declares_its_keys():
 
     assert METADATA in all_specs()
     assert set(METADATA.keys) == {"data_dir", "k", "max_post_chars", "retriever", "retriever_device", "retriever_dtype",
-                                  "retriever_backend", "retriever_model", "plans", "plans_missing", "templates", "system_template",
-                                  "user_template"}
+                                  "retriever_backend", "retriever_model", "plans", "plans_missing", "templates",
+                                  "system_template", "user_template"}
 
 
 @pytest.mark.slow
@@ -103,7 +103,8 @@ def test_plain_lm_eval_rejects_metadata_typos_but_not_model_args(tmp_path):
     assert bad.returncode != 0
     assert bad.stderr.strip().splitlines()[-1].endswith(
         "prb: unknown --metadata key 'K' for personalized_rb_sample_scalar_art (did you mean 'k'?); "
-        "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, retriever_device, retriever_dtype, "
+        "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, "
+        "retriever_device, retriever_dtype, "
         "retriever_model, system_template, "
         "templates, user_template")
 

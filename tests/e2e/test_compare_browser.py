@@ -64,7 +64,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
                        cwd=root, env={"K": "sk-x"})
         assert proc.returncode == 0, proc.stderr[-3000:]
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_scalar",
-                    "--metadata", metadata, "--limit", "2", "--output_path", str(out / "rm"), "--log_samples"], cwd=root)
+                    "--metadata", metadata, "--limit", "2", "--output_path", str(out / "rm"), "--log_samples"],
+                   cwd=root)
     assert proc.returncode == 0, proc.stderr[-3000:]
     proc = run_cli(["compare", str(out), "--out", str(root / "report")], cwd=root)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr

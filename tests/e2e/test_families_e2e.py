@@ -130,7 +130,8 @@ def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path) -
     assert f"Data: local folder {copy_dir}: test " in proc.stdout
     assert "Data: bundled SYNTHETIC sample" in proc.stdout
     sources = results["prb"]["data_sources"]
-    assert sources["personalllm_scalar"]["kind"] == "local" and sources["personalllm_scalar"]["location"] == str(copy_dir)
+    assert sources["personalllm_scalar"]["kind"] == "local" \
+        and sources["personalllm_scalar"]["location"] == str(copy_dir)
     assert sources["personalized_custom_example_scalar_history"]["kind"] == "sample"
     assert sources["personalized_custom_example_scalar_history"]["rows"] == sum(
         len(u.preferences) for u in load_users("example")[1])

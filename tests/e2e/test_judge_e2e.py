@@ -40,7 +40,8 @@ def model_args(server: FakeLLMServer, cache: Path, extra: str = "") -> str:
     return args + ("," + extra if extra else "")
 
 
-def eval_args(server: FakeLLMServer, cache: Path, out: Path, extra: str = "", more: list[str] | None = None) -> list[str]:
+def eval_args(server: FakeLLMServer, cache: Path, out: Path, extra: str = "",
+              more: list[str] | None = None) -> list[str]:
     return ["eval", "--model", "prb-judge", "--model_args", model_args(server, cache, extra),
             "--tasks", TASK, "--output_path", str(out), "--log_samples", *(more or [])]
 

@@ -33,8 +33,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, model, usd in (("a", "openai/a-rather-long-judge-model-name-2026-11-01", 0.05),
                              ("b", "openai/qwen-local", 0.0), ("c", "anthropic/claude-sonnet-4-5", 1.2)):
         write_run(runs / name, "personalized_rb_sample", "prb-judge", {"model": model}, half, usd=usd)
-    write_run(runs / "rm", "personalized_rb_sample_scalar", "prb-rm", {"pretrained": "./tinyrm", "protocol": "official"},
-              half)
+    write_run(runs / "rm", "personalized_rb_sample_scalar", "prb-rm",
+              {"pretrained": "./tinyrm", "protocol": "official"}, half)
     _, users = load_users("example")
     keys = [f"{u.user_id}/{i}" for u in users for i in range(len(u.preferences))]
     sample = {"kind": "sample", "location": "example", "subset": "preferences", "rows": len(keys)}
@@ -63,7 +63,8 @@ def _probe(page: Path, folder: Path) -> Path:
               'for (var a = all[i].parentElement; a; a = a.parentElement) { '
               'if (getComputedStyle(a).overflowX !== "visible") { clipped = true; break; } } '
               'var r = all[i].getBoundingClientRect(); '
-              'if (!clipped && r.right > d.clientWidth + 1) out.push(all[i].tagName.toLowerCase() + "#" + all[i].id); } '
+              'if (!clipped && r.right > d.clientWidth + 1) '
+              'out.push(all[i].tagName.toLowerCase() + "#" + all[i].id); } '
               'document.body.setAttribute("data-rows", String(rows)); '
               'document.body.setAttribute("data-wide", out.slice(0, 8).join(" ")); '
               'document.body.setAttribute("data-overflow", String(d.scrollWidth - d.clientWidth)); })(); });')

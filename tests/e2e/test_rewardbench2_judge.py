@@ -31,7 +31,8 @@ def rating_policy(rows: list[dict[str, Any]]) -> Any:
     'Rating: 3' and a 10 (beats the correct one)."""
     correct = {c for r in rows for c in r["chosen"]}
     wrong = [t for r in rows for t in r["rejected"]]
-    replies = ("Unreadable verdict: **2**", "As good as it gets here: 9", "Misses the point. Rating: 3", "Superb.\n10\n")
+    replies = ("Unreadable verdict: **2**", "As good as it gets here: 9", "Misses the point. Rating: 3",
+               "Superb.\n10\n")
 
     def policy(messages: list[Message], model: str) -> str:
         response = _response(messages)

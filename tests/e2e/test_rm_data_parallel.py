@@ -30,7 +30,8 @@ def _free_port() -> int:
 
 
 def _scores(out: Path) -> dict[tuple[str, int], list[float]]:
-    return {(task, s["doc_id"]): [float(r[0][0]) for r in s["resps"]] for task in SUBTASKS for s in read_samples(out, task)}
+    return {(task, s["doc_id"]): [float(r[0][0]) for r in s["resps"]]
+            for task in SUBTASKS for s in read_samples(out, task)}
 
 
 @pytest.mark.slow

@@ -160,7 +160,8 @@ def test_plugin_only_runs_skip_the_builtin_task_index(tmp_path):
     "backend, args, env",
     [
         ("openai-chat-completions", "model=gpt-fake,base_url={openai}/chat/completions", {"OPENAI_API_KEY": FAKE_KEY}),
-        ("anthropic-chat-completions", "model=claude-fake,base_url={root}/v1/messages", {"ANTHROPIC_API_KEY": FAKE_KEY}),
+        ("anthropic-chat-completions", "model=claude-fake,base_url={root}/v1/messages",
+         {"ANTHROPIC_API_KEY": FAKE_KEY}),
         ("litellm", "model=openai/fake-judge", {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": "{openai}"}),
     ],
 )

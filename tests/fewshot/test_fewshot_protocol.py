@@ -153,7 +153,8 @@ def test_newton_step_is_the_same_solved_either_way():
 def test_option_values_are_converted_to_the_annotated_types():
     method = registry.build("lowrank", {"rank": "3", "l2": "0.5"})
     assert (method.rank, method.l2) == (3, 0.5)
-    with pytest.raises(registry.MethodError, match=r"method 'lowrank' option rank=abc: expected a whole number") as info:
+    with pytest.raises(registry.MethodError,
+                       match=r"method 'lowrank' option rank=abc: expected a whole number") as info:
         registry.build("lowrank", {"rank": "abc"})
     # Said once, not wrapped in a second "prb-method: method 'lowrank': " prefix.
     assert str(info.value) == "prb-method: method 'lowrank' option rank=abc: expected a whole number"

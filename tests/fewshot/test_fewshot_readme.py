@@ -1,4 +1,5 @@
-"""The docs' 30-line method (docs/personalization.md) runs as documented: by import path, in-process and through `prb eval`."""
+"""The docs' 30-line method (docs/personalization.md) runs as documented: by import path,
+in-process and through `prb eval`."""
 
 from __future__ import annotations
 

@@ -91,7 +91,8 @@ def canonical(body: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- end to end
 
 
-def start(tmp_path: Path, srv: FakeLLMServer, provider: str, cache: Path, out: Path, extra: str = "") -> subprocess.Popen:
+def start(tmp_path: Path, srv: FakeLLMServer, provider: str, cache: Path, out: Path,
+          extra: str = "") -> subprocess.Popen:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_DATASETS_OFFLINE": "1", **ENV}
     return subprocess.Popen([sys.executable, "-m", "prb_tasks", *eval_args(srv, provider, cache, out, extra)],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -221,7 +222,8 @@ def test_dry_run_sends_nothing_and_predicts_the_real_run(tmp_path: Path) -> None
         assert dry.returncode == 0 and "Traceback" not in dry.stderr, dry.stderr[-2000:]
         assert srv.stats()["http_requests"] == 0
         assert not list((tmp_path / "dry").rglob("results_*.json")) and not cache.exists()
-        total = re.search(r"\| \*\*total\*\* \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|", dry.stdout)
+        total = re.search(r"\| \*\*total\*\* \| ([\d,]+) \| ([\d,]+) \| "
+                          r"([\d,]+) \| ([\d,]+) \| ([\d,]+) \|", dry.stdout)
         assert total, dry.stdout
         requests, cached, to_send, input_tokens, output_tokens = (int(g.replace(",", "")) for g in total.groups())
         assert (requests, cached, to_send, output_tokens) == (N, 0, N, N * 512)
@@ -346,7 +348,8 @@ def test_a_later_process_resumes_running_batches_from_the_ledger(tmp_path: Path,
         lm = judge(srv, provider, tmp_path, batch_wait=False, batch_max_requests=4)
         with pytest.raises(RunStopped, match="not answered yet") as info:
             lm.generate_until(requests_for(lm, docs))
-        assert str(info.value).count("fake") >= 3 and "Collect them by running the same command again" in str(info.value)
+        assert str(info.value).count("fake") >= 3 \
+            and "Collect them by running the same command again" in str(info.value)
         # Another judge object (as a new process would) while they still run: nothing new.
         with pytest.raises(RunStopped, match="not answered yet"):
             judge(srv, provider, tmp_path, batch_wait=False).generate_until(requests_for(lm, docs))

@@ -14,7 +14,8 @@ from tests.runner import run_cli
 
 ONE_PREFERENCE_EACH = [
     {"user_id": "u1", "preferences": [{"prompt": "What to cook?", "response_A": "Pasta with tomatoes.",
-                                       "response_B": "Rice and beans, slowly cooked.", "chosen_response": "response_A"}]},
+                                       "response_B": "Rice and beans, slowly cooked.",
+                                       "chosen_response": "response_A"}]},
     {"user_id": "u2", "preferences": [{"prompt": "Where to go?", "response_A": "The sea.",
                                        "response_B": "The mountains, for hiking.", "chosen_response": "response_B"}]},
 ]

@@ -114,5 +114,5 @@ def test_direct_run_reports_and_prices_cached_tokens(tmp_path: Path) -> None:
     assert f"provider prompt cache: {tokens['cached_input']:,} input tokens read" in proc.stdout
     info = run_cli(["cache", "info", "--cache-dir", str(cache)], cwd=tmp_path)
     assert info.returncode == 0, info.stderr
-    assert f"{tokens['cached_input']:,} of {tokens['input']:,} input tokens were read from the provider's prompt cache" \
-        in info.stdout
+    assert (f"{tokens['cached_input']:,} of {tokens['input']:,} input tokens were read "
+            "from the provider's prompt cache") in info.stdout

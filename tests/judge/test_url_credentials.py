@@ -21,7 +21,8 @@ SECRET = "s3cret-pw-4711"
     ("prb-judge", f"model=openai/x,extra_headers=Bearer-{SECRET},api_key_env=PRB_TEST_KEY",
      "prb-judge: model_args: unknown key 'extra_headers'"),
     ("prb-rm", f"scorer=length,extra_headers=Bearer-{SECRET}", "prb-rm: unknown model_args key 'extra_headers'"),
-    ("prb-rm", f"scorer=served,endpoint=https://bob:{SECRET}@rm.example", "prb eval: --model_args: endpoint has a user name or password"),
+    ("prb-rm", f"scorer=served,endpoint=https://bob:{SECRET}@rm.example",
+     "prb eval: --model_args: endpoint has a user name or password"),
     ("local-chat-completions", f"model=x,base_url=https://bob:{SECRET}@h.example/v1/chat/completions",
      "prb eval: --model_args: base_url has a user name or password in it"),
 ])

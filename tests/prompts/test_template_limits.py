@@ -115,7 +115,8 @@ def test_bundled_templates_render_exactly_as_in_a_plain_sandbox():
     # Every variable any bundled template reads (PRB, history families, pointwise, planner,
     # PersonalLLM generation, RewardBench 2 ratings).
     variables = dict(question="How?", category="Food", response_a="First.", response_b="Second.",
-                     response="Only.", posts=posts, posts_text="Post 1 (Category: Food):\npost 1", aspects=aspects, history=history, context="Earlier: A.",
+                     response="Only.", posts=posts, posts_text="Post 1 (Category: Food):\npost 1", aspects=aspects,
+                     history=history, context="Earlier: A.",
                      demographics=[{"name": "age", "value": "30"}], responses="winning_only", ties=True)
     names = sorted(p.relative_to(templates_dir()).as_posix() for p in templates_dir().rglob("*.jinja"))
     assert len(names) >= 5
@@ -123,4 +124,5 @@ def test_bundled_templates_render_exactly_as_in_a_plain_sandbox():
         ref = resolve(name)
         expected = plain.from_string(ref.source).render(**variables)
         # A verbatim template (the authors' prompts) keeps its whitespace; ours are stripped.
-        assert render(ref, **variables) == (expected if ref.source.startswith(VERBATIM_MARK) else expected.strip()), name
+        assert render(ref, **variables) == (expected if ref.source.startswith(VERBATIM_MARK)
+                                            else expected.strip()), name

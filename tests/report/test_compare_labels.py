@@ -57,8 +57,10 @@ def test_server_and_generation_settings_are_in_the_label() -> None:
 def test_two_protocols_are_two_models_in_the_report(tmp_path: Path) -> None:
     ok = lambda key: True  # noqa: E731
     half = lambda key: int(key.split("/")[1]) % 2 == 0  # noqa: E731
-    write_run(tmp_path / "a", "personalized_rb_sample_scalar", "prb-rm", {"pretrained": "./tinyrm", "protocol": "official"}, ok)
-    write_run(tmp_path / "b", "personalized_rb_sample_scalar", "prb-rm", {"pretrained": "./tinyrm", "protocol": "clean"}, half)
+    write_run(tmp_path / "a", "personalized_rb_sample_scalar", "prb-rm",
+              {"pretrained": "./tinyrm", "protocol": "official"}, ok)
+    write_run(tmp_path / "b", "personalized_rb_sample_scalar", "prb-rm",
+              {"pretrained": "./tinyrm", "protocol": "clean"}, half)
     (section,) = build_report([tmp_path]).sections
     assert sorted(e.label for e in section.entries) == ["prb-rm (pretrained=./tinyrm)",
                                                         "prb-rm (pretrained=./tinyrm, protocol=official)"]

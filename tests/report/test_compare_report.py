@@ -75,7 +75,8 @@ def test_report_over_two_judges_and_an_rm(runs: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     # The terminal table: one section, ranked, the perfect judge significantly first.
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("personalized_rb, question only, on the bundled synthetic sample: 3 model(s), 36 of 36 pairs")
+    assert lines[0].startswith("personalized_rb, question only, on the bundled synthetic sample: "
+                               "3 model(s), 36 of 36 pairs")
     first = next(line for line in lines if line.startswith("1 "))
     assert "good-judge" in first and "100.0" in first and "#2, #3" in first
     assert "wrote" in proc.stderr and "report.html" in proc.stderr

@@ -162,7 +162,8 @@ def test_rl_run_pairs_with_the_benchmark_run_of_the_same_model_args(tmp_path, ca
     paired = [m for m in models if m.benchmark is not None and m.downstream is not None]
     assert [m.label for m in paired] == [f"prb-rm (pretrained={rm}, protocol=official)"], (models, notes)
     assert paired[0].downstream.sums == {"art/1": 1.0, "art/2": 1.0}
-    assert any(note.startswith(f"prb-rm (pretrained={rm}): no run of personalized_rb_sample_scalar") for note in notes), notes
+    assert any(note.startswith(f"prb-rm (pretrained={rm}): no run of personalized_rb_sample_scalar")
+               for note in notes), notes
 
 
 def test_the_docs_recipe_gives_rl_and_benchmark_the_same_model_args():

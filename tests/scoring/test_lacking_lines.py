@@ -38,7 +38,8 @@ def _row(**metrics: float) -> dict[str, float]:
     (_row(score=0.2, easy_acc=0.1, parse_fail=0.9), 180, "18 of 180 replies ended with a boxed verdict (\\boxed{A>B}"),
     (_row(score=0.25, top1=0.0, parse_fail=1.0), 12, "0 of 12 replies ended with a readable 1-10 rating"),
     (_row(response_words=0.0, empty_response=1.0), 6, "6 of 6 responses are empty"),
-    (_row(candidate_words=3.0, empty_candidate=0.5, failed_candidate=0.25), 2, "75% of the candidates are empty or failed"),
+    (_row(candidate_words=3.0, empty_candidate=0.5, failed_candidate=0.25), 2,
+     "75% of the candidates are empty or failed"),
 ])
 def test_each_kind_of_missing_output_gets_its_line(row: dict, n: int | None, expected: str) -> None:
     line = task_line("t", row, n)
@@ -95,7 +96,8 @@ def test_a_grader_without_aspect_lines_ends_in_one_line_at_each_step(tmp_path: P
             in grade.stdout), grade.stdout[-3000:]
     assert read_results(tmp_path / "grade")["results"]["personalized_rb_bon_grade"]["grade_unparsed,none"] == 1.0
 
-    contestant = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_bon",
+    contestant = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length",
+                          "--tasks", "personalized_rb_bon",
                           "--metadata", json.dumps({"data_dir": "sample", "candidates": str(candidates),
                                                     "grades": str(tmp_path / "grade")}),
                           "--output_path", str(tmp_path / "length")], cwd=tmp_path)

@@ -96,7 +96,8 @@ def test_the_converted_model_is_stored_once_and_reused(ov_encoder, model_cache: 
     again = SentenceEncoder("cpu", backend="openvino")
     assert stored[0].stat().st_mtime_ns == written
     assert [p.name for p in (model_cache / "openvino").iterdir()] == [stored[0].parent.name]  # no staging left
-    np.testing.assert_array_equal(again.encode(TEXTS[:2], dtype="float32"), ov_encoder.encode(TEXTS[:2], dtype="float32"))
+    np.testing.assert_array_equal(again.encode(TEXTS[:2], dtype="float32"),
+                                  ov_encoder.encode(TEXTS[:2], dtype="float32"))
 
 
 def test_identities_and_ranking_caches_keep_the_backends_apart(torch_encoder, ov_encoder) -> None:

@@ -47,9 +47,9 @@ def root(tmp_path_factory) -> Path:
 
 
 def _options(root: Path, arch: str, data: str = "users.jsonl", **extra):
-    values = {"data": str(root / data) if not Path(data).is_absolute() else data, "architecture": arch, "backbone": str(root / "bb"),
-              "out": str(root / f"{arch}-{data}"), "epochs": 4, "learning_rate": 3e-3, "batch_size": 8,
-              "support_max": 4, "max_length": 96, **extra}
+    values = {"data": str(root / data) if not Path(data).is_absolute() else data, "architecture": arch,
+              "backbone": str(root / "bb"), "out": str(root / f"{arch}-{data}"), "epochs": 4, "learning_rate": 3e-3,
+              "batch_size": 8, "support_max": 4, "max_length": 96, **extra}
     return parse(values, None)
 
 

@@ -23,7 +23,8 @@ def test_personalized_rb_sample_is_one_user_per_row():
 @pytest.mark.parametrize("architecture", ["latent", "mixture"])
 def test_one_pair_per_user_refuses_the_models_that_learn_from_several(architecture):
     with pytest.raises(TrainError, match=rf"--architecture {architecture} learns from each user's several labelled "
-                                         r"pairs, and personalized_rb data has one pair per user; .*PersonalLLM folder"):
+                                         r"pairs, and personalized_rb data has one pair per user; "
+                                         r".*PersonalLLM folder"):
         load(_options(SAMPLE, architecture))
 
 

@@ -37,7 +37,8 @@ class RowWarning:
         shown = ", ".join(str(n + 1) for n in self.rows[:SHOWN_ROWS])  # shown from 1, like lines
         more = ", ..." if len(self.rows) > SHOWN_ROWS else ""
         noun = "row" if len(self.rows) == 1 else "rows"
-        return f"prb: warning: {origin}: {len(self.rows)} {noun} with {self.kind} ({noun} {shown}{more}); {self.meaning}"
+        return (f"prb: warning: {origin}: {len(self.rows)} {noun} with {self.kind} "
+                f"({noun} {shown}{more}); {self.meaning}")
 
 
 class _Row(Protocol):

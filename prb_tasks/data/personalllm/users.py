@@ -2,9 +2,10 @@
 
 A user is a weight vector over the ten reward models drawn from a symmetric
 Dirichlet, exactly as the authors draw it (``scipy.stats.dirichlet.rvs`` with an
-integer ``random_state``, which is numpy's legacy ``RandomState(seed).dirichlet``); a user's reward for a response is the dot product of the
-weights with the response's z-scored rewards. The draw is prefix-stable: the first
-``n`` users are the same whatever the total number of users.
+integer ``random_state``, which is numpy's legacy ``RandomState(seed).dirichlet``); a
+user's reward for a response is the dot product of the weights with the response's
+z-scored rewards. The draw is prefix-stable: the first ``n`` users are the same
+whatever the total number of users.
 """
 
 from __future__ import annotations

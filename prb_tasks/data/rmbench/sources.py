@@ -6,8 +6,8 @@ other split). A local copy is the file the authors' scripts read, ``total_datase
 (a JSON array), at the folder's top (as on the hub, whose dataset repository holds just
 ``total_dataset.json``, 11 MB, beside its README.md; ``datasets`` reads that one JSON file
 as the split ``train``) or in its ``data/`` folder (as in the authors' GitHub repository,
-which also has per-domain ``*_filtered.json`` files that prb does not read). The first bad row stops the run with one line naming the file, the row and
-the field.
+which also has per-domain ``*_filtered.json`` files that prb does not read). The first
+bad row stops the run with one line naming the file, the row and the field.
 """
 
 from __future__ import annotations

@@ -242,7 +242,8 @@ class OpenAIBatchAPI:
         data = getattr(errors, "data", None) if errors is not None else None
         if data:
             first = data[0]
-            message = str(getattr(first, "message", None) or (first.get("message") if isinstance(first, dict) else first))
+            message = str(getattr(first, "message", None)
+                          or (first.get("message") if isinstance(first, dict) else first))
         ended = status in ("completed", "expired", "cancelled", "failed")
         return BatchStatus(
             batch_id=str(batch.id), status=status, ended=ended, end=status if ended else None,
