@@ -8,15 +8,20 @@ and gives the seen users with their labelled pairs, and the few-shot split they 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from prb_tasks.fewshot.method import Pair, User
 from prb_tasks.fewshot.sources import FewshotData
 from prb_tasks.train.options import TrainError
 
+if TYPE_CHECKING:
+    from prb_tasks.documents.fewshot import FewshotOptions
+
 People = list[tuple[User, list[Pair]]]
 
 
-def _few_shot(location: str, metadata: dict, key: str) -> FewshotData:
-    """The few-shot split of ``location`` (the ``*_fewshot`` tasks' ``--metadata`` keys).
+def _options(location: str, metadata: dict, key: str) -> FewshotOptions:
+    """The ``*_fewshot`` tasks' options for ``location``.
 
     Args:
         location: the data's folder or file.
@@ -24,16 +29,13 @@ def _few_shot(location: str, metadata: dict, key: str) -> FewshotData:
         key: the option that names the data (``data_dir`` or ``data_path``).
     """
     from prb_tasks.common.suggest import did_you_mean
-    from prb_tasks.documents.fewshot import METADATA, FewshotOptions, custom_data, personalllm_data
+    from prb_tasks.documents.fewshot import METADATA, FewshotOptions
     from prb_tasks.documents.options import parse_options
 
     for unknown in sorted(set(metadata) - set(METADATA.keys)):
         raise TrainError(f"prb train: unknown --metadata key '{unknown}'{did_you_mean(unknown, METADATA.keys)}; "
                          f"accepted: {METADATA.accepted()}")
-    opts = parse_options(FewshotOptions, {**metadata, key: location})
-    if key == "data_dir":
-        return personalllm_data(opts, featured=False)[0]
-    return custom_data(opts, None, featured=False)[0]
+    return parse_options(FewshotOptions, {**metadata, key: location})
 
 
 def _seen(data: FewshotData) -> tuple[People, FewshotData]:
@@ -42,12 +44,16 @@ def _seen(data: FewshotData) -> tuple[People, FewshotData]:
 
 def personalllm(location: str, metadata: dict) -> tuple[People, FewshotData]:
     """PersonalLLM's seen users (the few-shot split of its test prompts)."""
-    return _seen(_few_shot(location, metadata, "data_dir"))
+    from prb_tasks.documents.fewshot import personalllm_data
+
+    return _seen(personalllm_data(_options(location, metadata, "data_dir"), featured=False)[0])
 
 
 def custom(location: str, metadata: dict) -> tuple[People, FewshotData]:
     """The seen users of your own preference file (the few-shot split)."""
-    return _seen(_few_shot(location, metadata, "data_path"))
+    from prb_tasks.documents.fewshot import custom_data
+
+    return _seen(custom_data(_options(location, metadata, "data_path"), None, featured=False)[0])
 
 
 def personalized_rb(location: str, metadata: dict) -> tuple[People, None]:
