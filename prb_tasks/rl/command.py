@@ -54,11 +54,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rl.add_argument("--templates", help="templates folder (preset paper needs the authors' prompts: run "
                     "`prb templates official DIR` once)")
     rl.add_argument("--reward-url", help="score with a served RM at this base URL (vLLM --runner pooling) "
-                    "instead of loading it here; added to each --rm as endpoint=URL")
+                    "instead of loading it here; added to each --rm as endpoint=URL (--engine verl: the authors' reward "
+                    "server shape, see below)")
     rl.add_argument("--seed", type=int, default=0, help="seed of training and sampling (default 0)")
     rl.add_argument("--max-steps", type=int, help="optimizer steps (default: the preset's)")
     rl.add_argument("--train-limit", type=int, help="train on at most this many questions (default all)")
     rl.add_argument("--test-limit", type=int, help="answer at most this many held-out questions (default all)")
+    rl.add_argument("--engine", choices=("trl", "verl"), default="trl",
+                    help="trl (default): TRL's GRPO in this process, CPU or one GPU; verl: PPO on verl as the "
+                    "authors' PPO/verl.sh, one GPU to a Ray cluster (below)")
+    verl = rl.add_argument_group(
+        "--engine verl", "PPO on verl (pip install 'prb-tasks[verl]'; GPUs): prb writes verl's inputs under "
+        "policies/<rm>/verl/ (train.parquet with their prepare_data.py's rows, reward_function.py: prb-rm's "
+        "score / 10, 0.5 when scoring fails, overrides.txt: their verl.sh's Hydra overrides), runs python -m "
+        "verl.trainer.main_ppo, merges the FSDP shards with python -m verl.model_merger into "
+        "policies/<rm>/final, then answers, grades and writes runs as with trl. With --reward-url, the "
+        "reward is their served shape instead: POST {response_text, query, profile} to the URL (their "
+        "reward_server.py's /score), score / 10. Refused in one line before anything is written: verl not "
+        "installed, no CUDA GPU here (without --ray-address), a Ray cluster that does not answer.")
+    verl.add_argument("--ray-address", metavar="HOST:PORT",
+                      help="a running Ray cluster (`ray start --head` on the head node, `ray start --address "
+                      "HOST:6379` on the others); default $RAY_ADDRESS, else verl starts one on this machine")
+    verl.add_argument("--nodes", type=int, default=1, help="machines in the Ray cluster (trainer.nnodes; default 1)")
+    verl.add_argument("--gpus-per-node", type=int, metavar="N",
+                      help="GPUs per machine (trainer.n_gpus_per_node; default: this machine's count)")
 
 
 def _slug(rm_args: str) -> str:
@@ -96,12 +115,15 @@ def run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
 
 
 def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
+    from prb_tasks.rl.engines import ENGINES
     from prb_tasks.rl.presets import get_preset
 
     preset = get_preset(args.preset, max_steps=args.max_steps)
-    missing = [name for name in ("torch", "transformers", "trl") if importlib.util.find_spec(name) is None]
+    engine = ENGINES[getattr(args, "engine", "trl")]
+    missing = [name for name in engine.needs if importlib.util.find_spec(name) is None]
     if missing:
-        raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: pip install 'prb-tasks[rl]'")
+        raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: pip install 'prb-tasks[{engine.extra}]'")
+    engine.preflight(args)
     if preset.bon_preset == "official" and not args.templates:
         raise PRBError(f"prb rl: preset {preset.name} uses the authors' prompts, which prb does not ship: run "
                        "`prb templates official DIR` once and add --templates DIR")
@@ -117,8 +139,6 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     from prb_tasks.rl.generate import generate_answers
     from prb_tasks.rl.grade import grade_of, run_grader, write_candidates
     from prb_tasks.rl.prompts import build_prompts, split
-    from prb_tasks.rl.reward import RMReward, load_rm
-    from prb_tasks.rl.train import train_policy
 
     out: Path = args.out.expanduser()
     if out.exists() and not out.is_dir():
@@ -134,19 +154,14 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
         raise PRBError(f"prb rl: {len(train)} training and {len(test)} test questions; the data is too small "
                        "for this preset's test fraction")
     # Load every RM before any training, so a typo fails in seconds, not after the first model.
-    rms = {rm: load_rm(rm, args.reward_url) for rm in args.rm}
+    rms = {rm: engine.check_rm(rm, args.reward_url) for rm in args.rm}
     print(f"prb rl: preset {preset.name}: {len(train)} training questions, {len(test)} held out, "
           f"{len(rms)} reward models", file=sys.stderr)
     answers = {"base": generate_answers(args.policy, test, preset, args.seed, out / "answers" / "base.jsonl")}
     for rm_args, rm in rms.items():
         slug = _slug(rm_args)
-        reward = RMReward(rm, preset.reward_scale, preset.reward_on_error)
         print(f"prb rl: {rm_args}: policy in {out / 'policies' / slug}", file=sys.stderr)
-        final = train_policy(args.policy, train, reward, preset, out / "policies" / slug, args.seed,
-                             label=rm_args)
-        if reward.failures:
-            print(f"prb rl: {rm_args}: {reward.failures} rewards were the error value {preset.reward_on_error}",
-                  file=sys.stderr)
+        final = engine.train(args.policy, train, rm_args, rm, preset, out / "policies" / slug, args)
         answers[slug] = generate_answers(str(final), test, preset, args.seed, out / "answers" / f"{slug}.jsonl")
     order = ["base"] + [_slug(rm) for rm in rms]
     write_candidates(out / "candidates.jsonl", answers, order)

@@ -34,12 +34,17 @@ class RLPrompt:
         messages: the policy's chat (system message when the protocol has one, then the user turn).
         rm_prompt: the reward model's user turn.
         profile_key: where profile scorers (``bm25``) find the user's posts.
+        question: the bare question (verl's ``extra_info.query``).
+        profile: the shown posts as one text, ``Post i (Category: c):`` then the post (verl's
+            ``extra_info.profile``).
     """
 
     pair_key: str
     messages: tuple[tuple[str, str], ...]
     rm_prompt: str
     profile_key: str
+    question: str = ""
+    profile: str = ""
 
     def chat(self) -> list[dict[str, str]]:
         return [{"role": role, "content": text} for role, text in self.messages]
@@ -85,7 +90,7 @@ def build_prompts(k: int, bon_preset: str, data_dir: Optional[str], templates: O
                                 posts_text=format_posts(posts)))
             profile_key = f"prb-rl::{subset.config}/{index}"
             profile_store.remember(profile_key, partial(lambda t, row: tuple(t.profiles.texts(row)), table, index))
-            out.append(RLPrompt(key, messages, rm_prompt, profile_key))
+            out.append(RLPrompt(key, messages, rm_prompt, profile_key, row.question, format_posts(posts)))
     return out
 
 

@@ -1,0 +1,108 @@
+"""The training engines of ``prb rl``: TRL's GRPO on one machine (default) and verl's PPO (the authors').
+
+Each engine says which packages it needs, refuses what it cannot run before anything is
+written (:meth:`Engine.preflight`), checks each ``--rm`` before any training and trains one
+policy against one reward model, returning the folder of an HF policy; every other step of
+``prb rl`` (answers, grading, runs) is the same for both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from prb_tasks.common.errors import PRBError
+from prb_tasks.rl.presets import RLPreset
+from prb_tasks.rl.prompts import RLPrompt
+
+
+class Engine:
+    """The interface; see :class:`TrlEngine` and :class:`VerlEngine`."""
+
+    name = ""
+    needs: tuple[str, ...] = ()
+    extra = "rl"
+
+    def preflight(self, args: argparse.Namespace) -> None:
+        """Refuse, in one line, what this engine cannot run (nothing written yet)."""
+
+    def check_rm(self, rm_args: str, reward_url: Optional[str]) -> Any:
+        """Load (or check) one ``--rm``; what :meth:`train` receives as ``rm``."""
+        raise NotImplementedError
+
+    def train(self, policy: str, prompts: list[RLPrompt], rm_args: str, rm: Any, preset: RLPreset, folder: Path,
+              args: argparse.Namespace) -> Path:
+        """Train ``policy`` against one reward model; the folder of the trained HF policy."""
+        raise NotImplementedError
+
+
+class TrlEngine(Engine):
+    """TRL's GRPOTrainer in this process, prb-rm's score as the reward (:mod:`prb_tasks.rl.train`)."""
+
+    name = "trl"
+    needs = ("torch", "transformers", "trl")
+
+    def check_rm(self, rm_args: str, reward_url: Optional[str]) -> Any:
+        from prb_tasks.rl.reward import load_rm
+
+        return load_rm(rm_args, reward_url)
+
+    def train(self, policy: str, prompts: list[RLPrompt], rm_args: str, rm: Any, preset: RLPreset, folder: Path,
+              args: argparse.Namespace) -> Path:
+        from prb_tasks.rl.reward import RMReward
+        from prb_tasks.rl.train import train_policy
+
+        reward = RMReward(rm, preset.reward_scale, preset.reward_on_error)
+        final = train_policy(policy, prompts, reward, preset, folder, args.seed, label=rm_args)
+        if reward.failures:
+            print(f"prb rl: {rm_args}: {reward.failures} rewards were the error value {preset.reward_on_error}",
+                  file=sys.stderr)
+        return final
+
+
+class VerlEngine(Engine):
+    """verl's PPO (``main_ppo``) in its own processes, on this machine's GPUs or a Ray cluster
+    (:mod:`prb_tasks.rl.verl_engine`)."""
+
+    name = "verl"
+    needs = ("torch", "transformers", "datasets")
+    extra = "verl"
+
+    def preflight(self, args: argparse.Namespace) -> None:
+        from prb_tasks.rl.verl_engine.preflight import check
+
+        if args.reward_url and len(args.rm) > 1:
+            raise PRBError("prb rl --engine verl: --reward-url serves one reward model; give one --rm with it "
+                           "(its label for prb validity) and run once per served model")
+        args.ray_address = check(args.ray_address)
+
+    def check_rm(self, rm_args: str, reward_url: Optional[str]) -> Any:
+        if reward_url:
+            return None  # served: the authors' reward server scores, not prb-rm
+        from prb_tasks.rl.reward import load_rm
+
+        load_rm(rm_args)  # a typo fails now, not in verl's reward worker an hour in
+        return None  # verl's reward worker loads its own copy
+
+    def train(self, policy: str, prompts: list[RLPrompt], rm_args: str, rm: Any, preset: RLPreset, folder: Path,
+              args: argparse.Namespace) -> Path:
+        from prb_tasks.rl.verl_engine.reward import RewardConfig
+        from prb_tasks.rl.verl_engine.train import train_policy_verl
+
+        divide_by = 1 / preset.reward_scale
+        reward = RewardConfig(url=args.reward_url, divide_by=divide_by, on_error=preset.reward_on_error) \
+            if args.reward_url else RewardConfig(rm_args=rm_args, divide_by=divide_by,
+                                                 on_error=preset.reward_on_error)
+        gpus = args.gpus_per_node
+        if gpus is None:
+            import torch
+
+            gpus = max(1, torch.cuda.device_count())
+        return train_policy_verl(policy, prompts, reward, preset, folder, experiment=folder.name,
+                                 gpus_per_node=gpus, nodes=args.nodes, max_steps=args.max_steps,
+                                 ray_address=args.ray_address, data_source=getattr(args, "data_source", "prb-rl"))
+
+
+ENGINES: dict[str, Engine] = {engine.name: engine for engine in (TrlEngine(), VerlEngine())}

@@ -1,0 +1,65 @@
+"""What ``prb rl --engine verl`` needs before it writes anything, each refused in one line.
+
+verl installed (the ``verl`` extra); then either a Ray cluster that answers at ``--ray-address``
+(or ``$RAY_ADDRESS``: its GPUs are the cluster's), or at least one CUDA GPU on this machine
+(verl starts a Ray cluster of its own here). Nothing is imported from verl or Ray: finding the
+package and opening a TCP connection to the cluster's address is enough to refuse early.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+from typing import Optional
+
+from prb_tasks.common.errors import PRBError
+
+#: Ports Ray listens on when an address names none: the GCS (``ray start --head``) and the Ray Client.
+GCS_PORT = 6379
+CLIENT_PORT = 10001
+
+
+def ray_endpoint(address: str) -> tuple[str, int]:
+    """(host, port) of a Ray address: ``HOST:PORT``, ``HOST`` or ``ray://HOST[:PORT]``.
+
+    Args:
+        address: what ``ray.init(address=...)`` takes (``auto`` is not accepted here: name the head).
+    """
+    client = address.startswith("ray://")
+    rest = address[len("ray://"):] if client else address
+    host, sep, port = rest.rpartition(":")
+    if not sep:
+        host, port = rest, ""
+    if not host or (port and not port.isdigit()):
+        raise PRBError(f"prb rl: --ray-address '{address}' is not HOST:PORT (e.g. 10.0.0.1:6379, the address "
+                       "`ray start --head` prints)")
+    return host, int(port) if port else (CLIENT_PORT if client else GCS_PORT)
+
+
+def check(ray_address: Optional[str], timeout: float = 5.0) -> Optional[str]:
+    """Refuse (one line) what cannot run verl; the Ray address to use (None: a cluster on this machine).
+
+    Args:
+        ray_address: ``--ray-address`` (None: ``$RAY_ADDRESS``, else this machine).
+        timeout: seconds to wait for the cluster's port.
+    """
+    if importlib.util.find_spec("verl") is None:
+        raise PRBError("prb rl --engine verl needs verl, which is not installed: pip install 'prb-tasks[verl]' "
+                       "on the GPU machine (or use --engine trl)")
+    address = ray_address or os.environ.get("RAY_ADDRESS") or None
+    if address and address != "local":
+        host, port = ray_endpoint(address)
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+        except OSError as exc:
+            raise PRBError(f"prb rl: the Ray cluster at {host}:{port} cannot be reached ({exc.strerror or exc}); "
+                           "start it with `ray start --head` on the head node, or drop --ray-address to run "
+                           "on this machine") from None
+        return address
+    import torch
+
+    if not torch.cuda.is_available():
+        raise PRBError("prb rl --engine verl needs a CUDA GPU (verl's FSDP workers and vLLM rollouts) and this "
+                       "machine has none; use --engine trl here, or --ray-address HOST:PORT of a GPU cluster")
+    return None
