@@ -54,12 +54,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rl.add_argument("--templates", help="templates folder (preset paper needs the authors' prompts: run "
                     "`prb templates official DIR` once)")
     rl.add_argument("--reward-url", help="score with a served RM at this base URL (vLLM --runner pooling) "
-                    "instead of loading it here; added to each --rm as endpoint=URL (--engine verl: the authors' reward "
-                    "server shape, see below)")
+                    "instead of loading it here; added to each --rm as endpoint=URL (--engine verl: the authors' "
+                    "reward server shape, see below)")
     rl.add_argument("--seed", type=int, default=0, help="seed of training and sampling (default 0)")
     rl.add_argument("--max-steps", type=int, help="optimizer steps (default: the preset's)")
     rl.add_argument("--train-limit", type=int, help="train on at most this many questions (default all)")
     rl.add_argument("--test-limit", type=int, help="answer at most this many held-out questions (default all)")
+    rl.add_argument("--lamp-qa", metavar="DIR", help="train on LaMP-QA's train split from this local copy "
+                    "(hub layout of alireza7/LaMP-QA), as the authors' PPO; the held-out answers are then every "
+                    "Personalized RewardBench row (LaMP-QA's test questions). Default: train on the rows not "
+                    "held out")
     rl.add_argument("--engine", choices=("trl", "verl"), default="trl",
                     help="trl (default): TRL's GRPO in this process, CPU or one GPU; verl: PPO on verl as the "
                     "authors' PPO/verl.sh, one GPU to a Ray cluster (below)")
@@ -144,10 +148,19 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     if out.exists() and not out.is_dir():
         raise PRBError(f"prb rl: --out '{out}' is a file; give a folder")
     extra = {} if preset.max_post_chars is None else {"max_post_chars": preset.max_post_chars}
-    train, _ = split(build_prompts(preset.train_k, preset.bon_preset, args.data_dir, args.templates, extra),
-                     preset.test_fraction)
-    _, test = split(build_prompts(preset.test_k, preset.bon_preset, args.data_dir, args.templates, extra),
-                    preset.test_fraction)
+    if getattr(args, "lamp_qa", None):
+        from prb_tasks.rl.lamp_qa import lamp_qa_prompts
+
+        train = lamp_qa_prompts(args.lamp_qa, "train", preset.train_k, args.templates)
+        test = build_prompts(preset.test_k, preset.bon_preset, args.data_dir, args.templates, extra)
+    else:
+        train, _ = split(build_prompts(preset.train_k, preset.bon_preset, args.data_dir, args.templates, extra),
+                         preset.test_fraction)
+        _, test = split(build_prompts(preset.test_k, preset.bon_preset, args.data_dir, args.templates, extra),
+                        preset.test_fraction)
+        if preset.name == "paper":
+            print("prb rl: training on Personalized RewardBench rows not held out; the authors train on "
+                  "LaMP-QA's train split (--lamp-qa DIR)", file=sys.stderr)
     train = train[: args.train_limit] if args.train_limit else train
     test = test[: args.test_limit] if args.test_limit else test
     if not train or not test:
