@@ -40,10 +40,16 @@ def write_parquet(prompts: list[RLPrompt], path: Path, data_source: str) -> Path
         path: the parquet file (its folder is created; written to a temporary name first).
         data_source: every row's ``data_source``.
     """
-    from datasets import Dataset
+    import datasets
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    Dataset.from_list([verl_row(p, i, data_source) for i, p in enumerate(prompts)]).to_parquet(str(tmp))
+    shown = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # a bar for a file written in a second is noise in prb rl's output
+    try:
+        datasets.Dataset.from_list([verl_row(p, i, data_source) for i, p in enumerate(prompts)]).to_parquet(str(tmp))
+    finally:
+        if shown:
+            datasets.enable_progress_bars()
     tmp.replace(path)
     return path
