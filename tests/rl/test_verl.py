@@ -344,6 +344,71 @@ def test_unreachable_ray_cluster_is_one_line_before_anything_is_written(tmp_path
     assert "is not HOST:PORT" in _one_line(capsys)
 
 
+class _RawServer:
+    """A TCP server on an OS-chosen port answering every connection with ``reply``: bytes, ``None``
+    (silence, the connection held open) or ``"close"`` (closed at once)."""
+
+    def __init__(self, reply: Any) -> None:
+        import socket
+
+        self.reply = reply
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.held: list = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.reply == "close":
+                conn.close()
+                continue
+            self.held.append(conn)
+            if self.reply is not None:
+                conn.sendall(self.reply)
+
+    def close(self) -> None:
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+
+# What an HTTP/2 (gRPC) server sends first: a SETTINGS frame (here with one setting); and what an
+# HTTP/1.1 port such as Ray's dashboard answers.
+SETTINGS_FRAME = bytes([0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100])
+HTTP1 = b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"
+
+
+@pytest.mark.parametrize("reply", [None, HTTP1, "close"], ids=["silent", "http1", "closes"])
+def test_an_address_that_is_not_a_ray_cluster_is_one_line(tmp_path, capsys, fake_verl, monkeypatch, reply) -> None:
+    from prb_tasks.rl.verl_engine import preflight
+
+    monkeypatch.setattr(preflight, "TIMEOUT", 2.0)  # the silent server never answers: do not wait long
+    server = _RawServer(reply)
+    try:
+        assert main(_rl(tmp_path / "out", "--ray-address", f"127.0.0.1:{server.port}")) == 2
+    finally:
+        server.close()
+    line = _one_line(capsys)
+    assert f"127.0.0.1:{server.port} accepts connections but does not answer as a Ray cluster" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_grpc_server_passes_the_ray_check(fake_verl) -> None:
+    from prb_tasks.rl.verl_engine.preflight import check
+
+    server = _RawServer(SETTINGS_FRAME)
+    try:
+        assert check(f"127.0.0.1:{server.port}") == f"127.0.0.1:{server.port}"
+    finally:
+        server.close()
+
+
 def test_served_reward_with_two_rms_is_one_line(tmp_path, capsys, fake_verl) -> None:
     argv = _rl(tmp_path / "out", "--reward-url", "http://127.0.0.1:9/score", "--rm", "scorer=bm25")
     assert main(argv) == 2

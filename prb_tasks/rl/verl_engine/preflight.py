@@ -1,9 +1,9 @@
 """What ``prb rl --engine verl`` needs before it writes anything, each refused in one line.
 
-verl installed (the ``verl`` extra); then either a Ray cluster that answers at ``--ray-address``
+verl installed (the ``verl`` extra); then either a Ray cluster that answers (gRPC) at ``--ray-address``
 (or ``$RAY_ADDRESS``: its GPUs are the cluster's), or at least one CUDA GPU on this machine
 (verl starts a Ray cluster of its own here). Nothing is imported from verl or Ray: finding the
-package and opening a TCP connection to the cluster's address is enough to refuse early.
+package and an HTTP/2 exchange with the cluster's address is enough to refuse early.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from prb_tasks.common.errors import PRBError
 #: Ports Ray listens on when an address names none: the GCS (``ray start --head``) and the Ray Client.
 GCS_PORT = 6379
 CLIENT_PORT = 10001
+#: Seconds to wait for the cluster's connection and for its first reply.
+TIMEOUT = 5.0
 
 
 def ray_endpoint(address: str) -> tuple[str, int]:
@@ -37,12 +39,41 @@ def ray_endpoint(address: str) -> tuple[str, int]:
     return host, int(port) if port else (CLIENT_PORT if client else GCS_PORT)
 
 
-def check(ray_address: Optional[str], timeout: float = 5.0) -> Optional[str]:
+#: What an HTTP/2 client sends first (RFC 9113 section 3.4), then an empty SETTINGS frame.
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+SETTINGS = 4
+
+
+def speaks_grpc(host: str, port: int, timeout: float) -> bool:
+    """Whether ``host:port`` answers an HTTP/2 client preface with a SETTINGS frame, as every gRPC
+    server does (Ray's GCS and its client server are gRPC). A bare TCP accept is not enough: proxies and
+    firewalls accept connections for addresses nothing listens on.
+
+    Args:
+        host, port: the address.
+        timeout: seconds for the connection and for the reply.
+    """
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.settimeout(timeout)
+        sock.sendall(PREFACE)
+        header = b""
+        try:
+            while len(header) < 9:
+                chunk = sock.recv(9 - len(header))
+                if not chunk:
+                    return False
+                header += chunk
+        except (TimeoutError, ConnectionError):
+            return False
+    return header[3] == SETTINGS
+
+
+def check(ray_address: Optional[str], timeout: Optional[float] = None) -> Optional[str]:
     """Refuse (one line) what cannot run verl; the Ray address to use (None: a cluster on this machine).
 
     Args:
         ray_address: ``--ray-address`` (None: ``$RAY_ADDRESS``, else this machine).
-        timeout: seconds to wait for the cluster's port.
+        timeout: seconds to wait for the cluster (None: :data:`TIMEOUT`).
     """
     if importlib.util.find_spec("verl") is None:
         raise PRBError("prb rl --engine verl needs verl, which is not installed: pip install 'prb-tasks[verl]' "
@@ -51,11 +82,14 @@ def check(ray_address: Optional[str], timeout: float = 5.0) -> Optional[str]:
     if address and address != "local":
         host, port = ray_endpoint(address)
         try:
-            socket.create_connection((host, port), timeout=timeout).close()
+            answered = speaks_grpc(host, port, TIMEOUT if timeout is None else timeout)
         except OSError as exc:
             raise PRBError(f"prb rl: the Ray cluster at {host}:{port} cannot be reached ({exc.strerror or exc}); "
                            "start it with `ray start --head` on the head node, or drop --ray-address to run "
                            "on this machine") from None
+        if not answered:
+            raise PRBError(f"prb rl: {host}:{port} accepts connections but does not answer as a Ray cluster (no "
+                           "gRPC reply); give the address `ray start --head` printed (port 6379 by default)")
         return address
     import torch
 
