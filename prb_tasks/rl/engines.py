@@ -82,8 +82,19 @@ class VerlEngine(Engine):
         if reward_url:
             return None  # served: the authors' reward server scores, not prb-rm
         from prb_tasks.rl.reward import load_rm
+        from prb_tasks.rl.verl_engine.reward import RewardConfig, VerlReward
 
-        load_rm(rm_args)  # a typo fails now, not in verl's reward worker an hour in
+        # A typo, or an RM that cannot score in verl's reward worker, fails now, not an hour in.
+        probe = VerlReward(RewardConfig(rm_args=rm_args))
+        probe._rm = load_rm(rm_args)
+        try:
+            probe.probe()
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the scorer raises, named in one line
+            raise PRBError(f"prb rl --engine verl: --rm '{rm_args}' cannot score in verl's reward worker, which "
+                           f"has only the question and the posts' text ({str(exc).splitlines()[0]}); use a "
+                           "reward model that reads them (pretrained=..., endpoint=...)") from None
         return None  # verl's reward worker loads its own copy
 
     def train(self, policy: str, prompts: list[RLPrompt], rm_args: str, rm: Any, preset: RLPreset, folder: Path,

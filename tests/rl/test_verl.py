@@ -415,6 +415,18 @@ def test_served_reward_with_two_rms_is_one_line(tmp_path, capsys, fake_verl) -> 
     assert "--reward-url serves one reward model" in _one_line(capsys)
 
 
+def test_an_rm_that_needs_the_profile_store_is_refused_before_training() -> None:
+    from prb_tasks.rl.engines import ENGINES
+
+    with pytest.raises(PRBError) as info:
+        ENGINES["verl"].check_rm("scorer=bm25", None)
+    message = str(info.value)
+    assert "\n" not in message and "--rm 'scorer=bm25' cannot score in verl's reward worker" in message
+    assert "needs the user's profile" in message
+    assert ENGINES["verl"].check_rm("scorer=length", None) is None
+    assert ENGINES["verl"].check_rm("scorer=bm25", "http://127.0.0.1:9/score") is None  # served: theirs scores
+
+
 def test_ray_endpoint_defaults() -> None:
     assert ray_endpoint("10.0.0.1:6379") == ("10.0.0.1", 6379)
     assert ray_endpoint("head") == ("head", 6379)

@@ -90,6 +90,20 @@ class VerlReward:
                   f"reward {self.config.on_error}", file=sys.stderr)
             return self.config.on_error
 
+    def probe(self) -> None:
+        """Score one made-up response as verl's worker will score every one; raise what scoring raises.
+
+        Run before training, so a reward model that cannot score there (one that reads the user's
+        whole profile store, which verl's worker does not have) is refused at once, not rewarded
+        0.5 for every response of an hour-long run.
+        """
+        question = "Which lens suits street photography at night?"
+        posts = "Post 1 (Category: Photography):\nI shoot film on a 35mm camera."
+        if self.config.url:
+            self._served(question, posts, "A fast 35mm prime.")
+        else:
+            self._scored(question, posts, "A fast 35mm prime.")
+
     def _served(self, query: str, profile: str, response: str) -> Any:
         body = json.dumps({"response_text": response, "query": query, "profile": profile}).encode("utf-8")
         request = urllib.request.Request(str(self.config.url), data=body, method="POST",
