@@ -455,6 +455,7 @@ os.makedirs(os.path.join(out, "global_step_2", "actor"), exist_ok=True)
 open(os.path.join(out, "latest_checkpointed_iteration.txt"), "w").write("2")
 record = {"argv": sys.argv[1:], "ray": os.environ.get("RAY_ADDRESS")}
 json.dump(record, open(os.path.join(out, "..", "seen_main_ppo.json"), "w"))
+print("(TaskRunner pid=7) step:1 - actor/pg_loss:-0.01 - critic/score/mean:0.7 - timing_s/step:3.25")
 print("training done")
 if os.environ.get("FAIL_MAIN_PPO"):
     print("RuntimeError: NCCL timeout"); sys.exit(3)
@@ -488,7 +489,7 @@ def _prompts(official_dir: Path) -> list:
     return [lamp_prompt(f"art-train/{i}", f"question {i}", posts, str(official_dir)) for i in range(3)]
 
 
-def test_engine_writes_verl_inputs_runs_main_ppo_and_merges(tmp_path, official_dir, recording_verl) -> None:
+def test_engine_writes_verl_inputs_runs_main_ppo_and_merges(tmp_path, official_dir, recording_verl, capsys) -> None:
     from prb_tasks.rl.verl_engine.train import train_policy_verl
 
     folder = tmp_path / "policies" / "rm-abc"
@@ -496,6 +497,9 @@ def test_engine_writes_verl_inputs_runs_main_ppo_and_merges(tmp_path, official_d
                               PRESETS["paper"], folder, experiment="rm-abc", gpus_per_node=2, nodes=3,
                               ray_address="10.0.0.1:6379")
     assert final == folder / "final" and (final / "config.json").is_file()
+    err = capsys.readouterr().err
+    assert "prb rl: rm-abc: verl step 1  score 0.7  pg_loss -0.01  s/step 3.25" in err  # a line per step
+    assert "training done" not in err and "training done" in (folder / "verl" / "main_ppo.log").read_text()
     seen = json.loads((folder / "verl" / "seen_main_ppo.json").read_text())
     assert seen["ray"] == "10.0.0.1:6379"
     assert seen["argv"] == (folder / "verl" / "overrides.txt").read_text().splitlines()

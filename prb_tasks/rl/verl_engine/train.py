@@ -12,6 +12,7 @@ trained again; a run started again resumes from verl's newest checkpoint (``resu
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,12 +48,43 @@ def newest_actor(checkpoints: Path) -> Path:
     return actor
 
 
-def _run(command: list[str], log: Path, what: str, env: dict[str, str]) -> None:
-    """Run ``command`` with its output appended to ``log``; one line naming the log when it fails."""
+#: verl's console logger writes one line per step: ``step:N - key:value - key:value ...``.
+STEP_LINE = re.compile(r"\bstep:(\d+) - ")
+#: The figures of a step line repeated on the terminal, and their names there.
+SHOWN = {"critic/score/mean": "score", "critic/rewards/mean": "reward", "actor/pg_loss": "pg_loss",
+         "timing_s/step": "s/step"}
+
+
+def progress(line: str, label: str) -> Optional[str]:
+    """The terminal's line for one of verl's step lines (None for any other line).
+
+    Args:
+        line: a line of verl's output.
+        label: what the line names (the reward model).
+    """
+    match = STEP_LINE.search(line)
+    if match is None:
+        return None
+    fields = dict(part.split(":", 1) for part in line[match.start():].split(" - ") if ":" in part)
+    shown = "  ".join(f"{name} {fields[key].strip()[:10]}" for key, name in SHOWN.items() if key in fields)
+    return f"prb rl: {label}: verl step {match.group(1)}  {shown}".rstrip()
+
+
+def _run(command: list[str], log: Path, what: str, env: dict[str, str], label: str = "") -> None:
+    """Run ``command`` with its output appended to ``log`` and each training step shown on one line;
+    one line naming the log when it fails."""
     with log.open("a", encoding="utf-8") as out:
         out.write("$ " + " ".join(command) + "\n")
         out.flush()
-        status = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, check=False).returncode
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+                              encoding="utf-8", errors="replace") as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                out.write(line)
+                shown = progress(line, label) if label else None
+                if shown:
+                    print(shown[:120], file=sys.stderr, flush=True)
+            status = proc.wait()
     if status != 0:
         last = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
         raise PRBError(f"prb rl: {what} failed (exit {status}); last line of {log}: "
@@ -95,7 +127,7 @@ def train_policy_verl(policy: str, prompts: list[RLPrompt], reward: RewardConfig
     log = work / "main_ppo.log"
     print(f"prb rl: verl main_ppo: {len(prompts)} prompts, {nodes} node(s) x {gpus_per_node} GPU(s); log in {log}",
           file=sys.stderr)
-    _run([sys.executable, "-m", "verl.trainer.main_ppo", *overrides], log, "verl main_ppo", env)
+    _run([sys.executable, "-m", "verl.trainer.main_ppo", *overrides], log, "verl main_ppo", env, experiment)
     actor = newest_actor(checkpoints)
     print(f"prb rl: merging {actor} into {final} (verl.model_merger)", file=sys.stderr)
     _run([sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp", "--local_dir", str(actor),
