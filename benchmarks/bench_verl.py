@@ -5,11 +5,11 @@ Everything is local (no hub): the tiny random GPT-2 policy of :mod:`prb_tasks.te
 rewards short answers (prb-rm ``endpoint=``, scored inside verl's reward worker), the fake grader
 whose rubric rewards short answers, the bundled sample. The settings are the ``paper`` preset's
 with the batch sizes and lengths shrunk so a run takes a few minutes: 8 prompts per rollout
-batch, PPO mini-batch 4, micro-batch 2, 32 new tokens, ``--max-steps`` PPO steps (default 4).
+batch, PPO mini-batch 4, micro-batch 2, 32 new tokens, ``--max-steps`` PPO steps (default 3).
 verl's own merger turns the FSDP shards into the HF policy that answers the held-out questions.
 
     pip install 'prb-tasks[verl]'     # on the GPU machine
-    python benchmarks/bench_verl.py [--max-steps 4]
+    python benchmarks/bench_verl.py [--max-steps 3]
 
 Prints one JSON object: PPO steps per second (verl's ``timing_s/step`` of each step, from
 ``main_ppo.log``), the GPU's peak memory in use while verl ran (``nvidia-smi``, every second),
@@ -79,7 +79,7 @@ def step_times(log: Path) -> list[float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-steps", type=int, default=4, help="PPO steps (default 4)")
+    parser.add_argument("--max-steps", type=int, default=3, help="PPO steps (default 3: one epoch of the sample)")
     parser.add_argument("--keep", type=Path, help="keep the run's folder here (default: a temporary folder)")
     args = parser.parse_args()
     PRESETS[PRESET] = replace(PRESETS["paper"], name=PRESET, bon_preset="prb", train_k=1, test_k=1,

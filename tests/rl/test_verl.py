@@ -284,6 +284,15 @@ def test_prb_rm_reward_is_score_over_ten_and_half_on_failure(tmp_path, capsys) -
     assert "reward failed (RuntimeError: CUDA out of memory); reward 0.5" in capsys.readouterr().err
 
 
+def test_only_a_reward_that_loads_a_model_asks_for_one_worker() -> None:
+    assert RewardConfig(rm_args="pretrained=org/rm").loads_model
+    assert not RewardConfig(rm_args="pretrained=org/rm,endpoint=http://h:8000").loads_model
+    assert not RewardConfig(url="http://h:8000/score").loads_model
+    ours = build_overrides(parquet=Path("p"), policy="m", reward_module=Path("r"), checkpoints=Path("c"),
+                           experiment="e", preset=PRESETS["paper"], gpus_per_node=1, reward_workers=1)
+    assert ours[-1] == "reward.num_workers=1"
+
+
 def test_reward_config_needs_exactly_one_source() -> None:
     with pytest.raises(ValueError, match="exactly one"):
         RewardConfig()
@@ -505,6 +514,7 @@ def test_engine_writes_verl_inputs_runs_main_ppo_and_merges(tmp_path, official_d
     assert seen["argv"] == (folder / "verl" / "overrides.txt").read_text().splitlines()
     args = dict(item.split("=", 1) for item in seen["argv"])
     assert args["trainer.nnodes"] == "3" and args["trainer.n_gpus_per_node"] == "2"
+    assert args["reward.num_workers"] == "1"  # prb-rm loads the RM in each worker: one worker, one copy
     assert Path(args["custom_reward_function.path"]) == (folder / "verl" / "reward_function.py").resolve()
     import pyarrow.parquet as pq
 

@@ -5,7 +5,9 @@ Every override of their script is kept, in their order, with the values the pres
 ``custom_reward_function.path`` is prb's reward module (prb-rm, or their served-RM shape),
 ``trainer.logger`` is ``['console']`` (their ``wandb`` needs an account and a login, and prb
 keeps its own per-step log), and prb adds ``trainer.nnodes`` (one machine or a Ray cluster)
-and, only when ``--max-steps`` is given, ``trainer.total_training_steps``.
+and, only when ``--max-steps`` is given, ``trainer.total_training_steps``; when prb-rm loads a model in
+verl's reward workers, ``reward.num_workers=1`` (verl starts 8 by default, and each would load its own
+copy of the reward model; their served reward needs no copy).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def number(value: float) -> str:
 
 def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoints: Path, experiment: str,
                     preset: RLPreset, gpus_per_node: int, nodes: int = 1, max_steps: Optional[int] = None,
-                    settings: VerlSettings = VerlSettings()) -> list[str]:
+                    reward_workers: Optional[int] = None, settings: VerlSettings = VerlSettings()) -> list[str]:
     """``main_ppo``'s command-line overrides, in ``verl.sh``'s order.
 
     Args:
@@ -66,6 +68,7 @@ def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoi
         gpus_per_node: GPUs verl uses on each machine.
         nodes: machines in the Ray cluster.
         max_steps: stop after this many PPO steps (None: the epochs decide).
+        reward_workers: verl's reward workers (None: verl's default).
         settings: the values ``verl.sh`` sets that the preset does not hold.
     """
     s = settings
@@ -114,4 +117,6 @@ def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoi
     ]
     if max_steps is not None:
         out.append(f"trainer.total_training_steps={max_steps}")
+    if reward_workers is not None:
+        out.append(f"reward.num_workers={reward_workers}")
     return out

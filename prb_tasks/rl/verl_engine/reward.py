@@ -53,6 +53,11 @@ class RewardConfig(BaseModel):
     divide_by: float = 10.0
     on_error: float = 0.5
 
+    @property
+    def loads_model(self) -> bool:
+        """Whether each reward worker loads the RM itself (not served: no ``url``, no prb-rm ``endpoint=``)."""
+        return self.url is None and "endpoint=" not in str(self.rm_args)
+
     @model_validator(mode="after")
     def _one_source(self) -> "RewardConfig":
         if (self.rm_args is None) == (self.url is None):

@@ -119,7 +119,8 @@ def train_policy_verl(policy: str, prompts: list[RLPrompt], reward: RewardConfig
     checkpoints = work / "checkpoints"
     overrides = build_overrides(parquet=parquet.resolve(), policy=policy, reward_module=module.resolve(),
                                 checkpoints=checkpoints.resolve(), experiment=experiment, preset=preset,
-                                gpus_per_node=gpus_per_node, nodes=nodes, max_steps=max_steps)
+                                gpus_per_node=gpus_per_node, nodes=nodes, max_steps=max_steps,
+                                reward_workers=1 if reward.loads_model else None)
     (work / "overrides.txt").write_text("".join(line + "\n" for line in overrides), encoding="utf-8")
     env = dict(os.environ)
     if ray_address:
