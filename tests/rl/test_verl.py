@@ -470,11 +470,14 @@ if os.environ.get("FAIL_MAIN_PPO"):
     print("RuntimeError: NCCL timeout"); sys.exit(3)
 '''
 FAKE_MERGER = '''
-import json, os, sys
+import json, os, shutil, sys
 argv = sys.argv[1:]
 target = argv[argv.index("--target_dir") + 1]
+if os.environ.get("FAKE_TRAINED"):  # an HF policy stands for the merged shards
+    shutil.copytree(os.environ["FAKE_TRAINED"], target)
 os.makedirs(target, exist_ok=True)
-open(os.path.join(target, "config.json"), "w").write("{}")
+if not os.path.exists(os.path.join(target, "config.json")):
+    open(os.path.join(target, "config.json"), "w").write("{}")
 json.dump(argv, open(os.path.join(target, "..", "seen_merger.json"), "w"))
 '''
 
@@ -490,6 +493,8 @@ def recording_verl(tmp_path, monkeypatch) -> Path:
         for folder in (root / "verl", path.parent):
             (folder / "__init__.py").touch()
     monkeypatch.setenv("PYTHONPATH", f"{root}:{Path(__file__).resolve().parents[2]}")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     return root
 
 
@@ -537,6 +542,50 @@ def test_engine_failure_is_one_line_naming_the_log(tmp_path, official_dir, recor
     message = str(info.value)
     assert "\n" not in message and "verl main_ppo failed (exit 3)" in message
     assert "RuntimeError: NCCL timeout" in message and "main_ppo.log" in message
+
+
+@pytest.mark.slow
+def test_prb_rl_engine_verl_end_to_end(tmp_path, recording_verl, monkeypatch, capsys) -> None:
+    """The whole command: preflight against a gRPC-speaking cluster address, verl's inputs, main_ppo,
+    the merge, then prb's own steps on the merged policy (answers, one grading run, the run)."""
+    from prb_tasks.testing.fake_server import FakeLLMServer
+    from prb_tasks.testing.rl_setup import ConciseRM, concise_grader
+    from prb_tasks.testing.tiny_policy import build_tiny_policy
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.setenv("PRB_CACHE_DIR", str(tmp_path / "cache"))
+    policy = build_tiny_policy(tmp_path / "policy", seed=0)
+    monkeypatch.setenv("FAKE_TRAINED", str(build_tiny_policy(tmp_path / "trained", seed=1)))
+    cluster = _RawServer(SETTINGS_FRAME)
+    try:
+        with ConciseRM() as rm, FakeLLMServer(policy=concise_grader()) as grader:
+            argv = ["rl", "--engine", "verl", "--policy", str(policy), "--rm", f"endpoint={rm.url}", "--grader",
+                    f"model=openai/grader,api_base={grader.openai_base}", "--out", str(tmp_path / "out"),
+                    "--data-dir", "sample", "--test-limit", "4", "--ray-address", f"127.0.0.1:{cluster.port}",
+                    "--gpus-per-node", "2", "--nodes", "2", "--max-steps", "3"]
+            assert main(argv) == 0, capsys.readouterr().err
+    finally:
+        cluster.close()
+    err = capsys.readouterr().err
+    assert "verl main_ppo: " in err and "merging " in err
+    (folder,) = (tmp_path / "out" / "policies").iterdir()
+    seen = json.loads((folder / "verl" / "seen_main_ppo.json").read_text())
+    assert seen["ray"] == f"127.0.0.1:{cluster.port}"
+    args = dict(item.split("=", 1) for item in seen["argv"])
+    assert (args["trainer.nnodes"], args["trainer.n_gpus_per_node"], args["trainer.total_training_steps"]) == \
+        ("2", "2", "3")
+    assert "reward.num_workers" not in args  # a served RM: no copy in the workers
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(args["data.train_files"]).to_pylist()
+    assert rows and all(r["extra_info"]["query"] and r["prompt"][-1]["role"] == "user" for r in rows)
+    answers = [json.loads(line) for line in (tmp_path / "out" / "answers" / f"{folder.name}.jsonl").read_text()
+               .splitlines()]
+    assert len(answers) == 4
+    (run,) = (tmp_path / "out" / "runs").iterdir()
+    results = json.loads(next(run.glob("results_*.json")).read_text())
+    assert results["config"]["model_args"] == f"endpoint={rm.url}"
+    assert results["results"]["personalized_rb_rl"]["ungraded,none"] == 0
 
 
 # --------------------------------------------------------------------------- 6. LaMP-QA, hub layout
