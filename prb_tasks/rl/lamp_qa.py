@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalized_rb.schema import ProfilePost
 from prb_tasks.data.personalized_rb.subsets import SUBSETS, Subset
+from prb_tasks.data.rawfiles import describe_error, raw_rows
 from prb_tasks.prompts.retrieval import RetrievalOptions, SelectedPost, format_posts, select_posts_many
 from prb_tasks.prompts.templates import render, resolve
 from prb_tasks.rl.prompts import RLPrompt
@@ -64,23 +65,15 @@ def split_files(folder: Path, config: str, split: str) -> list[Path]:
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return list(pq.read_table(path).to_pylist())
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json" and text.lstrip().startswith("["):
-        data = json.loads(text)
-        return list(data)
-    out = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"prb rl: {path} line {number} is not JSON ({exc.msg}); fix or re-download the "
-                                "LaMP-QA copy") from None
-    return out
+    """A file's rows: parquet and JSON Lines through prb's shared reader, a ``.json`` array here."""
+    text = path.read_text(encoding="utf-8") if path.suffix == ".json" else ""
+    if text.lstrip().startswith("["):
+        try:
+            return list(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"prb rl: {path} is not JSON ({exc.msg}, line {exc.lineno}); fix or re-download the "
+                            "LaMP-QA copy") from None
+    return list(raw_rows(path))
 
 
 def read_split(folder: Path, subset: Subset, split: str) -> list[LampRow]:
@@ -107,10 +100,8 @@ def read_split(folder: Path, subset: Subset, split: str) -> list[LampRow]:
                              for post in posts]
                 rows.append(LampRow.model_validate({**record, "id": str(record.get("id", "")), "profile": posts}))
             except ValidationError as exc:
-                error = exc.errors()[0]
-                where = ".".join(str(part) for part in error["loc"])
-                raise DataError(f"prb rl: {path} row {number}: field '{where}': {error['msg']}; a LaMP-QA row "
-                                "needs question and profile (posts with id, category and text)") from None
+                raise DataError(f"prb rl: {path} row {number}: {describe_error(exc)}; a LaMP-QA row needs "
+                                "question and profile (posts with id, category and text)") from None
     return rows
 
 

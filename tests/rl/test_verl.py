@@ -623,6 +623,15 @@ def test_lamp_qa_hub_copy_trains_on_its_train_split(tmp_path, official_dir, monk
         "{profile}", first.profile)
 
 
+def test_lamp_qa_json_array_copy_reads_like_the_hub_one(tmp_path) -> None:
+    from prb_tasks.data.personalized_rb.subsets import SUBSETS
+
+    (tmp_path / "Art_and_Entertainment_test.json").write_text(json.dumps(LAMP_ROWS), encoding="utf-8")
+    rows = read_split(tmp_path, SUBSETS[0], "test")
+    assert [r.id for r in rows] == ["q1", "2", "q3", "q4"]
+    assert rows[0].profile[13].text == "Post text 13\nwith a second line" and rows[1].profile[0].category == "Café & ✓"
+
+
 def test_lamp_qa_bad_copies_are_one_line(tmp_path, official_dir) -> None:
     from prb_tasks.data.errors import DataError
 
@@ -639,8 +648,13 @@ def test_lamp_qa_bad_copies_are_one_line(tmp_path, official_dir) -> None:
     broken = tmp_path / "jsonl"
     broken.mkdir()
     (broken / "Art_and_Entertainment_train.jsonl").write_text('{"question": "q", "profile": []}\n{oops\n')
-    with pytest.raises(DataError, match=r"Art_and_Entertainment_train.jsonl line 2 is not JSON"):
+    with pytest.raises(DataError, match=r"Art_and_Entertainment_train.jsonl line 2, column 2: not valid JSON"):
         lamp_qa_prompts(str(broken), "train", 2, str(official_dir))
+    array = tmp_path / "array"
+    array.mkdir()
+    (array / "Art_and_Entertainment_train.json").write_text('[{"question": "q", "profile": []},]')
+    with pytest.raises(DataError, match=r"Art_and_Entertainment_train.json is not JSON \("):
+        lamp_qa_prompts(str(array), "train", 2, str(official_dir))
 
 
 def test_cli_lamp_qa_missing_folder_is_one_line(tmp_path, capsys, official_dir) -> None:
