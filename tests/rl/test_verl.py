@@ -300,6 +300,15 @@ def test_reward_config_needs_exactly_one_source() -> None:
         RewardConfig(rm_args="scorer=length", url="http://x")
 
 
+def test_every_verl_difference_is_a_row_of_the_docs_table() -> None:
+    from prb_tasks.rl.verl_engine.differences import VERL_DIFFERENCES
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "rl-downstream.md").read_text(encoding="utf-8")
+    table = docs.split("### The paper, `--engine verl`, `--engine trl`", 1)[1].split("\n### ", 1)[0]
+    rows = {line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ")}
+    assert {name for name, _, _ in VERL_DIFFERENCES} <= rows
+
+
 # --------------------------------------------------------------------------- 4. one line before anything
 
 
