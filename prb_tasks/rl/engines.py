@@ -44,6 +44,14 @@ class TrlEngine(Engine):
     name = "trl"
     needs = ("torch", "transformers", "trl")
 
+    def preflight(self, args: argparse.Namespace) -> None:
+        given = [flag for flag, value in (("--ray-address", getattr(args, "ray_address", None)),
+                                          ("--nodes", getattr(args, "nodes", 1) != 1 or None),
+                                          ("--gpus-per-node", getattr(args, "gpus_per_node", None))) if value]
+        if given:
+            raise PRBError(f"prb rl: {given[0]} is an option of --engine verl (TRL trains on this machine); add "
+                           "--engine verl or leave it out")
+
     def check_rm(self, rm_args: str, reward_url: Optional[str]) -> Any:
         from prb_tasks.rl.reward import load_rm
 

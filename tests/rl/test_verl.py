@@ -445,6 +445,16 @@ def test_an_rm_that_needs_the_profile_store_is_refused_before_training() -> None
     assert ENGINES["verl"].check_rm("scorer=bm25", "http://127.0.0.1:9/score") is None  # served: theirs scores
 
 
+@pytest.mark.parametrize("extra", [["--ray-address", "h:6379"], ["--nodes", "2"], ["--gpus-per-node", "4"]])
+def test_verl_options_without_engine_verl_are_one_line(tmp_path, capsys, extra) -> None:
+    argv = [a for a in _rl(tmp_path / "out", *extra) if a not in ("--engine", "verl")]
+    if importlib.util.find_spec("trl") is None:
+        pytest.skip("trl not installed")
+    assert main(argv) == 2
+    assert f"prb rl: {extra[0]} is an option of --engine verl" in _one_line(capsys)
+    assert not (tmp_path / "out").exists()
+
+
 def test_ray_endpoint_defaults() -> None:
     assert ray_endpoint("10.0.0.1:6379") == ("10.0.0.1", 6379)
     assert ray_endpoint("head") == ("head", 6379)
