@@ -132,6 +132,9 @@ def lamp_qa_prompts(folder: str, split: str, k: int, templates: Optional[str],
         templates: the authors' prompts (``prb templates official``).
         retrieval: ranking settings (default: Contriever, whole posts, as their ``rank_dataset.py``).
     """
+    if not templates:
+        raise DataError("prb rl: --lamp-qa trains with the authors' prompts, which prb does not ship: run "
+                        "`prb templates official DIR` once and add --templates DIR")
     root = Path(folder).expanduser()
     if not root.is_dir():
         raise DataError(f"prb rl: --lamp-qa '{folder}' is not a folder; give the local copy of alireza7/LaMP-QA")

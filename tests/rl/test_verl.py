@@ -656,6 +656,8 @@ def test_lamp_qa_bad_copies_are_one_line(tmp_path, official_dir) -> None:
 
     with pytest.raises(DataError, match="is not a folder"):
         lamp_qa_prompts(str(tmp_path / "nope"), "train", 2, str(official_dir))
+    with pytest.raises(DataError, match="run `prb templates official DIR` once and add --templates DIR"):
+        lamp_qa_prompts(str(tmp_path), "train", 2, None)
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="no train split of Art_and_Entertainment") as info:
         lamp_qa_prompts(str(tmp_path / "empty"), "train", 2, str(official_dir))
