@@ -41,11 +41,14 @@ class StepLog(TrainerCallback):
             (None: about ten lines over the run).
         stream: where progress goes (default stderr); a terminal gets a tqdm bar.
         command: the command that trains, at the start of each line (``prb rl``).
+        shown: the path the last line names (default ``path``): where the file will be once
+            the folder it is written in is renamed into place.
     """
 
     def __init__(self, path: Path, label: str, every: Optional[int] = None, stream: Optional[TextIO] = None,
-                 command: str = "prb rl"):
+                 command: str = "prb rl", shown: Optional[Path] = None):
         self.path = path
+        self.shown_path = shown if shown is not None else path
         self.label = label
         self.command = command
         self.every = every
@@ -105,7 +108,7 @@ class StepLog(TrainerCallback):
             seconds = self.last.get("train_runtime")
             took = f" in {seconds:.0f} s" if isinstance(seconds, (int, float)) else ""
             text = (f"{self.command}: {self.label}: trained to step {state.global_step}{took}; "
-                    f"every step's numbers in {self.path}")
+                    f"every step's numbers in {self.shown_path}")
         else:
             numbers = "  ".join(f"{name} {self.last[key]:.4g}" for key, name in SHOWN
                                 if isinstance(self.last.get(key), (int, float)))
