@@ -63,8 +63,6 @@ def test_another_policy_or_seed_is_refused_before_any_work(tmp_path, capsys, sta
     assert main(_argv(tmp_path)) == 130  # base answers sampled, training stopped at its first checkpoint
     assert stand_ins == ["sample base.jsonl", "train"]
     out = tmp_path / "out"
-    recorded = json.loads((out / "answers" / "base.settings.json").read_text(encoding="utf-8"))
-    assert recorded["--policy"] == str(tmp_path / "policyA") and recorded["--seed"] == 0
     capsys.readouterr()
     stand_ins.clear()
 
@@ -74,6 +72,8 @@ def test_another_policy_or_seed_is_refused_before_any_work(tmp_path, capsys, sta
                     f"{tmp_path / 'policyA'} (now {tmp_path / 'policyB'}); --seed 0 (now 3); give a new --out, or "
                     f"delete {out / 'answers' / 'base.jsonl'} to make it again with these")
     assert stand_ins == []  # nothing sampled or trained under the new label
+    recorded = json.loads((out / "answers" / "base.settings.json").read_text(encoding="utf-8"))
+    assert recorded["--policy"] == str(tmp_path / "policyA") and recorded["--seed"] == 0
     # The same command resumes (the answers are reused, training goes on).
     assert main(_argv(tmp_path)) == 130
     assert stand_ins == ["train"]

@@ -26,6 +26,7 @@ from prb_tasks.testing.personal_pairs import write_users
 from prb_tasks.testing.tiny_rm import build_tiny_base_lm
 from prb_tasks.train import checkpoint
 from prb_tasks.train.command import train
+from prb_tasks.train.method import TrainedMethod
 from prb_tasks.train.options import TrainError, parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,6 +114,10 @@ def test_a_damaged_checkpoint_is_one_line_at_load(two, tmp_path, damage):
     if damage != "no digests":
         assert message.startswith(f"prb-method (trained): checkpoint '{folder}' is damaged: ")
         assert message.endswith("train the model again (prb train --out writes a whole checkpoint)")
+    # prb-method says it when the method is made, before any data loads.
+    with pytest.raises(ValueError) as made:
+        TrainedMethod(str(folder))
+    assert "\n" not in str(made.value) and expected in str(made.value)
 
 
 def test_an_existing_checkpoint_is_replaced_as_a_whole(root, two, tmp_path):
