@@ -10,6 +10,9 @@ Steps, each kept on disk under ``--out`` so that the same command started again 
 4. every answer graded once by ``personalized_rb_bon_grade`` (``grade/``);
 5. per reward model, a downstream run (``runs/<rm>/``) that ``prb validity`` reads like a
    Best-of-N run: its gain is the trained answer's grade minus the starting policy's.
+
+Each kept artefact has the settings that made it beside it; a re-run whose settings differ is
+refused before any work (:mod:`prb_tasks.rl.settings`), so nothing is reused under a new label.
 """
 
 from __future__ import annotations
@@ -139,14 +142,14 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     if len(set(args.rm)) != len(args.rm):
         raise PRBError("prb rl: the same --rm is given twice; give each reward model once")
 
+    from prb_tasks.rl import settings
     from prb_tasks.rl.downstream import write_run
     from prb_tasks.rl.generate import generate_answers
     from prb_tasks.rl.grade import grade_of, run_grader, write_candidates
     from prb_tasks.rl.prompts import build_prompts, split
 
     out: Path = args.out.expanduser()
-    if out.exists() and not out.is_dir():
-        raise PRBError(f"prb rl: --out '{out}' is a file; give a folder")
+    settings.check_out(out)
     extra = {} if preset.max_post_chars is None else {"max_post_chars": preset.max_post_chars}
     if getattr(args, "lamp_qa", None):
         from prb_tasks.rl.lamp_qa import lamp_qa_prompts
@@ -166,6 +169,14 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     if not train or not test:
         raise PRBError(f"prb rl: {len(train)} training and {len(test)} test questions; the data is too small "
                        "for this preset's test fraction")
+    # What --out holds must have been made with these settings: checked before any work.
+    base = settings.base_answers(out, args.policy, args.seed, preset, test)
+    artefacts = [base]
+    for rm_args in args.rm:
+        trained = settings.trained_policy(out / "policies" / _slug(rm_args), args.policy, args.seed, preset, train,
+                                          rm_args, args.reward_url)
+        artefacts += [trained, settings.trained_answers(out / "answers" / f"{_slug(rm_args)}.jsonl", trained, base)]
+    settings.check(out, artefacts)
     # Load every RM before any training, so a typo fails in seconds, not after the first model.
     rms = {rm: engine.check_rm(rm, args.reward_url) for rm in args.rm}
     print(f"prb rl: preset {preset.name}: {len(train)} training questions, {len(test)} held out, "

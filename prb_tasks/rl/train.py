@@ -3,8 +3,9 @@
 prb writes no training loop: TRL samples the rollouts, calls the reward function
 (:class:`prb_tasks.rl.reward.RMReward`), computes advantages and updates the policy;
 transformers' Trainer saves checkpoints every ``save_steps`` optimizer steps, and a run
-started again on the same folder resumes from the newest one. The trained policy is saved
-to ``<folder>/final``; a folder that already has one is not trained again.
+started again on the same folder resumes from the newest whole one (:mod:`prb_tasks.rl.checkpoints`).
+The trained policy is saved to ``<folder>/final``, which appears only when whole; a folder
+that already has one is not trained again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.common.atomic import fresh_staging, publish, recover
 from prb_tasks.rl.presets import RLPreset
 from prb_tasks.rl.prompts import RLPrompt
 
@@ -65,13 +67,18 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     The Trainer's per-step log dicts go to ``<folder>/train_log.jsonl``, not the terminal
     (:mod:`prb_tasks.train.steplog`).
     """
+    from prb_tasks.rl.checkpoints import SealCheckpoints, problem, resume_point, seal, set_aside
+
     final = folder / FINAL
-    if (final / "config.json").is_file():
-        print(f"prb rl: {final} exists; not training again (delete it to retrain)", file=sys.stderr)
-        return final
+    recover(final)
+    if final.exists():
+        why = problem(final)
+        if why is None:
+            print(f"prb rl: {final} exists; not training again (delete it to retrain)", file=sys.stderr)
+            return final
+        set_aside(final, why, "training it again")
     from datasets import Dataset
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
-    from transformers.trainer_utils import get_last_checkpoint
     from trl import GRPOTrainer
 
     from prb_tasks.rl.policy import load_policy
@@ -86,13 +93,18 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     for printer in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(printer)
     trainer.add_callback(StepLog(folder / LOG_FILE, label))
+    trainer.add_callback(SealCheckpoints())
     # TRL asks the model for a property that transformers 5 renamed; the warning, printed at
     # every step, is about TRL's code and nothing a user of prb rl can change.
     warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-    last = get_last_checkpoint(str(folder))
+    last = resume_point(folder)
     if last is not None:
         print(f"prb rl: resuming from {last}", file=sys.stderr)
-    trainer.train(resume_from_checkpoint=last)
-    trainer.save_model(str(final))
-    tokenizer.save_pretrained(str(final))
+    trainer.train(resume_from_checkpoint=None if last is None else str(last))
+    # final/ appears only when whole: written under a temporary name, sealed, renamed.
+    staged = fresh_staging(final)
+    trainer.save_model(str(staged))
+    tokenizer.save_pretrained(str(staged))
+    seal(staged)
+    publish(staged, final, crash="rl-final")
     return final

@@ -6,6 +6,11 @@ Layout::
     OUT/manifest.json       {"format": "prb-train/1", "architecture", "backbone", "family", "options", "users", ...}
     OUT/backbone/           the fine-tuned backbone and its tokenizer (Hugging Face format)
     OUT/head.safetensors    every weight outside the backbone (heads, encoders, user weights)
+
+The folder is written under a temporary sibling name and renamed into place when whole
+(:mod:`prb_tasks.common.atomic`), so a kill leaves the previous checkpoint or the new one,
+never a mix; the manifest's ``files`` holds the sha256 of every file of the backbone and
+head, compared by :func:`load` before the model is used.
 """
 
 from __future__ import annotations
@@ -14,17 +19,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.common.atomic import aside, check_digests, crash_point, digests
 from prb_tasks.train.options import TrainError
 
 FORMAT = "prb-train/1"
 MANIFEST = "manifest.json"
+#: What the manifest's digests vouch for: everything a load reads besides the manifest.
+VOUCHED = ("backbone", "head.safetensors")
 
 
 def save(folder: str | Path, model: Any, tokenizer: Any, manifest: dict[str, Any]) -> Path:
-    """Write ``model`` (a :class:`~prb_tasks.train.models.RewardModel`) to ``folder``.
+    """Write ``model`` (a :class:`~prb_tasks.train.models.RewardModel`) to ``folder``, manifest last.
 
     Args:
-        folder: where (created).
+        folder: where (created); :func:`prb_tasks.train.command.train` gives the staging
+            folder, which it then renames into place.
         model: the trained model.
         tokenizer: its tokenizer.
         manifest: architecture, backbone, family, options, users and training facts.
@@ -36,9 +45,79 @@ def save(folder: str | Path, model: Any, tokenizer: Any, manifest: dict[str, Any
     model.backbone.save_pretrained(folder / "backbone")
     tokenizer.save_pretrained(folder / "backbone")
     own = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items() if not k.startswith("backbone.")}
+    crash_point("train:between-files")
     save_file(own, str(folder / "head.safetensors"))
-    (folder / MANIFEST).write_text(json.dumps({"format": FORMAT, **manifest}, indent=2) + "\n", encoding="utf-8")
+    files = digests(folder, VOUCHED)
+    (folder / MANIFEST).write_text(json.dumps({"format": FORMAT, **manifest, "files": files}, indent=2) + "\n",
+                                   encoding="utf-8")
     return folder
+
+
+def is_checkpoint(folder: Path) -> bool:
+    """Whether ``folder`` holds a manifest of ours (a checkpoint ``prb train`` may replace).
+
+    Args:
+        folder: an existing folder.
+    """
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
+
+
+def check_out(out: Path, given: str) -> None:
+    """One line when ``--out`` is a file or a non-empty folder that is not a prb train checkpoint.
+
+    Args:
+        out: the resolved folder.
+        given: the path as the user wrote it.
+    """
+    if out.exists() and not out.is_dir():
+        raise TrainError(f"prb train: --out {given} is a file; give a folder for the checkpoint")
+    if out.is_dir() and any(out.iterdir()) and not is_checkpoint(out):
+        raise TrainError(f"prb train: --out {given} is a folder with other files in it (no prb train {MANIFEST}); "
+                         "give a new or empty folder: prb train replaces only a checkpoint of its own")
+
+
+def verify(folder: Path, manifest: dict[str, Any], who: str) -> None:
+    """One line when a file of the checkpoint is missing, changed or not its own.
+
+    Args:
+        folder: the checkpoint folder.
+        manifest: its manifest.
+        who: the command or model asking, for messages.
+    """
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        raise TrainError(f"{who}: {folder / MANIFEST} records no digests of its files (an older prb wrote it); "
+                         "train the model again with this prb")
+    recorded = {str(k): str(v) for k, v in files.items()}
+    seen = _stamp(folder, recorded)
+    if seen in _VERIFIED:
+        return  # prb-method checks at construction, then loads: the files are hashed once
+    problem = check_digests(folder, recorded, VOUCHED)
+    if problem:
+        raise TrainError(f"{who}: checkpoint '{folder}' is damaged: {problem}; train the model again "
+                         "(prb train --out writes a whole checkpoint)")
+    _VERIFIED.add(seen)
+
+
+#: Checkpoints whose files matched their digests, as (folder, digests, each file's size and mtime).
+_VERIFIED: set[tuple] = set()
+
+
+def _stamp(folder: Path, recorded: dict[str, str]) -> tuple:
+    """What changes when any vouched file does (its size or mtime), with the digests it must match."""
+    stats = []
+    for path in sorted(p for part in VOUCHED for p in ([folder / part] if (folder / part).is_file()
+                                                        else (folder / part).rglob("*"))):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        stats.append((path.as_posix(), info.st_size, info.st_mtime_ns))
+    return str(folder.resolve()), tuple(sorted(recorded.items())), tuple(stats)
 
 
 def read_manifest(folder: str | Path, who: str) -> dict[str, Any]:
@@ -49,6 +128,9 @@ def read_manifest(folder: str | Path, who: str) -> dict[str, Any]:
         who: the command or model asking, for messages.
     """
     path = Path(folder).expanduser()
+    if not path.exists() and aside(path).is_dir():
+        raise TrainError(f"{who}: checkpoint '{folder}' does not exist: a prb train was killed while replacing "
+                         f"it; the previous one is {aside(path)} (rename it back, or train again)")
     if not path.exists():
         raise TrainError(f"{who}: checkpoint '{folder}' does not exist; give the folder `prb train --out` wrote")
     if not (path / MANIFEST).is_file():
@@ -90,6 +172,7 @@ def load(folder: str | Path, who: str, accept: tuple[str, ...] | None = None,
         # A manifest without (or with an unknown) architecture was a KeyError traceback.
         raise TrainError(f"{who}: {path / MANIFEST} names no architecture this prb knows ({arch!r}; known: "
                          f"{', '.join(CLASSES)}); train the model again with this prb")
+    verify(path, manifest, who)
     backbone = AutoModel.from_pretrained(path / "backbone")
     tokenizer = AutoTokenizer.from_pretrained(path / "backbone")
     model = CLASSES[arch](backbone, manifest["options"], len(manifest.get("users", [])))

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.common.atomic import fresh_staging, publish, recover, staging
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.hub_reach import hub_model_access
 from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
@@ -73,8 +76,9 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
 
     started = time.perf_counter()
     out = Path(options.out).expanduser()
-    if out.exists() and not out.is_dir():
-        raise TrainError(f"prb train: --out {options.out} is a file; give a folder for the checkpoint")
+    if recover(out) and progress:
+        print(f"prb train: put back {out} (a run killed while replacing it had moved it aside)", file=sys.stderr)
+    checkpoint.check_out(out, options.out)
     data = load(options)
     if options.backbone.startswith(("/", ".", "~")) and not Path(options.backbone).expanduser().exists():
         raise TrainError(f"prb train: --backbone {options.backbone} does not exist; give a Hugging Face model id "
@@ -106,7 +110,10 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
                          f"({' '.join(str(exc).split())[:200]})") from None
     model = CLASSES[options.architecture](backbone, model_options, len(data.users))
     cpu = not torch.cuda.is_available()
-    trainer = BradleyTerryTrainer(model=model, args=arguments(options, str(out / "trainer"), cpu),
+    # Everything is written to a sibling folder and renamed into place when whole: a kill
+    # leaves the previous checkpoint as it was (the log too), never a mix of the two.
+    staged = _staging(out)
+    trainer = BradleyTerryTrainer(model=model, args=arguments(options, str(staged / "trainer"), cpu),
                                   train_dataset=rendered, data_collator=Collator(tokenizer, options.max_length,
                                                                                  options.input_format == "chat"))
     # Our own progress and a log file in place of transformers' printed dicts (one landed on stdout).
@@ -114,11 +121,9 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
 
     for printer in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(printer)
-    log = out / LOG_FILE
-    if log.is_file():
-        log.unlink()  # a new model in the same folder: not the old one's numbers
+    log = staged / LOG_FILE
     trainer.add_callback(StepLog(log, options.architecture, stream=None if progress else io.StringIO(),
-                                 command="prb train"))
+                                 command="prb train", shown=out / LOG_FILE))
     if progress:
         print(f"prb train: {options.architecture} on {options.backbone}: {len(rendered)} pairs of "
               f"{len(data.users)} seen users ({data.family})", file=sys.stderr)
@@ -130,7 +135,10 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
             "pairs": len(rendered), "steps": int(result.global_step), "train_loss": float(result.training_loss),
             "seconds": round(time.perf_counter() - started, 1),
         }
-        checkpoint.save(out, trainer.accelerator.unwrap_model(model), tokenizer, manifest)
+        checkpoint.save(staged, trainer.accelerator.unwrap_model(model), tokenizer, manifest)
+        if (staged / "trainer").is_dir():
+            shutil.rmtree(staged / "trainer")  # the Trainer's scratch (save_strategy "no": nothing kept)
+        publish(staged, out, crash="train")
         if progress:
             how = (f"--model prb-rm --model_args pretrained={out} on the personalized_rb *_scalar tasks"
                    if data.few_shot is None else
@@ -139,6 +147,15 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
             print(f"prb train: wrote {out} ({result.global_step} steps, loss {result.training_loss:.4f}, "
                   f"{time.perf_counter() - started:.1f} s); evaluate with {how}", file=sys.stderr)
     return out
+
+
+def _staging(out: Path) -> Path:
+    """The empty folder this run writes its checkpoint in (one per --out, the same on every process)."""
+    # Under accelerate every process computes the same name; only the first clears what a
+    # killed run left there, before any of them writes.
+    if os.environ.get("RANK", "0") == "0":
+        return fresh_staging(out)
+    return staging(out)
 
 
 def _check_context(data: Any, parts: tuple[str, ...]) -> None:

@@ -30,14 +30,17 @@ class TrainedMethod(Method):
     name = "trained"
 
     def __init__(self, checkpoint: str = "", device: str = "cpu", score_batch_size: int = 32) -> None:
-        from prb_tasks.train.checkpoint import read_manifest
+        from pathlib import Path
+
+        from prb_tasks.train.checkpoint import read_manifest, verify
         from prb_tasks.train.options import TrainError
 
         if not checkpoint:
             raise ValueError("give checkpoint=<the folder prb train --out wrote>")
         try:
             self.manifest = read_manifest(checkpoint, "prb-method (trained)")
-        except TrainError as exc:  # a wrong path: one line before any data loads
+            verify(Path(checkpoint).expanduser(), self.manifest, "prb-method (trained)")
+        except TrainError as exc:  # a wrong path or a damaged checkpoint: one line before any data loads
             raise ValueError(str(exc).removeprefix("prb-method (trained): ")) from None
         self.checkpoint, self.device = checkpoint, device
         self.score_batch_size = int(score_batch_size)

@@ -34,18 +34,21 @@ class StepLog(TrainerCallback):
     """Writes each log dict to ``path`` and shows the training's progress on ``stream``.
 
     Args:
-        path: the JSON Lines file (appended, so a resumed run continues it; one object per
-            log call, with ``step``).
+        path: the JSON Lines file (appended, so a resumed run continues it, after dropping
+            the records past the step it resumes from; one object per log call, with ``step``).
         label: what the progress names (the reward model, the architecture).
         every: a terminal line every this many steps when ``stream`` is not a terminal
             (None: about ten lines over the run).
         stream: where progress goes (default stderr); a terminal gets a tqdm bar.
         command: the command that trains, at the start of each line (``prb rl``).
+        shown: the path the last line names (default ``path``): where the file will be once
+            the folder it is written in is renamed into place.
     """
 
     def __init__(self, path: Path, label: str, every: Optional[int] = None, stream: Optional[TextIO] = None,
-                 command: str = "prb rl"):
+                 command: str = "prb rl", shown: Optional[Path] = None):
         self.path = path
+        self.shown_path = shown if shown is not None else path
         self.label = label
         self.command = command
         self.every = every
@@ -62,6 +65,7 @@ class StepLog(TrainerCallback):
         if not state.is_world_process_zero:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._keep_until(state.global_step)
         if self._interactive():
             from tqdm.auto import tqdm
 
@@ -70,6 +74,24 @@ class StepLog(TrainerCallback):
         elif self.every is None:
             self.every = max(1, state.max_steps // 10)
         self.shown = state.global_step
+
+    def _keep_until(self, step: int) -> None:
+        """Drop the records a resumed run will write again: those after ``step`` (where it resumes)
+        and the summary of an earlier end, so the file holds each step once."""
+        if not self.path.is_file():
+            return
+        kept = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a kill
+            if isinstance(record, dict) and isinstance(record.get("step"), int) and record["step"] <= step \
+                    and "train_runtime" not in record:
+                kept.append(line + "\n")
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(kept), encoding="utf-8")
+        tmp.replace(self.path)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         """Append the dict to the file; keep it for the next terminal line."""
@@ -105,7 +127,7 @@ class StepLog(TrainerCallback):
             seconds = self.last.get("train_runtime")
             took = f" in {seconds:.0f} s" if isinstance(seconds, (int, float)) else ""
             text = (f"{self.command}: {self.label}: trained to step {state.global_step}{took}; "
-                    f"every step's numbers in {self.path}")
+                    f"every step's numbers in {self.shown_path}")
         else:
             numbers = "  ".join(f"{name} {self.last[key]:.4g}" for key, name in SHOWN
                                 if isinstance(self.last.get(key), (int, float)))
