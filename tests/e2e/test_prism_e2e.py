@@ -1,0 +1,54 @@
+"""PRISM's tasks end to end through ``prb eval`` on a copy in the hub layout: a judge through
+``prb-judge`` against the local fake server, a scalar RM through a ``prb-rm`` baseline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prb_tasks.documents import prism
+from prb_tasks.testing.fake_server import Message
+from tests.prism_fixture import write_prism
+from tests.runner import metric, read_results, run_cli, run_fake_judge
+
+pytestmark = pytest.mark.slow  # whole prb eval runs in subprocesses
+
+
+def test_profile_judge_and_scalar_rm(tmp_path: Path) -> None:
+    copy = write_prism(tmp_path / "prism")
+    meta = json.dumps({"data_dir": str(copy)})
+    # The fake judge is right on user0001's pairs and wrong on user0002's.
+    answers = {}
+    for d in prism.build_docs("profile", data_dir=str(copy)):
+        right = d["user_id"] == "user0001"
+        verdict = d["chosen_position"] if right else "AB".replace(d["chosen_position"], "")
+        answers[d["prompt"].strip()] = f"Result: {verdict}"
+
+    def policy(messages: list[Message], model: str) -> str:
+        return answers.get(messages[-1]["content"].strip(), "no idea")
+
+    proc, out, sent = run_fake_judge(policy, "prism_profile", meta, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sent == 12
+    results = read_results(out)
+    assert metric(results, "prism_profile", "acc") == pytest.approx(5 / 6)
+    assert metric(results, "prism_profile", "acc_user") == pytest.approx(0.5)
+    assert metric(results, "prism_profile", "parse_fail") == 0.0
+
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "prism_scalar",
+                    "--metadata", meta, "--output_path", str(tmp_path / "rm")], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # The chosen answer is the longer one in 5 of 6 pairs; turn 1's two answers are equally long
+    # (a tie, counted wrong).
+    assert metric(read_results(tmp_path / "rm"), "prism_scalar", "acc") == pytest.approx(5 / 6)
+    assert "Data: local folder" in proc.stdout and "labelled pairs 6 rows" in proc.stdout
+
+
+def test_a_missing_copy_is_one_line(tmp_path: Path) -> None:
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "prism_scalar"],
+                   cwd=tmp_path, env={"PRB_PRISM_DIR": ""})
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "prb data download DIR --family prism" in last and "Traceback" not in proc.stderr
