@@ -92,6 +92,21 @@ class Person:
     choices: tuple[Choice, ...] = field(default_factory=tuple)
 
 
+def transcript(earlier: list[tuple[str, str]], message: str) -> str:
+    """The request of a turn as the person saw it: the conversation so far, then their message.
+
+    Args:
+        earlier: the earlier turns, each (the person's message, the answer it went on with).
+        message: this turn's message.
+    """
+    if not earlier:
+        return message
+    lines = ["Conversation so far:"]
+    for said, answer in earlier:
+        lines += [f"Person: {said}", f"Assistant: {answer}"]
+    return "\n".join(lines) + f"\n\nThe person's next message:\n{message}"
+
+
 def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """The objects of a JSON Lines file with their line numbers (one-line errors).
 
@@ -149,11 +164,12 @@ def summary_lines(people: tuple[Person, ...] | list[Person], skipped: dict[str, 
     lines = [
         f"people with pairs: {len(people)} ({single} with a single pair, judged with no history); "
         f"pairs: {len(pairs)}, median {per_person[len(per_person) // 2]} per person",
-        f"pairs with the person's own reason: {sum(bool(c.reason) for c in pairs)}; "
-        f"without demographics: {sum(not p.demographics for p in people)} people, "
-        f"without a profile text: {sum(not p.profile for p in people)}",
-        "by rating gap: " + ", ".join(f"{name} {n}" for name, n in sorted(buckets.items())),
+        f"pairs with the person's own reason: {sum(bool(c.reason) for c in pairs)}; people without "
+        f"demographics: {sum(not p.demographics for p in people)}, without a profile text: "
+        f"{sum(not p.profile for p in people)}",
     ]
+    if any(c.gap is not None for c in pairs):
+        lines.append("by rating gap: " + ", ".join(f"{name} {n}" for name, n in sorted(buckets.items())))
     languages = Counter(c.language for c in pairs if c.language)
     if languages:
         lines.append("by language: " + ", ".join(f"{name} {n}" for name, n in languages.most_common()))

@@ -13,7 +13,8 @@ Every labelled pair is an item. Variants (``dataset_kwargs.variant``):
 - ``scalar_profile``: after the same context as ``profile``.
 
 Each document carries the rating gap (``rating_gap``, and its bucket as the item's tag, so
-``acc_tag`` averages over how clear the preferences were), the language and the person's
+``acc_tag`` averages over how clear the preferences were; data without ratings tags the
+language instead), the language and the person's
 country (accuracy split by them in ``prb audit``) and ``item``, the hash of the request and
 the two answers that another person's identical pair shares (disagreement, majority baseline).
 """
@@ -77,13 +78,20 @@ def _past(choice: Choice) -> PastChoice:
     return PastChoice(choice.prompt, choice.chosen, choice.rejected, "A", choice.reason)
 
 
+def _tags(choice: Choice) -> list[str]:
+    # acc_tag averages over these: how clear the preference was where it was rated, else the language.
+    if choice.gap is not None:
+        return [choice.gap_bucket]
+    return [f"language {choice.language}"] if choice.language else []
+
+
 def _identity(family: str, person: Person, choice: Choice, variant: str) -> dict[str, Any]:
     return {
         "pair_key": choice.key,
         "id": choice.key,
         "subset": family,
         "user_id": person.person_id,
-        "tags": [choice.gap_bucket],
+        "tags": _tags(choice),
         "variant": variant,
         "rating_gap": choice.gap,
         "language": choice.language,

@@ -1,4 +1,4 @@
-"""PRISM's tasks end to end through ``prb eval`` on a copy in the hub layout: a judge through
+"""PRISM's and Community Alignment's tasks end to end through ``prb eval`` on a copy in the hub layout: a judge through
 ``prb-judge`` against the local fake server, a scalar RM through a ``prb-rm`` baseline."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.documents import prism
+from prb_tasks.documents import community_alignment, prism
 from prb_tasks.testing.fake_server import Message
+from tests.community_alignment_fixture import write_ca
 from tests.prism_fixture import write_prism
 from tests.runner import metric, read_results, run_cli, run_fake_judge
 
@@ -44,6 +45,19 @@ def test_profile_judge_and_scalar_rm(tmp_path: Path) -> None:
     # (a tie, counted wrong).
     assert metric(read_results(tmp_path / "rm"), "prism_scalar", "acc") == pytest.approx(5 / 6)
     assert "Data: local folder" in proc.stdout and "labelled pairs 6 rows" in proc.stdout
+
+
+def test_community_alignment_scalar_rm(tmp_path: Path) -> None:
+    copy = write_ca(tmp_path / "ca")
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
+                    "community_alignment_scalar,community_alignment_scalar_profile", "--metadata",
+                    json.dumps({"data_dir": str(copy)}), "--output_path", str(tmp_path / "rm")], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = read_results(tmp_path / "rm")
+    expected = sum(len(d["choices"][0]) > len(d["choices"][1])
+                   for d in community_alignment.build_docs("scalar", data_dir=str(copy))) / 13
+    assert metric(results, "community_alignment_scalar", "acc") == pytest.approx(expected)
+    assert "community_alignment_scalar_profile" in results["results"]
 
 
 def test_a_missing_copy_is_one_line(tmp_path: Path) -> None:

@@ -31,8 +31,9 @@ EXPECTED = {
     **{f"{family}_fewshot{kind}": "fewshot" for family in ("personalllm", "personalized_custom")
        for kind in ("", "_judge", "_judge_similar")},
     # Real people: the request only, or what the person said about themselves and their other choices.
-    "prism": "question", "prism_scalar": "question", "prism_profile": "person", "prism_scalar_profile": "person",
-    "prism_oracle": "oracle",
+    **{f"{family}{variant}": setting for family in ("prism", "community_alignment")
+       for variant, setting in (("", "question"), ("_scalar", "question"), ("_profile", "person"),
+                                ("_scalar_profile", "person"), ("_oracle", "oracle"))},
     # General RM benchmarks: the RM sees the question only.
     **{f"rewardbench2_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},
     **{f"rewardbench2_judge_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},

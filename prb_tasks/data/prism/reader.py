@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.data.errors import DataError
-from prb_tasks.data.people import Choice, Person, missing_copy, rows, validated
+from prb_tasks.data.people import Choice, Person, missing_copy, rows, transcript, validated
 from prb_tasks.data.prism.constants import CONVERSATIONS, REQUIRED, SURVEY
 from prb_tasks.data.prism.schema import ConversationRow, SurveyRow, Turn
 
@@ -59,15 +59,6 @@ def _profile(row: SurveyRow) -> tuple[tuple[str, str], ...]:
     return tuple((name, text.strip()) for name, text in texts if text and text.strip())
 
 
-def _transcript(earlier: list[tuple[str, str]], message: str) -> str:
-    # Later turns are answers to a conversation: show it as the person saw it.
-    if not earlier:
-        return message
-    lines = ["Conversation so far:"]
-    for said, answer in earlier:
-        lines += [f"Person: {said}", f"Assistant: {answer}"]
-    return "\n".join(lines) + f"\n\nThe person's next message:\n{message}"
-
 
 def turn_choices(conv: ConversationRow, skipped: Counter[str]) -> list[Choice]:
     """The labelled pairs of one conversation, turn by turn.
@@ -93,7 +84,7 @@ def turn_choices(conv: ConversationRow, skipped: Counter[str]) -> list[Choice]:
             skipped["without exactly one chosen response" if rated else "without responses"] += 1
             break  # what followed continued from an answer we cannot name
         best = chosen[0]
-        prompt = _transcript(earlier, messages[turn])
+        prompt = transcript(earlier, messages[turn])
         others = [r for r in rated if r is not best and r.content.strip() != best.content.strip()]
         if not others:
             skipped["whose responses are all one text"] += 1
