@@ -103,3 +103,20 @@ def write_prism(root: Path, survey: list[dict[str, Any]] | None = None,
     write_jsonl(root / "utterances.jsonl", [])
     write_jsonl(root / "metadata.jsonl", [])
     return root
+
+
+def many_rows(n_people: int = 6, n_conversations: int = 6) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A larger copy for the few-shot protocol: each person has ``n_conversations`` one-turn
+    conversations of three rated responses; odd-numbered people always choose the shortest answer,
+    even-numbered ones the longest (a preference a method can learn from their history)."""
+    survey = [survey_row(f"user{i:04d}", full=i % 2 == 0) for i in range(n_people)]
+    conversations = []
+    for i in range(n_people):
+        for c in range(n_conversations):
+            answers = [f"Short {c}.", f"A middling answer {c} with some words.",
+                       f"A long answer number {c} that goes on and on with many details and examples."]
+            chosen = 0 if i % 2 else 2
+            responses = [(text, 90 if j == chosen else 20 + 10 * j, j == chosen) for j, text in enumerate(answers)]
+            conversations.append(conversation(f"c{i:02d}{c:02d}", f"user{i:04d}",
+                                              [(f"Question {c} from person {i}", responses)]))
+    return survey, conversations

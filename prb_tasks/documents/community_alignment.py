@@ -13,7 +13,7 @@ from prb_tasks.data.community_alignment.sources import load_copy, resolve_data_d
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import parse_options
 from prb_tasks.documents.pairs import DocList, to_dataset
-from prb_tasks.documents.people import PeopleOptions, build_people_docs
+from prb_tasks.documents.people import PeopleOptions, build_people_docs, people_fewshot
 
 FAMILY = "community_alignment"
 
@@ -45,6 +45,19 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     provenance.record(kwargs, provenance.DataSource("local", str(copy.path), "labelled pairs", pairs),
                       task_name(kwargs) or f"{FAMILY}_{variant}")
     return build_people_docs(FAMILY, copy.people, variant, opts, f"{copy.path}|{copy.path.stat().st_mtime}")
+
+
+def fewshot_source(opts: Any, featured: bool = True) -> tuple[Any, provenance.DataSource, str]:
+    """Community Alignment's annotators for the few-shot tasks (``data_family: community_alignment``;
+    the copy is ``data_dir``, its filtered file).
+
+    Args:
+        opts: the few-shot tasks' options.
+        featured: compute the features the options ask for.
+    """
+    copy = load_copy(opts.data_dir, "filtered")
+    origin = provenance.DataSource("local", str(copy.path), "labelled pairs", sum(len(p.choices) for p in copy.people))
+    return people_fewshot(FAMILY, opts, copy.people, origin, f"{copy.path}|{copy.path.stat().st_mtime}", featured)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

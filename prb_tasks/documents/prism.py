@@ -14,7 +14,7 @@ from prb_tasks.data.rawfiles import folder_stamp
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import parse_options
 from prb_tasks.documents.pairs import DocList, to_dataset
-from prb_tasks.documents.people import PeopleOptions, build_people_docs
+from prb_tasks.documents.people import PeopleOptions, build_people_docs, people_fewshot
 
 FAMILY = "prism"
 
@@ -44,6 +44,19 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     provenance.record(kwargs, provenance.DataSource("local", str(folder), "labelled pairs", pairs),
                       task_name(kwargs) or f"prism_{variant}")
     return build_people_docs(FAMILY, copy.people, variant, opts, f"{folder}|{folder_stamp(folder)}")
+
+
+def fewshot_source(opts: Any, featured: bool = True) -> tuple[Any, provenance.DataSource, str]:
+    """PRISM's participants for the few-shot tasks (``data_family: prism``; the copy is ``data_dir``).
+
+    Args:
+        opts: the few-shot tasks' options.
+        featured: compute the features the options ask for.
+    """
+    folder, copy = load_copy(opts.data_dir)
+    pairs = sum(len(p.choices) for p in copy.people)
+    origin = provenance.DataSource("local", str(folder), "labelled pairs", pairs)
+    return people_fewshot(FAMILY, opts, copy.people, origin, f"{folder}|{folder_stamp(folder)}", featured)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

@@ -84,7 +84,7 @@ def test_builtin_families_and_their_commands():
     assert families.names("download") == ("personalized_rb", "personalllm", "rewardbench2", "rmbench", "prism",
                                           "community_alignment")
     assert families.names("audit") == ("personalized_rb", "personalllm", "custom", "prism", "community_alignment")
-    assert families.names("train") == ("personalized_rb", "personalllm", "custom")
+    assert families.names("train") == ("personalized_rb", "personalllm", "custom", "prism", "community_alignment")
 
 
 def test_builtin_declarations_agree_with_their_code():

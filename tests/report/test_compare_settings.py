@@ -28,7 +28,8 @@ EXPECTED = {
     "personalized_custom_scalar_history": "demographics_history",
     "personalized_custom_example": "demographics_history", "personalized_custom_example_scalar": "question",
     "personalized_custom_example_scalar_history": "demographics_history",
-    **{f"{family}_fewshot{kind}": "fewshot" for family in ("personalllm", "personalized_custom")
+    **{f"{family}_fewshot{kind}": "fewshot"
+       for family in ("personalllm", "personalized_custom", "prism", "community_alignment")
        for kind in ("", "_judge", "_judge_similar")},
     # Real people: the request only, or what the person said about themselves and their other choices.
     **{f"{family}{variant}": setting for family in ("prism", "community_alignment")
