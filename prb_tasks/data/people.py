@@ -92,6 +92,25 @@ class Person:
     choices: tuple[Choice, ...] = field(default_factory=tuple)
 
 
+def clearest(choices: tuple[Choice, ...], exclude: str) -> list[Choice]:
+    """One choice per turn (the largest rating gap; the first on a tie or without ratings), in
+    the data's order: a turn's pairs share its chosen answer, so showing one as history or
+    support would give another away.
+
+    Args:
+        choices: a person's choices.
+        exclude: a conversation (``Choice.group``) to leave out ("" leaves none out).
+    """
+    best: dict[str, Choice] = {}
+    for choice in choices:
+        if choice.group == exclude:
+            continue
+        held = best.get(choice.interaction)
+        if held is None or (choice.gap or 0) > (held.gap or 0):
+            best[choice.interaction] = choice
+    return list(best.values())
+
+
 def transcript(earlier: list[tuple[str, str]], message: str) -> str:
     """The request of a turn as the person saw it: the conversation so far, then their message.
 

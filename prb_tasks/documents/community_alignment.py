@@ -13,7 +13,7 @@ from prb_tasks.data.community_alignment.sources import load_copy, resolve_data_d
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import parse_options
 from prb_tasks.documents.pairs import DocList, to_dataset
-from prb_tasks.documents.people import PeopleOptions, build_people_docs, people_fewshot
+from prb_tasks.documents.people import PeopleOptions, build_people_docs
 
 FAMILY = "community_alignment"
 
@@ -57,7 +57,9 @@ def fewshot_source(opts: Any, featured: bool = True) -> tuple[Any, provenance.Da
     """
     copy = load_copy(opts.data_dir, "filtered")
     origin = provenance.DataSource("local", str(copy.path), "labelled pairs", sum(len(p.choices) for p in copy.people))
-    return people_fewshot(FAMILY, opts, copy.people, origin, f"{copy.path}|{copy.path.stat().st_mtime}", featured)
+    from prb_tasks.documents.fewshot import people_data
+
+    return people_data(FAMILY, opts, copy.people, origin, f"{copy.path}|{copy.path.stat().st_mtime}", featured)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

@@ -23,6 +23,7 @@ from pydantic import Field
 from prb_tasks.data import provenance
 from prb_tasks.data.custom.sources import example_path, load_users
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.people import Person
 from prb_tasks.data.personalllm.constants import DEFAULT_ALPHA, HF_REPO, HF_SPLIT
 from prb_tasks.data.personalllm.items import DEFAULT_MARGIN, SimulationConfig
 from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
@@ -39,7 +40,7 @@ from prb_tasks.documents.pairs import (
 )
 from prb_tasks.documents.personalllm import PersonalLLMOptions, simulation_for
 from prb_tasks.fewshot.method import Pair, User
-from prb_tasks.fewshot.sources import FewshotData, custom_pairs, personalllm_pairs, remember
+from prb_tasks.fewshot.sources import FewshotData, custom_pairs, people_pairs, personalllm_pairs, remember
 from prb_tasks.fewshot.split import (
     DEFAULT_QUERIES,
     DEFAULT_SPLIT_SEED,
@@ -121,6 +122,22 @@ def custom_data(opts: FewshotOptions, data_dir: Any = None,
     rows = sum(len(r.preferences) for r in records)
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
     return split_users(opts, by_user, users, "custom", featured), origin, f"{path}|{path.stat().st_mtime}"
+
+
+def people_data(family: str, opts: FewshotOptions, people: tuple[Person, ...], origin: provenance.DataSource,
+                tag: str, featured: bool) -> tuple[FewshotData, provenance.DataSource, str]:
+    """A family of real people's ``fewshot`` source: its people split by the protocol.
+
+    Args:
+        family: the family's name.
+        opts: the options (the protocol).
+        people: the people read.
+        origin: where they were read from.
+        tag: names the copy read (for the split's key).
+        featured: compute the features ``opts.features`` asks for (judges need none).
+    """
+    by_user, users = people_pairs(family, people)
+    return split_users(opts, by_user, users, family, featured), origin, tag
 
 
 def split_users(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,

@@ -27,12 +27,11 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from prb_tasks.data import profile_store, provenance
+from prb_tasks.data import profile_store
 from prb_tasks.data.errors import DataError
-from prb_tasks.data.people import Choice, Person
+from prb_tasks.data.people import Choice, Person, clearest
 from prb_tasks.documents.options import TemplateOptions
 from prb_tasks.documents.pairs import judge_pair_docs, judge_system_prompt, scalar_pair_doc
-from prb_tasks.fewshot.method import Pair, Post, Response, User
 from prb_tasks.prompts.templates import render, resolve
 from prb_tasks.prompts.user_history import PastChoice, profile_texts, traits
 
@@ -61,20 +60,7 @@ def history(person: Person, target: Choice, k: int) -> list[PastChoice]:
     """
     if k <= 0:
         return []
-    return [_past(c) for c in _clearest(person.choices, exclude=target.group)[-k:]]
-
-
-def _clearest(choices: tuple[Choice, ...], exclude: str) -> list[Choice]:
-    """One choice per turn (the largest rating gap; the first on a tie or without ratings), in
-    the data's order, leaving out the conversation ``exclude``."""
-    best: dict[str, Choice] = {}
-    for choice in choices:
-        if choice.group == exclude:
-            continue
-        held = best.get(choice.interaction)
-        if held is None or (choice.gap or 0) > (held.gap or 0):
-            best[choice.interaction] = choice
-    return list(best.values())
+    return [_past(c) for c in clearest(person.choices, exclude=target.group)[-k:]]
 
 
 def _past(choice: Choice) -> PastChoice:
@@ -83,45 +69,6 @@ def _past(choice: Choice) -> PastChoice:
     if int(choice.item[-1], 16) % 2:
         return PastChoice(choice.prompt, choice.rejected, choice.chosen, "B", choice.reason)
     return PastChoice(choice.prompt, choice.chosen, choice.rejected, "A", choice.reason)
-
-
-def fewshot_users(family: str, people: tuple[Person, ...]) -> tuple[dict[str, list[Pair]], dict[str, User]]:
-    """Each person's choices as the few-shot protocol's pairs, one per turn, in the data's order.
-
-    A turn's pairs share its chosen answer, so one of them as a support pair would give away
-    another as a query: the clearest pair of each turn is kept (:func:`_clearest`).
-
-    Args:
-        family: the family's name (each user's ``family``).
-        people: the people read.
-    """
-    by_user: dict[str, list[Pair]] = {}
-    users: dict[str, User] = {}
-    for person in people:
-        by_user[person.person_id] = [Pair(c.key, c.prompt, Response(c.chosen), Response(c.rejected), reason=c.reason)
-                                     for c in _clearest(person.choices, exclude="")]
-        users[person.person_id] = User(person.person_id, demographics=person.demographics,
-                                       profile=tuple(Post(text, name) for name, text in person.profile),
-                                       family=family)
-    return by_user, users
-
-
-def people_fewshot(family: str, opts: Any, people: tuple[Person, ...], origin: provenance.DataSource, tag: str,
-                   featured: bool) -> tuple[Any, provenance.DataSource, str]:
-    """A family's ``fewshot`` source: its people split by the few-shot protocol.
-
-    Args:
-        family: the family's name.
-        opts: the few-shot tasks' options.
-        people: the people read.
-        origin: where they were read from.
-        tag: names the copy read (for the split's key).
-        featured: compute the features ``opts.features`` asks for (judges need none).
-    """
-    from prb_tasks.documents.fewshot import split_users
-
-    by_user, users = fewshot_users(family, people)
-    return split_users(opts, by_user, users, family, featured), origin, tag
 
 
 def _tags(choice: Choice) -> list[str]:

@@ -14,7 +14,7 @@ from prb_tasks.data.rawfiles import folder_stamp
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import parse_options
 from prb_tasks.documents.pairs import DocList, to_dataset
-from prb_tasks.documents.people import PeopleOptions, build_people_docs, people_fewshot
+from prb_tasks.documents.people import PeopleOptions, build_people_docs
 
 FAMILY = "prism"
 
@@ -56,7 +56,9 @@ def fewshot_source(opts: Any, featured: bool = True) -> tuple[Any, provenance.Da
     folder, copy = load_copy(opts.data_dir)
     pairs = sum(len(p.choices) for p in copy.people)
     origin = provenance.DataSource("local", str(folder), "labelled pairs", pairs)
-    return people_fewshot(FAMILY, opts, copy.people, origin, f"{folder}|{folder_stamp(folder)}", featured)
+    from prb_tasks.documents.fewshot import people_data
+
+    return people_data(FAMILY, opts, copy.people, origin, f"{folder}|{folder_stamp(folder)}", featured)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
