@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ class Choice:
     language: str = ""
     chosen_first: bool = False
 
-    @property
+    @cached_property
     def item(self) -> str:
         """What another person could have answered identically: the prompt and the two
         answers (in either order), hashed; the key of disagreement and majority counts."""

@@ -47,20 +47,23 @@ class PeopleOptions(TemplateOptions):
                    "each item in the profile, oracle and scalar_profile variants (0 = none)")
 
 
-def history(person: Person, target: Choice, k: int) -> list[PastChoice]:
-    """The ``k`` latest choices of ``person`` outside ``target``'s conversation, one per turn.
-
-    Of a turn's pairs (which share its chosen answer) the clearest one is shown: the largest
-    rating gap, the first in the data on a tie or without ratings.
+def history(shown: list[Choice], target: Choice, k: int) -> list[PastChoice]:
+    """The ``k`` latest of a person's choices outside ``target``'s conversation, oldest first.
 
     Args:
-        person: whose choices.
+        shown: the person's choices that may be shown, one per turn (:func:`clearest`: of a
+            turn's pairs, which share its chosen answer, the clearest), in the data's order.
         target: the held-out item.
         k: most choices shown (0: none).
     """
-    if k <= 0:
-        return []
-    return [_past(c) for c in clearest(person.choices, exclude=target.group)[-k:]]
+    picked: list[Choice] = []
+    # From the end: a person with hundreds of choices costs k plus one conversation per item.
+    for choice in reversed(shown):
+        if len(picked) >= k:
+            break
+        if choice.group != target.group:
+            picked.append(choice)
+    return [_past(c) for c in reversed(picked)]
 
 
 def _past(choice: Choice) -> PastChoice:
@@ -118,8 +121,9 @@ def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opt
         history_ref = resolve("judge/history.jinja", opts.templates)
         for person in people:
             about = traits(person.demographics) if personal else []
+            shown = clearest(person.choices, exclude="")
             for choice in person.choices:
-                past = history(person, choice, opts.k) if personal else []
+                past = history(shown, choice, opts.k) if personal else []
                 context = render(history_ref, history=past, demographics=about) if personal else ""
                 reason = choice.reason if variant == "oracle" else ""
                 docs.extend(judge_pair_docs(
@@ -130,8 +134,9 @@ def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opt
     rm_ref = resolve("rm/user_person.jinja", opts.templates, opts.user_template) if personal else None
     for person in people:
         about = traits(person.demographics) if personal else []
+        shown = clearest(person.choices, exclude="")
         for choice in person.choices:
-            past = history(person, choice, opts.k) if personal else []
+            past = history(shown, choice, opts.k) if personal else []
             prompt = choice.prompt if rm_ref is None else render(
                 rm_ref, question=choice.prompt, history=past, demographics=about, profile=person.profile)
             identity = _identity(family, person, choice, variant)
