@@ -56,9 +56,16 @@ def test_a_turn_without_one_chosen_response_gives_no_pair_and_ends_the_conversat
     with copy_error:
         read_prism(write_prism(tmp_path, survey, rows))
     rows.append(conversation("c11", "user0002", [("y", [("good", 90, True), ("bad", 10, False)])]))
+    # A later turn's A and B responses with one text are both marked chosen (the data matches the
+    # continued answer by its text): one answer, no pair, and the conversation goes on from it.
+    rows.append(conversation("c12", "user0002", [("z", [("fine", 80, True), ("poor", 30, False)]),
+                                                 ("and?", [("same", 60, True), ("same", 60, True)]),
+                                                 ("last", [("yes", 70, True), ("no", 20, False)])]))
     copy = read_prism(write_prism(tmp_path, survey, rows))
-    assert [c.key for p in copy.people for c in p.choices] == ["user0002/c11/0/1"]
-    assert copy.skipped == {"without exactly one chosen response": 1, "whose responses are all one text": 1}
+    assert [c.key for p in copy.people for c in p.choices] == ["user0002/c11/0/1", "user0002/c12/0/1",
+                                                                "user0002/c12/2/1"]
+    assert copy.skipped == {"without exactly one chosen response": 1, "whose responses are all one text": 2}
+    assert "Assistant: same" in next(c for p in copy.people for c in p.choices if c.key.endswith("c12/2/1")).prompt
 
 
 @pytest.mark.parametrize(("mutate", "expected"), [

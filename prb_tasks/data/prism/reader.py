@@ -80,7 +80,9 @@ def turn_choices(conv: ConversationRow, skipped: Counter[str]) -> list[Choice]:
     for turn in sorted(messages):
         rated = responses.get(turn, [])
         chosen = [r for r in rated if r.if_chosen]
-        if len(chosen) != 1:
+        # After the opening turn the data marks as chosen every response whose text is the one the
+        # conversation went on with, so two identical texts are both marked: that is one answer.
+        if len({r.content.strip() for r in chosen}) != 1:
             skipped["without exactly one chosen response" if rated else "without responses"] += 1
             break  # what followed continued from an answer we cannot name
         best = chosen[0]
