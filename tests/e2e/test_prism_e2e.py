@@ -11,7 +11,7 @@ import pytest
 from prb_tasks.documents import community_alignment, prism
 from prb_tasks.testing.fake_server import Message
 from tests.community_alignment_fixture import write_ca
-from tests.prism_fixture import write_prism
+from tests.prism_fixture import many_rows, write_prism
 from tests.runner import metric, read_results, run_cli, run_fake_judge
 
 pytestmark = pytest.mark.slow  # whole prb eval runs in subprocesses
@@ -58,6 +58,22 @@ def test_community_alignment_scalar_rm(tmp_path: Path) -> None:
                    for d in community_alignment.build_docs("scalar", data_dir=str(copy))) / 13
     assert metric(results, "community_alignment_scalar", "acc") == pytest.approx(expected)
     assert "community_alignment_scalar_profile" in results["results"]
+
+
+def test_prism_fewshot_through_prb_method(tmp_path: Path) -> None:
+    # Odd-numbered people always choose the shortest answer, even ones the longest: a method that
+    # finds the seen people who chose like this one from a single support pair gets the rest right.
+    copy = write_prism(tmp_path / "prism", *many_rows(8, 8))
+    out = tmp_path / "runs"
+    proc = run_cli(["eval", "--model", "prb-method", "--model_args", "method=similar_users", "--tasks",
+                    "prism_fewshot", "--metadata", json.dumps({"data_dir": str(copy), "queries": 2,
+                                                               "features": "embedding"}),
+                    "--output_path", str(out)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = read_results(out)
+    assert "few-shot split (prism): 4 seen users, 4 unseen" in proc.stderr
+    assert metric(results, "prism_fewshot", "acc_k4") == 1.0 > metric(results, "prism_fewshot", "acc_k0")
+    assert "prism_fewshot k-curve, acc % (95% CI over users): k=0 " in proc.stdout and "aukc" in proc.stdout
 
 
 def test_a_missing_copy_is_one_line(tmp_path: Path) -> None:
