@@ -93,6 +93,8 @@ def _identity(family: str, person: Person, choice: Choice, variant: str) -> dict
         "language": choice.language,
         "country": person.country,
         "item": choice.item,
+        # Which answer of the item this person chose (the majority baseline counts them).
+        "chosen_hash": hashlib.sha256(choice.chosen.strip().encode()).hexdigest()[:16],
         "has_reason": bool(choice.reason),
     }
 

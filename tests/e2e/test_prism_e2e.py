@@ -51,9 +51,14 @@ def test_community_alignment_scalar_rm(tmp_path: Path) -> None:
     copy = write_ca(tmp_path / "ca")
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
                     "community_alignment_scalar,community_alignment_scalar_profile", "--metadata",
-                    json.dumps({"data_dir": str(copy)}), "--output_path", str(tmp_path / "rm")], cwd=tmp_path)
+                    json.dumps({"data_dir": str(copy)}), "--output_path", str(tmp_path / "rm"), "--log_samples"],
+                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = read_results(tmp_path / "rm")
+    # Under the compact table: by language, by country, and the crowd beside the model.
+    assert "community_alignment_scalar by language, acc % (pairs): fr " in proc.stdout
+    assert "community_alignment_scalar by country, acc % (pairs): France " in proc.stdout
+    assert "community_alignment_scalar: majority of other people 71.4%, this model " in proc.stdout
     expected = sum(len(d["choices"][0]) > len(d["choices"][1])
                    for d in community_alignment.build_docs("scalar", data_dir=str(copy))) / 13
     assert metric(results, "community_alignment_scalar", "acc") == pytest.approx(expected)
