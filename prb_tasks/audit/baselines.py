@@ -65,11 +65,14 @@ class Baseline:
         name: short name in the table.
         rule: what it picks, in a few words.
         scores: the pair's (chosen, rejected) numbers, or None when the rule does not apply.
+        prepare: for a rule that reads the whole data set (what other people chose): builds
+            ``scores`` from every pair (None: ``scores`` is used as it is).
     """
 
     name: str
     rule: str
     scores: Callable[[AuditPair], Scores]
+    prepare: Callable[[list[AuditPair]], Callable[[AuditPair], Scores]] | None = None
 
 
 BASELINES: tuple[Baseline, ...] = (
@@ -91,8 +94,9 @@ def outcomes(baseline: Baseline, pairs: list[AuditPair]) -> tuple[np.ndarray, np
     """
     credit = np.full(len(pairs), np.nan)
     tie = np.zeros(len(pairs), dtype=bool)
+    score = baseline.prepare(pairs) if baseline.prepare is not None else baseline.scores
     for i, pair in enumerate(pairs):
-        scores = baseline.scores(pair)
+        scores = score(pair)
         if scores is None:
             continue
         chosen, rejected = scores

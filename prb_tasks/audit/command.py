@@ -12,6 +12,7 @@ import numpy as np
 
 from prb_tasks.audit.baselines import BASELINES, outcomes
 from prb_tasks.audit.data import AuditData, load_audit_data, parse_request
+from prb_tasks.audit.people import MAJORITY, has_people, people_lines
 from prb_tasks.common.errors import PRBError
 from prb_tasks.report.formatting import ci, pct
 from prb_tasks.report.tables import Table, short_subset
@@ -56,7 +57,7 @@ def audit(data: AuditData) -> tuple[list[AuditRow], Design]:
     pairs = data.pairs
     design = design_for([p.key for p in pairs], [p.subset for p in pairs], [p.user for p in pairs])
     rows = []
-    for baseline in BASELINES:
+    for baseline in (*BASELINES, MAJORITY) if has_people(pairs) else BASELINES:
         credit, tie = outcomes(baseline, pairs)
         measured = ~np.isnan(credit)
         acc = design.only(measured).interval(credit[measured]) if measured.any() else None
@@ -95,6 +96,7 @@ def _json(data: AuditData, rows: list[AuditRow], design: Design) -> str:
         "resampled": {"unit": design.unit, "count": design.units},
         "shortcuts": [{"name": r.name, "picks": r.rule, "pairs": r.pairs, "acc": interval(r.acc),
                        "ties": r.ties, "subsets": r.subsets} for r in rows],
+        "people": people_lines(data.pairs),
         "how_to_read": HOW_TO_READ,
     }, indent=2, ensure_ascii=False)
 
@@ -107,13 +109,15 @@ def render(data: AuditData, rows: list[AuditRow], design: Design, fmt: str) -> s
     if fmt == "markdown":
         from prb_tasks.report.render_md import markdown_table
 
-        return "\n".join(markdown_table(table) + [HOW_TO_READ])
+        people = people_lines(data.pairs)
+        return "\n".join(markdown_table(table) + ([""] + people if people else []) + [HOW_TO_READ])
     from prb_tasks.report.render_text import text_table
 
     lines = [table.title + (f" ({table.more})" if table.more else "")]
     lines += text_table([list(table.head), *[[c[0] for c in r] for r in table.rows]],
                         right={2, 3, 5, *range(6, len(table.head))})
-    return "\n".join(lines + ["", HOW_TO_READ])
+    people = people_lines(data.pairs)
+    return "\n".join(lines + ([""] + people if people else []) + ["", HOW_TO_READ])
 
 
 def run_command(args: Any) -> int:

@@ -35,6 +35,10 @@ class AuditPair:
         rejected: the other one.
         chosen_first: whether the data itself lists the chosen response first.
         profile_key: where the user's texts are kept (posts, or earlier choices).
+        item: what another person's identical pair shares (the request and the two answers,
+            hashed), where the data has people answering the same pair; None otherwise.
+        language: the pair's language, where the data says ("" otherwise).
+        country: the person's country, where the data says ("" otherwise).
     """
 
     key: str
@@ -45,6 +49,9 @@ class AuditPair:
     rejected: str
     chosen_first: bool | None
     profile_key: str | None
+    item: str | None = None
+    language: str = ""
+    country: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,7 +123,8 @@ def pairs_of(docs: list[dict[str, Any]]) -> list[AuditPair]:
     """The audit's view of a family's documents (as its audit source builds them)."""
     return [AuditPair(str(d["pair_key"]), str(d["subset"]),
                       None if d.get("user_id") is None else str(d["user_id"]), str(d["question"]),
-                      str(d["choices"][0]), str(d["choices"][1]), d.get("chosen_first"), d.get("profile_key"))
+                      str(d["choices"][0]), str(d["choices"][1]), d.get("chosen_first"), d.get("profile_key"),
+                      d.get("item"), str(d.get("language") or ""), str(d.get("country") or ""))
             for d in docs]
 
 

@@ -31,6 +31,10 @@ from prb_tasks.common.suggest import did_you_mean
 
 #: The commands a family can take part in (``commands`` of :class:`BenchmarkFamily`).
 COMMANDS = ("download", "validate", "audit", "train")
+#: ``train`` of a family that trains on the seen users of its few-shot split (its ``fewshot``).
+TRAIN_FROM_FEWSHOT = "fewshot"
+#: What :func:`train_source` hands such a family to.
+_FEWSHOT_TRAINER = "prb_tasks.train.sources:from_fewshot"
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,11 @@ class BenchmarkFamily:
         pairwise_example: one pairwise task of the family, for the same suggestion.
         train: ``"module:function"`` that ``prb train`` reads its users from (None: the family
             does not train): ``(location, metadata) -> (people, few_shot)``, the seen users with
-            their labelled pairs, and the few-shot split they come from (None where there is none).
+            their labelled pairs, and the few-shot split they come from (None where there is none);
+            or :data:`TRAIN_FROM_FEWSHOT`: the seen users of the family's own few-shot split.
+        fewshot: ``"module:function"`` that the ``fewshot`` tasks (``data_family: <name>``) read
+            the family's users from: ``(options, featured) -> (FewshotData, DataSource, tag)``
+            (:mod:`prb_tasks.documents.fewshot`); None: no few-shot tasks.
         users_have: what the family's users carry (demographics, profile), for a message
             naming what a method or a model cannot have.
         one_pair_per_user: each user has one labelled pair (no history to learn from).
@@ -96,6 +104,7 @@ class BenchmarkFamily:
     train: str | None = None
     users_have: str = ""
     one_pair_per_user: bool = False
+    fewshot: str | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.commands) - set(COMMANDS)
@@ -109,6 +118,8 @@ class BenchmarkFamily:
             raise ValueError(f"family {self.name}: 'train' needs a training source and a training source needs 'train'")
         if not self.documents:
             raise ValueError(f"family {self.name}: no document builder")
+        if self.train == TRAIN_FROM_FEWSHOT and self.fewshot is None:
+            raise ValueError(f"family {self.name}: train={TRAIN_FROM_FEWSHOT!r} needs a few-shot source (fewshot)")
 
 
 _REGISTRY: dict[str, BenchmarkFamily] = {}
@@ -213,6 +224,34 @@ def load(ref: str) -> Any:
     """The object a ``"module:attribute"`` reference names (imported now)."""
     module, _, attribute = ref.partition(":")
     return getattr(importlib.import_module(module), attribute)
+
+
+def train_source(family: BenchmarkFamily) -> Callable[[str, dict[str, Any]], Any]:
+    """What ``prb train`` reads ``family``'s users with: ``(location, metadata) -> (people, few_shot)``.
+
+    Args:
+        family: a family whose ``train`` is declared.
+    """
+    if family.train is None:
+        raise ValueError(f"family {family.name} does not train")
+    if family.train == TRAIN_FROM_FEWSHOT:
+        from functools import partial
+
+        return partial(load(_FEWSHOT_TRAINER), family.name)
+    return load(family.train)
+
+
+def fewshot_source(name: str) -> Callable[..., Any]:
+    """The few-shot users of the family called ``name`` (its ``fewshot``).
+
+    Raises:
+        PRBError: no such family, or it has no few-shot tasks (one line).
+    """
+    family = get(name)
+    if family.fewshot is None:
+        having = either(f.name for f in families() if f.fewshot is not None)
+        raise PRBError(f"prb: family {name} has no few-shot tasks; these have: {having}")
+    return load(family.fewshot)
 
 
 def document_modules() -> list[str]:

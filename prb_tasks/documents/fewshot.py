@@ -23,6 +23,7 @@ from pydantic import Field
 from prb_tasks.data import provenance
 from prb_tasks.data.custom.sources import example_path, load_users
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.people import Person
 from prb_tasks.data.personalllm.constants import DEFAULT_ALPHA, HF_REPO, HF_SPLIT
 from prb_tasks.data.personalllm.items import DEFAULT_MARGIN, SimulationConfig
 from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
@@ -39,7 +40,7 @@ from prb_tasks.documents.pairs import (
 )
 from prb_tasks.documents.personalllm import PersonalLLMOptions, simulation_for
 from prb_tasks.fewshot.method import Pair, User
-from prb_tasks.fewshot.sources import FewshotData, custom_pairs, personalllm_pairs, remember
+from prb_tasks.fewshot.sources import FewshotData, custom_pairs, people_pairs, personalllm_pairs, remember
 from prb_tasks.fewshot.split import (
     DEFAULT_QUERIES,
     DEFAULT_SPLIT_SEED,
@@ -84,7 +85,6 @@ class FewshotOptions(TemplateOptions):
 
 METADATA = MetadataSpec.from_options("fewshot", FewshotOptions,
                                      fixed=frozenset({"data_family", "variant", "selection"}))
-Source = Literal["personalllm", "custom"]
 
 
 def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[FewshotData, provenance.DataSource, str]:
@@ -105,28 +105,52 @@ def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[Fewsh
     folder = resolve_data_dir(opts.data_dir)
     origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
               else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
-    return _split(opts, by_user, users, "personalllm", featured), origin, f"{source_tag(opts.data_dir)}|{config}"
+    return split_users(opts, by_user, users, "personalllm", featured), origin, f"{source_tag(opts.data_dir)}|{config}"
 
 
-def custom_data(opts: FewshotOptions, data_dir: Any,
+def custom_data(opts: FewshotOptions, data_dir: Any = None,
                 featured: bool = True) -> tuple[FewshotData, provenance.DataSource, str]:
     """A custom file's users' pairs, split; with where they came from and a tag naming the file.
 
     Args:
         opts: the options (``data_path`` and the protocol).
-        data_dir: ``--metadata`` ``data_dir``, where a relative ``data_path`` may be found.
+        data_dir: ``--metadata`` ``data_dir``, named when ``data_path`` is missing (default: ``opts.data_dir``).
         featured: compute the features ``opts.features`` asks for (judges need none).
     """
-    path, records = load_users(opts.data_path, data_dir)
+    path, records = load_users(opts.data_path, data_dir if data_dir is not None else opts.data_dir)
     by_user, users = custom_pairs(records)
     rows = sum(len(r.preferences) for r in records)
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
-    return _split(opts, by_user, users, "custom", featured), origin, f"{path}|{path.stat().st_mtime}"
+    return split_users(opts, by_user, users, "custom", featured), origin, f"{path}|{path.stat().st_mtime}"
 
 
-def _split(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,
+def people_data(family: str, opts: FewshotOptions, people: tuple[Person, ...], origin: provenance.DataSource,
+                tag: str, featured: bool) -> tuple[FewshotData, provenance.DataSource, str]:
+    """A family of real people's ``fewshot`` source: its people split by the protocol.
+
+    Args:
+        family: the family's name.
+        opts: the options (the protocol).
+        people: the people read.
+        origin: where they were read from.
+        tag: names the copy read (for the split's key).
+        featured: compute the features ``opts.features`` asks for (judges need none).
+    """
+    by_user, users = people_pairs(family, people)
+    return split_users(opts, by_user, users, family, featured), origin, tag
+
+
+def split_users(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,
            featured: bool) -> FewshotData:
-    """Every user's pairs (with the features asked for) split by the protocol."""
+    """Every user's pairs (with the features asked for) split by the protocol.
+
+    Args:
+        opts: the protocol's options.
+        by_user: each user's labelled pairs, oldest first.
+        users: user id -> what the data knows about the user.
+        family: where the users come from, for messages.
+        featured: compute the features ``opts.features`` asks for.
+    """
     if featured and opts.features == "embedding":
         from prb_tasks.fewshot.features import with_embeddings
 
@@ -165,11 +189,11 @@ def support_for(user: UnseenUser[Pair], query: Pair, k: int, selection: str) -> 
     return tuple(user.pool[i] for i in sorted(best))
 
 
-def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs: Any) -> list[dict[str, Any]]:
+def build_docs(source: str, variant: str, selection: str = "recent", **kwargs: Any) -> list[dict[str, Any]]:
     """Documents of one few-shot task.
 
     Args:
-        source: ``personalllm`` or ``custom``.
+        source: a family with few-shot tasks (``personalllm``, ``custom``, ``prism``...).
         variant: ``method`` (scalar documents for ``prb-method``) or ``judge`` (both orders).
         selection: judges only: ``recent`` or ``similar`` (see :func:`support_for`).
         **kwargs: ``--metadata`` / ``--model_args`` keys; see :class:`FewshotOptions`.
@@ -177,8 +201,9 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(FewshotOptions, kwargs)
     featured = variant == "method"
-    data, origin, tag = (personalllm_data(opts, featured) if source == "personalllm"
-                         else custom_data(opts, kwargs.get("data_dir"), featured))
+    from prb_tasks.data import families
+
+    data, origin, tag = families.fewshot_source(source)(opts, featured=featured)
     provenance.record(kwargs, origin, task_name(kwargs) or f"{source}_fewshot")
     split = data.split
     key = "fewshot::" + hashlib.sha256(

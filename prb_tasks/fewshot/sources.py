@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prb_tasks.data.custom.schema import UserRecord
+from prb_tasks.data.people import Person, clearest
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalllm.items import Simulation
 from prb_tasks.fewshot.method import Pair, Post, Response, SeenUser, User
@@ -82,6 +83,23 @@ def custom_pairs(records: list[UserRecord]) -> tuple[dict[str, list[Pair]], dict
     users = {str(r.user_id): User(str(r.user_id), demographics=r.demographics,
                              profile=tuple(Post(t) for t in r.profile_texts), family="custom")
              for r in records}
+    return by_user, users
+
+
+def people_pairs(family: str, people: tuple[Person, ...]) -> tuple[dict[str, list[Pair]], dict[str, User]]:
+    """Real people's choices (PRISM, Community Alignment) as the protocol's pairs: one per turn
+    (:func:`~prb_tasks.data.people.clearest`), in the data's order, each with the person's reason;
+    each person with their demographics and profile texts (the text's heading as its category).
+
+    Args:
+        family: the family's name (each user's ``family``).
+        people: the people read.
+    """
+    by_user = {p.person_id: [Pair(c.key, c.prompt, Response(c.chosen), Response(c.rejected), reason=c.reason)
+                             for c in clearest(p.choices, exclude="")] for p in people}
+    users = {p.person_id: User(p.person_id, demographics=p.demographics,
+                               profile=tuple(Post(text, name) for name, text in p.profile), family=family)
+             for p in people}
     return by_user, users
 
 

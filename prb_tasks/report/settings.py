@@ -19,6 +19,7 @@ SETTINGS = {
     "profile": "question + the user's past posts",
     "history": "question + the user's earlier choices",
     "demographics_history": "question + the user's demographics and earlier preferences with reasons",
+    "person": "question + what a real person said about themselves and their other choices",
     "plan": "question + the aspects a planner inferred",
     "oracle": "question + the user's gold rubric aspects (diagnostic)",
     "fewshot": "question + k of the user's labelled pairs (few-shot adaptation, k = 0-16)",

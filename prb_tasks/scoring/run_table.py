@@ -183,6 +183,10 @@ def compact_lines(results: dict[str, Any], ours: set[str],
 
     curves = [c for c in (k_curve_line(shown.strip(), table[name]) for shown, name, _ in rows) if c]
     lines += curves
+    if samples:  # real people's tasks: by language and country, and the majority baseline
+        from prb_tasks.scoring.people import people_lines
+
+        lines += [p for shown, name, _ in rows for p in people_lines(shown.strip(), samples.get(name) or [])]
     # One line per top-level row (a group's line covers its subsets, whose numbers are above).
     lines += [p for p in (official_prior_line(shown, table[name], _docs(counts, tasks))
                           for shown, name, tasks in rows if not shown.startswith(" ")) if p]

@@ -103,7 +103,7 @@ def load(options: TrainOptions) -> TrainingData:
                          f"labelled pairs, and {family.name} data has one pair per user; use context "
                          f"(the user's text in the input) or plain, or train on {several}")
     assert family.train is not None  # resolve_family admits only families that train
-    people, few_shot = families.load(family.train)(location, dict(options.metadata))
+    people, few_shot = families.train_source(family)(location, dict(options.metadata))
     rng = np.random.default_rng(options.seed)
     examples = []
     for index, (user, pairs) in enumerate(people):

@@ -56,6 +56,19 @@ def custom(location: str, metadata: dict) -> tuple[People, FewshotData]:
     return _seen(custom_data(_options(location, metadata, "data_path"), None, featured=False)[0])
 
 
+def from_fewshot(family: str, location: str, metadata: dict) -> tuple[People, FewshotData]:
+    """The seen users of ``family``'s few-shot split (a family declaring ``train="fewshot"``).
+
+    Args:
+        family: the registered family's name.
+        location: its data's folder.
+        metadata: ``--metadata``.
+    """
+    from prb_tasks.data import families
+
+    return _seen(families.fewshot_source(family)(_options(location, metadata, "data_dir"), featured=False)[0])
+
+
 def personalized_rb(location: str, metadata: dict) -> tuple[People, None]:
     """Every row of every Personalized RewardBench subset in ``location``, each row its own
     user whose profile is the asker's posts (the data has no user ids)."""

@@ -117,7 +117,8 @@ def test_bundled_templates_render_exactly_as_in_a_plain_sandbox():
     variables = dict(question="How?", category="Food", response_a="First.", response_b="Second.",
                      response="Only.", posts=posts, posts_text="Post 1 (Category: Food):\npost 1", aspects=aspects,
                      history=history, context="Earlier: A.",
-                     demographics=[{"name": "age", "value": "30"}], responses="winning_only", ties=True)
+                     demographics=[{"name": "age", "value": "30"}], responses="winning_only", ties=True,
+                     profile=[("Self-description", "A nurse.")], reason="It was short.")
     names = sorted(p.relative_to(templates_dir()).as_posix() for p in templates_dir().rglob("*.jinja"))
     assert len(names) >= 5
     for name in names:

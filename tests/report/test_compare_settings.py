@@ -28,8 +28,13 @@ EXPECTED = {
     "personalized_custom_scalar_history": "demographics_history",
     "personalized_custom_example": "demographics_history", "personalized_custom_example_scalar": "question",
     "personalized_custom_example_scalar_history": "demographics_history",
-    **{f"{family}_fewshot{kind}": "fewshot" for family in ("personalllm", "personalized_custom")
+    **{f"{family}_fewshot{kind}": "fewshot"
+       for family in ("personalllm", "personalized_custom", "prism", "community_alignment")
        for kind in ("", "_judge", "_judge_similar")},
+    # Real people: the request only, or what the person said about themselves and their other choices.
+    **{f"{family}{variant}": setting for family in ("prism", "community_alignment")
+       for variant, setting in (("", "question"), ("_scalar", "question"), ("_profile", "person"),
+                                ("_scalar_profile", "person"), ("_oracle", "oracle"))},
     # General RM benchmarks: the RM sees the question only.
     **{f"rewardbench2_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},
     **{f"rewardbench2_judge_{s}": "question" for s in ("factuality", "precise_if", "math", "safety", "focus", "ties")},

@@ -63,5 +63,6 @@ FAMILY = BenchmarkFamily(
     audit="prb_tasks.documents.custom:audit_docs",
     describe="a preference file (.json/.jsonl) or 'example'",
     train="prb_tasks.train.sources:custom",
+    fewshot="prb_tasks.documents.fewshot:custom_data",
     users_have="a custom file's users have what the file gives them (\"demographics\", \"profile\")",
 )

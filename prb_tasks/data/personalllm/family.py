@@ -59,5 +59,6 @@ FAMILY = BenchmarkFamily(
     downstream_tasks=("personalllm_bon",),
     pairwise_example="personalllm_scalar",
     train="prb_tasks.train.sources:personalllm",
+    fewshot="prb_tasks.documents.fewshot:personalllm_data",
     users_have="PersonalLLM's users are simulated: they have no demographics and no profile text",
 )

@@ -1,0 +1,157 @@
+"""Read a local Community Alignment copy (``data/filtered_community_alignment.csv`` or
+``data/full_community_alignment.csv``) into people and their choices.
+
+One row is one annotator's conversation of up to four turns. In each turn the annotator saw
+up to four responses (``<turn>_turn_response_a`` .. ``_d``) and named the one they preferred
+(``<turn>_turn_preferred_response``: ``response_a`` .. ``response_d``), sometimes with a written
+reason (``<turn>_turn_feedback``); the conversation went on from the preferred response. The
+preferred response against each other non-empty response of the turn is a labelled pair. A
+turn without a prompt ends the conversation; a turn with a prompt but no preference, or with
+one other response, gives no pair and is counted.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from prb_tasks.data.community_alignment.constants import ATTRIBUTES, FILES, LETTERS, TURNS
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.people import Choice, Person, transcript
+from prb_tasks.data.rawfiles import check_file
+
+FAMILY = "community_alignment"
+REQUIRED = ("conversation_id", "annotator_id", "assigned_lang", "first_turn_prompt", "first_turn_preferred_response",
+            "first_turn_response_a", "first_turn_response_b")
+
+
+@dataclass(frozen=True)
+class CommunityCopy:
+    """What a Community Alignment file holds, as prb reads it.
+
+    Attributes:
+        path: the CSV file read.
+        people: annotators with at least one labelled pair, in order of first appearance.
+        conversations: rows of the file.
+        skipped: turns that gave no pair, by why.
+    """
+
+    path: Path
+    people: tuple[Person, ...]
+    conversations: int
+    skipped: Counter[str]
+
+
+def data_file(folder: Path, split: str) -> Path:
+    """The CSV of ``split`` in a copy's folder.
+
+    Args:
+        folder: the copy (``data/`` under it).
+        split: ``filtered`` or ``full``.
+    """
+    if split not in FILES:
+        raise DataError(f"prb: unknown Community Alignment split '{split}'; expected filtered or full")
+    path = folder / FILES[split]
+    if not path.is_file():
+        raise DataError(f"prb: {folder} has no {FILES[split]}; give the folder of a copy in the HF layout "
+                        f"(`prb data download DIR --family {FAMILY}` makes one)")
+    return path
+
+
+def _cell(row: dict[str, str | None], name: str) -> str:
+    return (row.get(name) or "").strip()
+
+
+
+def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Counter[str]) -> list[Choice]:
+    """The labelled pairs of one conversation row.
+
+    Args:
+        row: the CSV row (column -> text; empty or None where the cell is empty).
+        where: ``row 3`` for messages.
+        path: the file, for messages.
+        skipped: counts the turns that give no pair, by why (added to).
+    """
+    conv, person, lang = _cell(row, "conversation_id"), _cell(row, "annotator_id"), _cell(row, "assigned_lang")
+    out: list[Choice] = []
+    earlier: list[tuple[str, str]] = []
+    for turn in TURNS:
+        message = _cell(row, f"{turn}_turn_prompt")
+        if not message:
+            break
+        field = f"{turn}_turn_preferred_response"
+        preferred = _cell(row, field)
+        if not preferred:
+            skipped["without a preferred response"] += 1
+            break  # the conversation went on from an answer we cannot name
+        letter = preferred.removeprefix("response_").lower()
+        if letter not in LETTERS or not preferred.startswith("response_"):
+            raise DataError(f"prb: bad row in {path}, {where} (conversation {conv!r}): field '{field}': "
+                            f"{preferred!r} is not one of response_a, response_b, response_c, response_d; fix the file")
+        responses = {x: row.get(f"{turn}_turn_response_{x}") or "" for x in LETTERS}
+        best = responses[letter]
+        if not best.strip():
+            raise DataError(f"prb: bad row in {path}, {where} (conversation {conv!r}): field "
+                            f"'{turn}_turn_response_{letter}': empty, but {field} names it; fix the file")
+        prompt = transcript(earlier, message)
+        others = [(x, text) for x, text in responses.items()
+                  if x != letter and text.strip() and text.strip() != best.strip()]
+        if not others:
+            skipped["with one response"] += 1
+        reason = _cell(row, f"{turn}_turn_feedback")
+        for x, text in others:
+            out.append(Choice(key=f"{person}/{conv}/{turn}/{x}", group=conv, interaction=f"{conv}/{turn}",
+                              prompt=prompt, chosen=best, rejected=text, reason=reason, language=lang,
+                              chosen_first=LETTERS.index(letter) < LETTERS.index(x)))
+        earlier.append((message, best))
+    return out
+
+
+def read_community(path: Path) -> CommunityCopy:
+    """Read and validate one Community Alignment CSV file.
+
+    Args:
+        path: ``data/filtered_community_alignment.csv`` or ``data/full_community_alignment.csv``
+            (a folder: its filtered file).
+
+    Raises:
+        DataError: the file is missing, lacks a column or has a bad row (one line: file, row, field).
+    """
+    if path.is_dir():
+        path = data_file(path, "filtered")
+    check_file(path)
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # responses and feedback are long cells
+    people: dict[str, tuple[dict[str, str], list[Choice]]] = {}
+    skipped: Counter[str] = Counter()
+    count = 0
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            if missing:
+                raise DataError(f"prb: {path}: no column {', '.join(missing)} in its header; is this the Community "
+                                f"Alignment CSV (data/filtered_community_alignment.csv)?")
+            for number, row in enumerate(reader, start=1):
+                where = f"row {number}"
+                for column in ("conversation_id", "annotator_id"):
+                    if not _cell(row, column):
+                        raise DataError(f"prb: bad row in {path}, {where}: field '{column}': empty; fix the file")
+                count += 1
+                person = _cell(row, "annotator_id")
+                attributes = {name: _cell(row, column) for column, name in ATTRIBUTES if _cell(row, column)}
+                held = people.setdefault(person, (attributes, []))
+                held[1].extend(row_choices(row, where, path, skipped))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"prb: {path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except csv.Error as exc:
+        raise DataError(f"prb: {path}: not a readable CSV file ({exc}); fix the file") from None
+    if not count:
+        raise DataError(f"prb: {path} holds no conversations")
+    found = tuple(Person(pid, attrs, (), attrs.get("country", ""), tuple(choices))
+                  for pid, (attrs, choices) in people.items() if choices)
+    if not found:
+        raise DataError(f"prb: {path}: no conversation has a turn with a preferred and another response")
+    return CommunityCopy(path, found, count, skipped)

@@ -1,0 +1,197 @@
+"""Real people's choices, as every family of individual human preferences gives them.
+
+PRISM and Community Alignment store their data differently (a survey and nested
+conversations; one wide CSV row per conversation), but once read both are the same
+thing: people, each with what they told about themselves and the pairs of answers
+they chose between. Their readers return :class:`Person` objects and one document
+builder (:mod:`prb_tasks.documents.people`) turns those into tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from prb_tasks.common.textfiles import json_lines
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.rawfiles import check_file, describe_error
+
+# Rating-gap buckets (points on PRISM's 1-100 scale): how clear the preference was.
+GAP_BUCKETS = ((0, "gap 0-9"), (10, "gap 10-29"), (30, "gap 30+"))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One labelled pair: the answer a person preferred and one they passed over.
+
+    Attributes:
+        key: unique within the data (``person/conversation/turn/rejected``).
+        group: the conversation; choices of one conversation never appear in each
+            other's history (a later turn continues with the chosen answer, and the
+            other pairs of a turn share its chosen answer).
+        interaction: the turn of the conversation the pair comes from.
+        prompt: what the model was asked (earlier turns included, as the person saw them).
+        chosen: the answer the person preferred.
+        rejected: the other answer.
+        reason: the person's own words on why, where they gave any ("" otherwise).
+        gap: the rating of chosen minus that of rejected (None where nothing was rated).
+        language: the language of the exchange, where the data says ("" otherwise).
+        chosen_first: whether the data itself listed the chosen answer first.
+    """
+
+    key: str
+    group: str
+    interaction: str
+    prompt: str
+    chosen: str
+    rejected: str
+    reason: str = ""
+    gap: float | None = None
+    language: str = ""
+    chosen_first: bool = False
+
+    @cached_property
+    def item(self) -> str:
+        """What another person could have answered identically: the prompt and the two
+        answers (in either order), hashed; the key of disagreement and majority counts."""
+        first, second = sorted((self.chosen.strip(), self.rejected.strip()))
+        text = "\x1f".join((" ".join(self.prompt.split()), first, second))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def gap_bucket(self) -> str:
+        """``gap 0-9``, ``gap 10-29`` or ``gap 30+`` (by the absolute gap); ``no rating`` without one."""
+        if self.gap is None:
+            return "no rating"
+        size = abs(self.gap)
+        return [name for low, name in GAP_BUCKETS if size >= low][-1]
+
+
+@dataclass(frozen=True)
+class Person:
+    """One person and their choices, in the data's order.
+
+    Attributes:
+        person_id: the data's id of the person.
+        demographics: attributes to show a profile-aware model (name -> value; empty values dropped).
+        profile: texts the person wrote about themselves, each with a heading
+            (``("Self-description", "...")``).
+        country: where the person lives, for accuracy by country ("" when not known).
+        choices: the labelled pairs.
+    """
+
+    person_id: str
+    demographics: dict[str, Any]
+    profile: tuple[tuple[str, str], ...]
+    country: str
+    choices: tuple[Choice, ...] = field(default_factory=tuple)
+
+
+def clearest(choices: tuple[Choice, ...], exclude: str) -> list[Choice]:
+    """One choice per turn (the largest rating gap; the first on a tie or without ratings), in
+    the data's order: a turn's pairs share its chosen answer, so showing one as history or
+    support would give another away.
+
+    Args:
+        choices: a person's choices.
+        exclude: a conversation (``Choice.group``) to leave out ("" leaves none out).
+    """
+    best: dict[str, Choice] = {}
+    for choice in choices:
+        if choice.group == exclude:
+            continue
+        held = best.get(choice.interaction)
+        if held is None or (choice.gap or 0) > (held.gap or 0):
+            best[choice.interaction] = choice
+    return list(best.values())
+
+
+def transcript(earlier: list[tuple[str, str]], message: str) -> str:
+    """The request of a turn as the person saw it: the conversation so far, then their message.
+
+    Args:
+        earlier: the earlier turns, each (the person's message, the answer it went on with).
+        message: this turn's message.
+    """
+    if not earlier:
+        return message
+    lines = ["Conversation so far:"]
+    for said, answer in earlier:
+        lines += [f"Person: {said}", f"Assistant: {answer}"]
+    return "\n".join(lines) + f"\n\nThe person's next message:\n{message}"
+
+
+def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of a JSON Lines file with their line numbers (one-line errors).
+
+    Args:
+        path: the ``.jsonl`` file.
+    """
+    check_file(path)
+    for lineno, value in json_lines(path, "data file", "fix or remove the line", DataError):
+        if not isinstance(value, dict):
+            raise DataError(f"prb: {path} line {lineno}: expected a JSON object, got {type(value).__name__}")
+        yield lineno, value
+
+
+def validated(model: type[BaseModel], value: dict[str, Any], path: Path, where: str) -> Any:
+    """``value`` as ``model``, or one line naming the file, the row and the field.
+
+    Args:
+        model: the row's pydantic model.
+        value: the raw row.
+        path: the file, for the message.
+        where: the row, for the message (``line 3 (conversation 'c1')``).
+    """
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise DataError(f"prb: bad row in {path}, {where}: {describe_error(exc)}; fix the file") from None
+
+
+def missing_copy(folder: Path, files: tuple[str, ...], family: str) -> DataError:
+    """The one line for a folder that lacks a file of the hub layout.
+
+    Args:
+        folder: the folder given.
+        files: what it must hold.
+        family: the ``--family`` name, for the download command.
+    """
+    absent = [name for name in files if not (folder / name).is_file()]
+    return DataError(f"prb: {folder} has no {' or '.join(absent)}; give the folder of a copy in the HF layout "
+                     f"(`prb data download DIR --family {family}` makes one)")
+
+
+def summary_lines(people: tuple[Person, ...] | list[Person], skipped: dict[str, int]) -> list[str]:
+    """What ``prb data validate`` prints about people and their pairs (each line under 120 columns).
+
+    Args:
+        people: the people read.
+        skipped: turns that gave no pair, by why (``without responses``).
+    """
+    from collections import Counter
+
+    pairs = [c for p in people for c in p.choices]
+    per_person = sorted(len(p.choices) for p in people)
+    single = sum(n == 1 for n in per_person)
+    buckets = Counter(c.gap_bucket for c in pairs)
+    lines = [
+        f"people with pairs: {len(people)} ({single} with a single pair, judged with no history); "
+        f"pairs: {len(pairs)}, median {per_person[len(per_person) // 2]} per person",
+        f"pairs with the person's own reason: {sum(bool(c.reason) for c in pairs)}; people without "
+        f"demographics: {sum(not p.demographics for p in people)}, without a profile text: "
+        f"{sum(not p.profile for p in people)}",
+    ]
+    if any(c.gap is not None for c in pairs):
+        lines.append("by rating gap: " + ", ".join(f"{name} {n}" for name, n in sorted(buckets.items())))
+    languages = Counter(c.language for c in pairs if c.language)
+    if languages:
+        lines.append("by language: " + ", ".join(f"{name} {n}" for name, n in languages.most_common()))
+    lines += [f"turns that gave no pair: {n} {why}" for why, n in sorted(skipped.items())]
+    return lines

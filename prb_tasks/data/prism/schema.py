@@ -1,0 +1,67 @@
+"""Pydantic models of PRISM's rows, field names from the code book.
+
+``survey.jsonl``: one row per participant (``user_id``, demographics such as ``age``,
+``gender``, ``education``, the nested ``religion`` / ``ethnicity`` / ``location``
+dictionaries, ``self_description``, ``system_string``). ``conversations.jsonl``: one row
+per conversation (``conversation_id``, ``user_id``, ``conversation_type``,
+``opening_prompt``, ``conversation_history``, ``open_feedback``). Each entry of
+``conversation_history`` is a user turn (``turn``, ``role: "user"``, ``content``) or a
+model response (``role: "model"``, ``content``, ``score`` 1-100, ``if_chosen``,
+``within_turn_id``, ``model_name``, ``model_provider``). Fields prb does not read are
+ignored; the optional ones may be missing or null.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+
+class SurveyRow(_Row):
+    """One participant's survey answers (the fields prb shows a profile-aware model)."""
+
+    user_id: StrictStr = Field(min_length=1)
+    self_description: Optional[StrictStr] = None
+    system_string: Optional[StrictStr] = None
+    age: Optional[StrictStr] = None
+    gender: Optional[StrictStr] = None
+    education: Optional[StrictStr] = None
+    employment_status: Optional[StrictStr] = None
+    marital_status: Optional[StrictStr] = None
+    english_proficiency: Optional[StrictStr] = None
+    religion: Optional[dict[StrictStr, Any]] = None
+    ethnicity: Optional[dict[StrictStr, Any]] = None
+    location: Optional[dict[StrictStr, Any]] = None
+
+
+class Turn(_Row):
+    """One entry of ``conversation_history``: the person's message or one rated model response."""
+
+    turn: StrictInt = Field(ge=0)
+    role: Literal["user", "model"]
+    content: StrictStr
+    score: Optional[Union[StrictInt, StrictFloat]] = None
+    if_chosen: Optional[StrictBool] = None
+    within_turn_id: Optional[Union[StrictInt, StrictStr]] = None
+    model_name: Optional[StrictStr] = None
+
+    @model_validator(mode="after")
+    def _rated(self) -> "Turn":
+        if self.role == "model" and (self.score is None or self.if_chosen is None):
+            raise ValueError("a model response needs its score and if_chosen")
+        return self
+
+
+class ConversationRow(_Row):
+    """One conversation: who had it, its turns with every rated response, the person's feedback."""
+
+    conversation_id: StrictStr = Field(min_length=1)
+    user_id: StrictStr = Field(min_length=1)
+    conversation_type: Optional[StrictStr] = None
+    conversation_history: list[Turn] = Field(min_length=1)
+    open_feedback: Optional[StrictStr] = None

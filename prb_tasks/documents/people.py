@@ -1,0 +1,159 @@
+"""Documents for the families of real people's choices (PRISM, Community Alignment).
+
+Every labelled pair is an item. Variants (``dataset_kwargs.variant``):
+
+- ``judge``: the judge sees the request and the two answers only, in both orders (the floor);
+- ``profile``: also what the person told about themselves (demographics; PRISM's
+  self-description and system prompt) and up to ``k`` of their choices from *other*
+  conversations, with their reasons (leave-one-out; a conversation's own pairs are never
+  shown, as they share its chosen answer or continue from it);
+- ``oracle``: ``profile`` plus the person's own stated reason for this very conversation,
+  where they gave one (a diagnostic upper bound, never a leaderboard number);
+- ``scalar``: a reward model scores both answers after the bare request;
+- ``scalar_profile``: after the same context as ``profile``.
+
+Each document carries the rating gap (``rating_gap``, and its bucket as the item's tag, so
+``acc_tag`` averages over how clear the preferences were; data without ratings tags the
+language instead), the language and the person's
+country (accuracy split by them in ``prb audit``) and ``item``, the hash of the request and
+the two answers that another person's identical pair shares (disagreement, majority baseline).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, Optional
+
+from pydantic import Field
+
+from prb_tasks.data import profile_store
+from prb_tasks.data.errors import DataError
+from prb_tasks.data.people import Choice, Person, clearest
+from prb_tasks.documents.options import TemplateOptions
+from prb_tasks.documents.pairs import judge_pair_docs, judge_system_prompt, scalar_pair_doc
+from prb_tasks.prompts.templates import render, resolve
+from prb_tasks.prompts.user_history import PastChoice, profile_texts, traits
+
+VARIANTS: tuple[str, ...] = ("judge", "profile", "oracle", "scalar", "scalar_profile")
+DEFAULT_K = 4
+
+
+class PeopleOptions(TemplateOptions):
+    """``--metadata`` options shared by the families of real people (each family names its ``data_dir``)."""
+
+    data_dir: Optional[str] = Field(None, description="the local copy in its hub layout")
+    k: int = Field(DEFAULT_K, ge=0, description="choices of the same person from other conversations shown with "
+                   "each item in the profile, oracle and scalar_profile variants (0 = none)")
+
+
+def history(shown: list[Choice], target: Choice, k: int) -> list[PastChoice]:
+    """The ``k`` latest of a person's choices outside ``target``'s conversation, oldest first.
+
+    Args:
+        shown: the person's choices that may be shown, one per turn (:func:`clearest`: of a
+            turn's pairs, which share its chosen answer, the clearest), in the data's order.
+        target: the held-out item.
+        k: most choices shown (0: none).
+    """
+    picked: list[Choice] = []
+    # From the end: a person with hundreds of choices costs k plus one conversation per item.
+    for choice in reversed(shown):
+        if len(picked) >= k:
+            break
+        if choice.group != target.group:
+            picked.append(choice)
+    return [_past(c) for c in reversed(picked)]
+
+
+def _past(choice: Choice) -> PastChoice:
+    # Half the shown choices put the preferred answer second (by the item's hash, so the same
+    # every run): a history whose preferred answer always came first would teach "first wins".
+    if int(choice.item[-1], 16) % 2:
+        return PastChoice(choice.prompt, choice.rejected, choice.chosen, "B", choice.reason)
+    return PastChoice(choice.prompt, choice.chosen, choice.rejected, "A", choice.reason)
+
+
+def _tags(choice: Choice) -> list[str]:
+    # acc_tag averages over these: how clear the preference was where it was rated, else the language.
+    if choice.gap is not None:
+        return [choice.gap_bucket]
+    return [f"language {choice.language}"] if choice.language else []
+
+
+def _identity(family: str, person: Person, choice: Choice, variant: str) -> dict[str, Any]:
+    return {
+        "pair_key": choice.key,
+        "id": choice.key,
+        "subset": family,
+        "user_id": person.person_id,
+        "tags": _tags(choice),
+        "variant": variant,
+        "rating_gap": choice.gap,
+        "language": choice.language,
+        "country": person.country,
+        "item": choice.item,
+        # Which answer of the item this person chose (the majority baseline counts them).
+        "chosen_hash": hashlib.sha256(choice.chosen.strip().encode()).hexdigest()[:16],
+        "has_reason": bool(choice.reason),
+    }
+
+
+def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opts: PeopleOptions,
+                      source_tag: str) -> list[dict[str, Any]]:
+    """Documents for every pair of every person, in the data's order.
+
+    Args:
+        family: the family's name (each document's ``subset``).
+        people: the people read.
+        variant: one of :data:`VARIANTS`.
+        opts: the run's options.
+        source_tag: names the copy read (its folder and state), so a profile-store key of one
+            copy is never another's.
+    """
+    if variant not in VARIANTS:
+        raise DataError(f"prb: unknown {family} variant '{variant}'; expected one of {', '.join(VARIANTS)}")
+    personal = variant not in ("judge", "scalar")
+    tag = hashlib.sha256(f"{source_tag}|{opts.k}".encode()).hexdigest()[:12]
+    docs: list[dict[str, Any]] = []
+    if variant in ("judge", "profile", "oracle"):
+        system_prompt = judge_system_prompt(opts.templates, opts.system_template)
+        user_ref = resolve("judge/user_person.jinja" if personal else "judge/user.jinja",
+                           opts.templates, opts.user_template)
+        history_ref = resolve("judge/history.jinja", opts.templates)
+        for person in people:
+            about = traits(person.demographics) if personal else []
+            shown = clearest(person.choices, exclude="")
+            for choice in person.choices:
+                past = history(shown, choice, opts.k) if personal else []
+                context = render(history_ref, history=past, demographics=about) if personal else ""
+                reason = choice.reason if variant == "oracle" else ""
+                docs.extend(judge_pair_docs(
+                    _identity(family, person, choice, variant), choice.chosen, choice.rejected, system_prompt,
+                    _user_message(user_ref, context, choice.prompt, person.profile if personal else (), reason),
+                ))
+        return docs
+    rm_ref = resolve("rm/user_person.jinja", opts.templates, opts.user_template) if personal else None
+    for person in people:
+        about = traits(person.demographics) if personal else []
+        shown = clearest(person.choices, exclude="")
+        for choice in person.choices:
+            past = history(shown, choice, opts.k) if personal else []
+            prompt = choice.prompt if rm_ref is None else render(
+                rm_ref, question=choice.prompt, history=past, demographics=about, profile=person.profile)
+            identity = _identity(family, person, choice, variant)
+            profile_key = f"{family}::{tag}::{choice.key}"
+            profile_store.remember(profile_key, tuple(text for _, text in person.profile) + profile_texts(past))
+            docs.append(scalar_pair_doc(identity, choice.prompt, prompt, choice.chosen, choice.rejected,
+                                        profile_key, chosen_first=choice.chosen_first))
+    return docs
+
+
+def _user_message(ref: Any, context: str, question: str, profile: tuple[tuple[str, str], ...],
+                  reason: str) -> Callable[[str, str], str]:
+    # Bound here, not in the loop: judge_pair_docs calls it once per order.
+    def message(a: str, b: str) -> str:
+        return render(ref, context=context, question=question, response_a=a, response_b=b,
+                      profile=profile, reason=reason)
+
+    return message

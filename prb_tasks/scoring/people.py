@@ -1,0 +1,85 @@
+"""Lines under the compact table for the tasks of real people (PRISM, Community Alignment),
+from the run's logged samples (``--log_samples``): accuracy by language and by country, and the
+majority baseline (what most *other* people chose on the same pair) beside the model on the
+pairs where others answered, so a reader sees whether a model personalizes or predicts the crowd.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+#: The compact table's width; a line lists the largest groups that fit.
+WIDTH = 120
+
+
+def _pairs(samples: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
+    """(document, credit) per pair: a judge's two orders of one pair count as one, their mean."""
+    by_pair: dict[str, list[float]] = defaultdict(list)
+    docs: dict[str, dict[str, Any]] = {}
+    for sample in samples:
+        doc = sample.get("doc")
+        if not isinstance(doc, dict) or "item" not in doc or not isinstance(sample.get("acc"), (int, float)):
+            continue
+        key = str(doc.get("pair_key"))
+        by_pair[key].append(float(sample["acc"]))
+        docs.setdefault(key, doc)
+    return [(docs[key], sum(v) / len(v)) for key, v in by_pair.items()]
+
+
+def _fit(head: str, cells: list[str]) -> str:
+    shown: list[str] = []
+    for i, cell in enumerate(cells):
+        more = f", +{len(cells) - i - 1} more" if i < len(cells) - 1 else ""
+        if len(head + ", ".join([*shown, cell]) + more) > WIDTH:
+            return head + ", ".join(shown) + f", +{len(cells) - i} more"
+        shown.append(cell)
+    return head + ", ".join(shown)
+
+
+def _majority(pairs: list[tuple[dict[str, Any], float]]) -> tuple[float, float, int] | None:
+    """(majority's accuracy, the model's, pairs) where other people answered the same pair."""
+    votes: dict[str, dict[str, str]] = defaultdict(dict)
+    for doc, _ in pairs:
+        votes[str(doc["item"])][str(doc.get("user_id"))] = str(doc.get("chosen_hash"))
+    crowd, model = [], []
+    for doc, credit in pairs:
+        others = Counter(h for user, h in votes[str(doc["item"])].items() if user != str(doc.get("user_id")))
+        if not others:
+            continue
+        right, wrong = others[str(doc.get("chosen_hash"))], sum(others.values()) - others[str(doc.get("chosen_hash"))]
+        crowd.append(0.5 if right == wrong else float(right > wrong))
+        model.append(credit)
+    if not crowd:
+        return None
+    return sum(crowd) / len(crowd), sum(model) / len(model), len(crowd)
+
+
+def people_lines(name: str, samples: list[dict[str, Any]]) -> list[str]:
+    """The lines for one task's samples; none when its documents are not real people's.
+
+    Args:
+        name: the task as the table shows it.
+        samples: the task's logged samples.
+    """
+    pairs = _pairs(samples)
+    if not pairs:
+        return []
+    lines = []
+    for field in ("language", "country"):
+        groups: dict[str, list[float]] = defaultdict(list)
+        for doc, credit in pairs:
+            if doc.get(field):
+                groups[str(doc[field])].append(credit)
+        if groups:
+            cells = [f"{g[:24]} {100 * sum(v) / len(v):.1f} ({len(v)})"
+                     for g, v in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
+            lines.append(_fit(f"{name} by {field}, acc % (pairs): ", cells))
+    found = _majority(pairs)
+    if found is None:
+        lines.append(f"{name}: no pair was answered by another person, so there is no majority baseline")
+    else:
+        crowd, model, n = found
+        lines.append(f"{name}: majority of other people {100 * crowd:.1f}%, this model {100 * model:.1f}% "
+                     f"on the {n} pairs others answered")
+    return lines

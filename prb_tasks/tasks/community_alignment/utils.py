@@ -1,0 +1,19 @@
+"""Functions the Community Alignment task YAMLs reference; the code lives in the installed ``prb_tasks`` package."""
+
+from prb_tasks.documents.community_alignment import load_dataset  # noqa: F401
+from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
+from prb_tasks.scoring.breakdowns import (  # noqa: F401
+    mean_over_tags,
+    mean_over_users,
+    process_judge_both_users_tags,
+    process_scalar_users_tags,
+)
+from prb_tasks.scoring.metrics import (  # noqa: F401
+    acc_chosen_in_a,
+    acc_chosen_in_b,
+    double_game,
+    pair_all_correct,
+    pair_consistency,
+    position_bias,
+    share_of_a,
+)

@@ -1,0 +1,34 @@
+"""Lines under the compact table for real people's tasks: by language, by country, beside the crowd."""
+
+from __future__ import annotations
+
+from prb_tasks.scoring.people import people_lines
+
+
+def _sample(user: str, item: str, chosen: str, acc: float, language: str = "fr", country: str = "France",
+            order: str = "A") -> dict:
+    doc = {"pair_key": f"{user}/{item}", "user_id": user, "item": item, "chosen_hash": chosen,
+           "language": language, "country": country, "chosen_position": order}
+    return {"doc": doc, "acc": acc}
+
+
+def test_groups_and_the_majority_baseline() -> None:
+    samples = [
+        # u1's pair in both orders (one right, one wrong): one pair, credit 1/2.
+        _sample("u1", "i1", "x", 1.0), _sample("u1", "i1", "x", 0.0, order="B"),
+        _sample("u2", "i1", "x", 1.0), _sample("u3", "i1", "y", 0.0, language="hi", country="India"),
+        _sample("u4", "i2", "z", 1.0, language="en", country="United States"),  # nobody else answered i2
+    ]
+    lines = people_lines("ca", samples)
+    assert lines[0] == "ca by language, acc % (pairs): fr 75.0 (2), hi 0.0 (1), en 100.0 (1)"
+    assert lines[1] == "ca by country, acc % (pairs): France 75.0 (2), India 0.0 (1), United States 100.0 (1)"
+    # i1: u1 (x) sees u2 x, u3 y: a tie, 1/2; u2 (x) sees x, y: 1/2; u3 (y) sees x, x: wrong. The model: 1/2, 1, 0.
+    assert lines[2] == "ca: majority of other people 33.3%, this model 50.0% on the 3 pairs others answered"
+
+
+def test_lines_fit_and_other_tasks_get_none() -> None:
+    samples = [_sample(f"u{i}", f"i{i}", "x", 1.0, country=f"Country number {i} with a long name") for i in range(40)]
+    lines = people_lines("community_alignment_scalar_profile", samples)
+    assert all(len(line) <= 120 for line in lines) and lines[1].endswith("more")
+    assert lines[2].endswith("no pair was answered by another person, so there is no majority baseline")
+    assert people_lines("personalllm", [{"doc": {"pair_key": "p", "user_id": "u"}, "acc": 1.0}]) == []
