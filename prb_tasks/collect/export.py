@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prb_tasks.collect.journal import NO_PREFERENCE, ParticipantState, fsync_dir
+from prb_tasks.collect.journal import NO_PREFERENCE, ParticipantState
 from prb_tasks.collect.pairs import Pair
+from prb_tasks.common.atomic import fsync_dir
 from prb_tasks.data.custom.schema import UserRecord
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.common.atomic import fsync_dir
 from prb_tasks.common.errors import PRBError
 
 NO_PREFERENCE = "none"
@@ -145,15 +146,6 @@ def heal(path: Path) -> bytes:
         os.ftruncate(fd, end)
         os.fsync(fd)
         return tail
-    finally:
-        os.close(fd)
-
-
-def fsync_dir(folder: Path) -> None:
-    """Flush a folder's entries (a new or renamed file) to disk."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -19,8 +19,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from prb_tasks.collect.form import FormConfig
-from prb_tasks.collect.journal import ParticipantState, fsync_dir, replay
+from prb_tasks.collect.journal import ParticipantState, replay
 from prb_tasks.collect.pairs import Pair, pairs_digest
+from prb_tasks.common.atomic import fsync_dir
 from prb_tasks.common.errors import PRBError
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
