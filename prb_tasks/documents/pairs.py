@@ -19,6 +19,11 @@ ASK_ONCE = "ask_once"
 #: ``reask`` (then an empty reply is sent again and a reply without its verdict re-asked).
 UNLESS_REASK = "unless_reask"
 
+# Document key holding the generation settings a task's authors used (``max_gen_toks``,
+# ``temperature``...), which prb-judge sends in place of the task YAML's; a key the user
+# gives with ``--gen_kwargs`` still wins (prb-judge says so in one line).
+GENERATION = "generation"
+
 # Scalar-document key: whether the data itself shows the chosen answer first (its own
 # order, before prb shows both orders), for the position baseline of `prb audit`.
 CHOSEN_FIRST = "chosen_first"

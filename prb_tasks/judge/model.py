@@ -28,6 +28,7 @@ from prb_tasks.judge.chat_context import ChatMessagesJson, CompactChat, chat_con
 from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.configs import resolve_settings
 from prb_tasks.judge.dispatch import prefix_group, spaced_order
+from prb_tasks.judge.doc_generation import document_generation, explicit_gen_kwargs
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.keys import missing_key_line, resolve_key
 from prb_tasks.judge.options import JudgeSettings
@@ -152,8 +153,12 @@ class JudgeLM(LM):
         # Requests are built lazily, inside their tasks, so the first calls go out at
         # once; repeats are numbered here from the raw arguments (same args, same request).
         reask = self.settings.reask
-        chats = _LazyRequests(self, [(*req.args[:2], _asks_once(req, reask), form_name(getattr(req, "doc", None)))
-                                     for req in requests])
+        explicit, said = explicit_gen_kwargs(), set[tuple[str, str]]()
+        chats = _LazyRequests(self, [
+            (req.args[0], document_generation(getattr(req, "doc", None), req.args[1], explicit, said,
+                                              getattr(req, "task_name", None)),
+             _asks_once(req, reask), form_name(getattr(req, "doc", None)))
+            for req in requests])
         from prb_tasks.common.memory import trim
 
         trim()  # what lm-eval freed while building the requests goes back before the run's longest stage
