@@ -170,8 +170,9 @@ def test_rmbench_8bit_is_named_when_not_reproduced(model: Path, capsys: Any) -> 
     missing = bitsandbytes_missing("cpu")
     assert missing is not None  # 8-bit weights never load on a CPU
     lines = [line for line in capsys.readouterr().err.splitlines() if "8 bits" in line]
-    assert lines == [f"prb-rm: {PIPELINES['rmbench'].script} loads this model in 8 bits (bitsandbytes); not "
-                     f"reproduced: {missing}, so it is scored in float16"]
+    assert lines == [f"prb-rm: RM-Bench's run_rm.py loads this model in 8 bits; not reproduced ({missing}): float16 "
+                     "here"]
+    assert len(lines[0]) <= 120
     assert not scorer.in_8bit and next(scorer.model.parameters()).dtype == torch.float16
     assert PIPELINES["rmbench"].loads_in_8bit("meta-llama/Llama-3.1-8B-RM", "float16") is False
     assert PIPELINES["rmbench"].loads_in_8bit("some/rm", "bfloat16") is False

@@ -34,7 +34,7 @@ def bitsandbytes_missing(device: str) -> str | None:
     if importlib.util.find_spec("bitsandbytes") is None:
         return "bitsandbytes is not installed"
     if not device.startswith("cuda"):
-        return f"8-bit weights need CUDA and this run scores on {device}"
+        return f"no CUDA device: this run scores on {device}"
     return None
 
 
@@ -58,6 +58,11 @@ class AuthorsHFScorer(OfficialHFScorer):
         self.batch_size = options.effective_batch_size if options.batch_size not in (None, "auto") \
             else pipeline.batch_size
 
+    @property
+    def _their_script(self) -> str:
+        """``RM-Bench's run_rm.py``: the script, short enough for a line of output."""
+        return f"{self.pipeline.benchmark}'s {self.pipeline.script.rsplit('/', 1)[-1]}"
+
     # -- setup
 
     def _dtype_name(self, options: RMOptions) -> str:
@@ -70,9 +75,8 @@ class AuthorsHFScorer(OfficialHFScorer):
             return {}
         missing = bitsandbytes_missing(self.device)
         if missing:
-            line = (f"{self.pipeline.script} loads this model in 8 bits (bitsandbytes); not reproduced: {missing}, "
-                    f"so it is scored in {dtype}")
-            self._notes.append(line)
+            line = f"{self._their_script} loads this model in 8 bits; not reproduced ({missing}): {dtype} here"
+            # Said once, at load time, before the scores it concerns.
             print(f"prb-rm: {line}", file=sys.stderr, flush=True)
             return {}
         self.in_8bit = True
@@ -156,9 +160,11 @@ class AuthorsHFScorer(OfficialHFScorer):
         if not self.scored:
             return []
         weights = "8-bit weights" if self.in_8bit else str(self.dtype).replace("torch.", "")
-        lines = [f"{self.pipeline.benchmark} authors' protocol ({self.pipeline.script}): scored on {self.device} in "
-                 f"{weights}, batches of {self.batch_size} in dataset order, chat template text tokenized with the "
-                 "tokenizer's special tokens (a doubled BOS at the start masked), the single logit"]
+        # Each line fits 120 columns behind "prb-rm: ".
+        lines = [f"fed as {self.pipeline.script} feeds it:",
+                 f"  scored on {self.device} in {weights}, batches of {self.batch_size} in dataset order, "
+                 "the single logit",
+                 "  chat template text tokenized with the tokenizer's special tokens (a doubled BOS masked)"]
         lines += list(dict.fromkeys(self._notes))
         lines.append(f"{self.truncated} of {self.scored} inputs were longer than {self.max_length} tokens and were "
                      f"truncated ({self.tokenizer.truncation_side} side)")
