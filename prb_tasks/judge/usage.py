@@ -281,7 +281,7 @@ class UsageTracker:
         if self.empty_scored:
             lines.append(
                 f"  {self.empty_scored} empty replies were scored as they came, as the task's authors' code scores "
-                "them (no second ask; kept in the cache)")
+                "them (not asked again)")
         return lines
 
     def render(self) -> str:
