@@ -102,7 +102,7 @@ def test_an_explicit_gen_kwargs_equal_to_theirs_says_nothing(tmp_path: Path, cap
 
 
 def test_empty_grader_replies_are_told_as_scored_not_unparsed(tmp_path: Path, capsys: Any) -> None:
-    from prb_tasks.scoring.bon_official import parse_official_grade
+    from prb_tasks.scoring.bon_official import official_grade
 
     docs = grade_docs(tmp_path, "official")
     with FakeLLMServer(lambda messages, model: "") as srv:
@@ -110,4 +110,4 @@ def test_empty_grader_replies_are_told_as_scored_not_unparsed(tmp_path: Path, ca
         assert srv.stats()["total_requests"] == len(docs)  # their vLLM run reads one reply per request
     printed = capsys.readouterr().out
     assert f"{len(docs)} empty replies were scored as they came" in printed and "counted as unparsed" not in printed
-    assert parse_official_grade("") == 0.0  # what the preset makes of them: their evaluate.py's 0
+    assert official_grade("") == 0.0  # what the preset makes of them: their evaluate.py's 0
