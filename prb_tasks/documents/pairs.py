@@ -14,6 +14,15 @@ BOTH_ORDERS = ("A", "B")  # chosen shown first, then second
 # Document key telling a judge backend to score the first reply as it comes (no second
 # ask after an empty reply, no verdict re-ask): the official protocol's one call per row.
 ASK_ONCE = "ask_once"
+#: ``ASK_ONCE``'s value for a task whose authors score the first reply but whose users may
+#: choose prb's re-asks: the first reply is scored as it comes unless the judge runs with
+#: ``reask`` (then an empty reply is sent again and a reply without its verdict re-asked).
+UNLESS_REASK = "unless_reask"
+
+# Document key holding the generation settings a task's authors used (``max_gen_toks``,
+# ``temperature``...), which prb-judge sends in place of the task YAML's; a key the user
+# gives with ``--gen_kwargs`` still wins (prb-judge says so in one line).
+GENERATION = "generation"
 
 # Scalar-document key: whether the data itself shows the chosen answer first (its own
 # order, before prb shows both orders), for the position baseline of `prb audit`.

@@ -41,7 +41,7 @@ from prb_tasks.data.personalized_rb.sources import load_table
 from prb_tasks.data.personalized_rb.subsets import SUBSETS, Subset
 from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.documents.options import TemplateOptions, parse_options
-from prb_tasks.documents.pairs import ASK_ONCE, DocList, judge_system_prompt, to_dataset
+from prb_tasks.documents.pairs import ASK_ONCE, GENERATION, DocList, judge_system_prompt, to_dataset
 from prb_tasks.documents.personalized_rb import DocOptions, selected_posts, subset_source
 from prb_tasks.prompts.retrieval import DEFAULT_MAX_POST_CHARS, RETRIEVERS, format_posts
 from prb_tasks.prompts.templates import render, resolve
@@ -100,6 +100,9 @@ class BonOptions(TemplateOptions):
 METADATA = MetadataSpec.from_options("personalized_rb_bon", BonOptions, fixed=frozenset({"variant", "source"}))
 
 _SYSTEM = {"bon_grade": "bon/grade_system.jinja", "bon_judge": "judge/pointwise_system.jinja"}
+#: The authors' grader settings (BoN/evaluate.py: ``SamplingParams(temperature=0.0, max_tokens=32)``).
+OFFICIAL_GRADER = {"max_gen_toks": 32, "temperature": 0.0}
+
 # The authors' messages, written by `prb templates official` (prb does not ship their text).
 _OFFICIAL = {"bon_sample": ("bon/official_policy_system.jinja", "bon/official_policy.jinja"),
              "bon_grade": ("bon/official_grade_system.jinja", "bon/official_grade.jinja")}
@@ -227,8 +230,10 @@ def _grade_docs(tables: list[tuple[Subset, SubsetTable]], options: BonOptions) -
                 docs.append({"pair_key": key, "id": row.id, "subset": subset.config, "variant": "bon_grade",
                              "candidate": number, "candidate_sha": text_sha(text), "aspects": len(aspects),
                              "system_prompt": system, "prompt": prompt,
-                             # Their vLLM run reads one reply per request, an empty one included.
-                             **({"rule": OFFICIAL, ASK_ONCE: True} if official else {})})
+                             # Their vLLM run reads one reply per request, an empty one included,
+                             # greedy, at most 32 new tokens (evaluate.py's SamplingParams).
+                             **({"rule": OFFICIAL, ASK_ONCE: True, GENERATION: dict(OFFICIAL_GRADER)}
+                                if official else {})})
     return docs
 
 

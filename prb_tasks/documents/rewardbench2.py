@@ -20,7 +20,7 @@ from prb_tasks.data.rewardbench2.sources import ENV_VAR, HF_REPO, HF_SPLIT, load
 from prb_tasks.documents.general_source import Benchmark, record_part
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import parse_options
-from prb_tasks.documents.pairs import DocList, to_dataset
+from prb_tasks.documents.pairs import ASK_ONCE, UNLESS_REASK, DocList, to_dataset
 
 
 class RewardBench2Options(BaseModel):
@@ -72,6 +72,9 @@ def rating_docs(row: Row) -> list[dict[str, Any]]:
     return [{
         "id": f"{row.id}/r{index + 1}",
         "variant": "rating",  # prb-judge: a 1-10 rating, not a pairwise verdict (no A/B warning)
+        # allenai sends each rating request once and reads an empty reply as unrated (-1):
+        # prb-judge does the same unless the user asks for its re-asks (reask=1).
+        ASK_ONCE: UNLESS_REASK,
         "row_id": row.id,
         "subset": row.subset,
         "row": row.index,

@@ -22,12 +22,13 @@ from typing import Any, overload
 from lm_eval.api.model import LM
 
 from prb_tasks.common.retry import RetryPolicy
-from prb_tasks.documents.pairs import ASK_ONCE
+from prb_tasks.documents.pairs import ASK_ONCE, UNLESS_REASK
 from prb_tasks.judge.answer_cache import JudgeCache, default_cache_dir
 from prb_tasks.judge.chat_context import ChatMessagesJson, CompactChat, chat_context, expand_messages
 from prb_tasks.judge.client import ChatClient
 from prb_tasks.judge.configs import resolve_settings
 from prb_tasks.judge.dispatch import prefix_group, spaced_order
+from prb_tasks.judge.doc_generation import document_generation, explicit_gen_kwargs
 from prb_tasks.judge.errors import JudgeConfigError
 from prb_tasks.judge.keys import missing_key_line, resolve_key
 from prb_tasks.judge.options import JudgeSettings
@@ -151,8 +152,13 @@ class JudgeLM(LM):
             return []
         # Requests are built lazily, inside their tasks, so the first calls go out at
         # once; repeats are numbered here from the raw arguments (same args, same request).
-        chats = _LazyRequests(self, [(*req.args[:2], _asks_once(req), form_name(getattr(req, "doc", None)))
-                                     for req in requests])
+        reask = self.settings.reask
+        explicit, said = explicit_gen_kwargs(), set[tuple[str, str]]()
+        chats = _LazyRequests(self, [
+            (req.args[0], document_generation(getattr(req, "doc", None), req.args[1], explicit, said,
+                                              getattr(req, "task_name", None)),
+             _asks_once(req, reask), form_name(getattr(req, "doc", None)))
+            for req in requests])
         from prb_tasks.common.memory import trim
 
         trim()  # what lm-eval freed while building the requests goes back before the run's longest stage
@@ -270,10 +276,19 @@ class JudgeLM(LM):
         return ({"role": "user", "content": text},)
 
 
-def _asks_once(instance: Any) -> bool:
-    """Whether an lm-eval request's document asks for its first reply only."""
+def _asks_once(instance: Any, reask: bool) -> bool:
+    """Whether an lm-eval request's document asks for its first reply only.
+
+    Args:
+        instance: lm-eval's request; its ``doc`` may carry :data:`ASK_ONCE`.
+        reask: the judge's ``reask`` setting, which overrides an ``ASK_ONCE`` of
+            :data:`UNLESS_REASK` (the user chose prb's re-asks over the authors' protocol).
+    """
     doc = getattr(instance, "doc", None)
-    return isinstance(doc, dict) and bool(doc.get(ASK_ONCE))
+    if not isinstance(doc, dict):
+        return False
+    wanted = doc.get(ASK_ONCE)
+    return not reask if wanted == UNLESS_REASK else bool(wanted)
 
 
 def _freeze(value: Any) -> Any:

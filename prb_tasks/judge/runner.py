@@ -11,7 +11,7 @@ in flight (:mod:`.claims`) -> wait for a slot -> call -> on success store the an
 once (so a killed run loses only what was in flight) -> on a transient failure back
 off and retry, within ``max_retries`` and ``max_wait`` seconds of waiting -> then the
 judgment becomes an error outcome. An empty reply is asked once more, except for
-requests that score their first reply (``ask_once``, the official protocol).
+requests that score their first reply (``ask_once``: a task run by its authors' protocol).
 
 Run-wide stops: a provider answer meaning "every call will fail" (bad key, unknown
 model, malformed request) raises at once, as does a run whose first judgments all
@@ -499,6 +499,7 @@ class JudgeRunner:
                 return Outcome(result.text, "ok")
             if not result.text.strip():
                 self.usage.empty += 1
+                self.usage.empty_scored += int(request.ask_once)
             if result.text.strip() or request.ask_once:
                 # A first-reply protocol scores an empty reply, so it is kept like any
                 # answer: a re-run must score the same reply, not ask again.

@@ -109,6 +109,9 @@ class UsageTracker:
     unstored: int = 0
     shared: int = 0
     empty_retries: int = 0
+    # Empty replies of first-reply requests (``ask_once``): kept and scored as the task's
+    # authors' code scores them (unrated, 0, "A"...), not asked again.
+    empty_scored: int = 0
     stopped: str | None = None
     stopped_kind: str | None = None
     answered: int = 0
@@ -234,6 +237,7 @@ class UsageTracker:
             "answers_shared": self.shared,
             "empty_completions": self.empty,
             "empty_retries": self.empty_retries,
+            "empty_scored": self.empty_scored,
             "unparsed_replies": self.unparsed,
             "refused_completions": self.refused,
             "tokens": {
@@ -264,6 +268,21 @@ class UsageTracker:
             "wall_s": round(wall, 3),
             "batch": self.batch,
         }
+
+    def _empty_lines(self) -> list[str]:
+        """What became of empty replies: asked again (prb's protocols) or scored as they came
+        (a task run by its authors' protocol, ``ask_once``), and refusals."""
+        lines = []
+        if self.empty_retries or self.empty > self.empty_scored or self.refused:
+            lines.append(
+                f"  {self.empty_retries} empty replies were asked again once; {self.empty - self.empty_scored} "
+                f"stayed empty (counted as unparsed); {self.refused} refusals; empty and refused replies are not "
+                "cached")
+        if self.empty_scored:
+            lines.append(
+                f"  {self.empty_scored} empty replies were scored as they came, as the task's authors' code scores "
+                "them (not asked again)")
+        return lines
 
     def render(self) -> str:
         """The summary as a few plain lines."""
@@ -296,10 +315,7 @@ class UsageTracker:
             lines.append(f"  {self.shared} answers came from another process sharing the cache "
                          "(waited, not sent twice)")
         if self.empty or self.refused or self.empty_retries:
-            lines.append(
-                f"  {self.empty_retries} empty replies were asked again once; {self.empty} stayed empty "
-                f"(counted as unparsed); {self.refused} refusals; empty and refused replies are not cached"
-            )
+            lines.extend(self._empty_lines())
         if self.cache_refused:
             lines.append(f"  {self.cache_refused} cache entries were not JSON answers and were ignored")
         if self.budget_stop:

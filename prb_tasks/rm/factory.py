@@ -39,6 +39,16 @@ def build_scorer(options: RMOptions, device_from_harness: bool = False) -> Score
         return TrainedScorer(options.pretrained, options.device, options.effective_batch_size, device_from_harness)
     if kind == "hf":
         if options.protocol == "official":
+            from prb_tasks.common.harness_args import current
+            from prb_tasks.rm.official_pipelines import pipeline_for
+
+            # Each benchmark's authors feed the model their own way: the run's tasks say whose.
+            run = current()
+            pipeline = pipeline_for(run.tasks if run is not None else [])
+            if pipeline is not None:
+                from prb_tasks.rm.scorers.hf_authors import AuthorsHFScorer
+
+                return AuthorsHFScorer(options, pipeline, device_from_harness=device_from_harness)
             from prb_tasks.rm.scorers.hf_official import OfficialHFScorer
 
             return OfficialHFScorer(options, device_from_harness=device_from_harness)

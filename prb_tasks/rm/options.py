@@ -51,7 +51,9 @@ class RMOptions(BaseModel):
             rendered to text and tokenized with the tokenizer's default special tokens,
             bfloat16 weights, scores taken in the model's dtype, the tokenizer's own
             truncation and padding sides, at most 8,192 tokens, batches of 8 in
-            dataset order). Only for ``scorer=hf``.
+            dataset order). On ``rewardbench2`` and ``rmbench`` it follows those
+            benchmarks' scripts instead (:mod:`prb_tasks.rm.official_pipelines`). Only for
+            ``scorer=hf``.
         scorer: ``length``, ``bm25``, ``embedding``, ``hf``, ``served`` or ``trained`` (a
             ``prb train`` checkpoint); ``auto`` (default) means ``trained`` when
             ``pretrained`` is a ``prb train`` folder (it has a ``manifest.json``), ``hf``
@@ -216,9 +218,16 @@ class RMOptions(BaseModel):
         if chosen != "hf":
             raise ValueError("protocol=official reproduces the authors' script, which scores a local HF model: "
                              f"it needs pretrained=<hub id or folder> (scorer=hf), not scorer={chosen}")
-        for key, (accepted, what) in OFFICIAL_FIXED.items():
+        from prb_tasks.common.harness_args import current
+        from prb_tasks.rm.official_pipelines import pipeline_for
+
+        # The run's tasks say whose script protocol=official follows (and so what it fixes).
+        run = current()
+        pipeline = pipeline_for(run.tasks) if run is not None else None
+        fixed, script = (pipeline.fixed(), pipeline.script) if pipeline else (OFFICIAL_FIXED, "the authors' script")
+        for key, (accepted, what) in fixed.items():
             if key in self.model_fields_set and getattr(self, key) not in accepted:
-                raise ValueError(f"protocol=official {what}, as the authors' script does; "
+                raise ValueError(f"protocol=official {what}, as {script} does; "
                                  f"drop {key}= or use protocol=clean")
 
     @property

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import numpy as np
+
 from prb_tasks.scoring.verdict import marker_outcome
 
 #: Their best-of-k sizes (``K_VALUES`` of their score.py and evaluate.py).
@@ -50,7 +52,8 @@ def official_grade(completion: object) -> Optional[float]:
     text = completion.strip()
     inside = _BRACKETS.search(text)
     numbers = [float(n) for n in _NUMBER.findall(inside.group(1) if inside else text)]
-    return sum(numbers) / len(numbers) if numbers else 0.0
+    # np.mean as theirs: its pairwise sum can differ from sum() / len() in the last bit.
+    return float(np.mean(numbers)) if numbers else 0.0
 
 
 def first_max(scores: Sequence[float]) -> int:
@@ -140,8 +143,6 @@ def summarize(questions: Iterable[tuple[str, Sequence[float], Sequence[float]]],
         questions: per question, its subset, the contestant's rewards and the candidates' grades.
         sizes: the k values.
     """
-    import numpy as np
-
     grades: dict[str, dict[int, list[float]]] = {}
     for subset, scores, gold in questions:
         for k, value in picks(scores, gold, sizes).items():

@@ -73,7 +73,10 @@ def process_rating(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any
     """One response's rating, kept with its row; rows are put back together on aggregation."""
     reply = results[0] if results else None
     rating = parse_rating(reply)
-    entry = (str(doc["row_id"]), int(doc["response_index"]), int(doc["responses"]), int(doc["num_correct"]), rating)
+    # The row's position in the file goes with its id: rows sharing an id stay apart, as each
+    # row is scored on its own in allenai's code.
+    entry = (str(doc["row_id"]), int(doc["response_index"]), int(doc["responses"]), int(doc["num_correct"]), rating,
+             int(doc["row"]))
     # Ties has no top1 (its score is a property of the subset); every other subset has.
     out: dict[str, Any] = {name: entry for name in (("score",) if doc["subset"] == "Ties" else ("score", "top1"))}
     out["parse_fail"] = int(rating == UNRATED and isinstance(reply, str) and not reply.startswith(
@@ -82,15 +85,22 @@ def process_rating(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any
     return out
 
 
-def rows_of(items: Iterable[Sequence[Any]]) -> dict[str, tuple[int, list[int]]]:
-    """Row id -> (num_correct, ratings in response order); a row missing a response (``--limit``) is left out."""
-    got: dict[str, dict[int, int]] = defaultdict(dict)
-    shape: dict[str, tuple[int, int]] = {}
-    for row_id, index, responses, num_correct, rating in items:
-        got[row_id][int(index)] = int(rating)
-        shape[row_id] = (int(responses), int(num_correct))
-    return {row_id: (shape[row_id][1], [ratings[i] for i in range(shape[row_id][0])])
-            for row_id, ratings in got.items() if len(ratings) == shape[row_id][0]}
+def rows_of(items: Iterable[Sequence[Any]]) -> dict[tuple[int, str], tuple[int, list[int]]]:
+    """(row position, row id) -> (num_correct, ratings in response order); a row missing a
+    response (``--limit``) is left out.
+
+    Args:
+        items: :func:`process_rating` entries, ``(row_id, response_index, responses,
+            num_correct, rating, row)``.
+    """
+    got: dict[tuple[int, str], dict[int, int]] = defaultdict(dict)
+    shape: dict[tuple[int, str], tuple[int, int]] = {}
+    for row_id, index, responses, num_correct, rating, row in items:
+        key = (int(row), str(row_id))
+        got[key][int(index)] = int(rating)
+        shape[key] = (int(responses), int(num_correct))
+    return {key: (shape[key][1], [ratings[i] for i in range(shape[key][0])])
+            for key, ratings in sorted(got.items()) if len(ratings) == shape[key][0]}
 
 
 def judge_best_of_n(items: Iterable[Sequence[Any]]) -> float:
@@ -109,4 +119,4 @@ def judge_ties(items: Iterable[Sequence[Any]]) -> float:
     """The Ties score of the ratings (an unrated response counts -1, as theirs)."""
     rows = rows_of(items)
     return ties_score((row_id.split("/")[0], num_correct, [float(r) for r in ratings])
-                      for row_id, (num_correct, ratings) in rows.items()).score
+                      for (_, row_id), (num_correct, ratings) in rows.items()).score

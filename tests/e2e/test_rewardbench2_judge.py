@@ -90,3 +90,61 @@ def test_judge_ratings_give_allenais_scores(tmp_path: Path, backend: str) -> Non
     if backend == "prb-judge":  # prb's compact table counts ratings; no pairwise-verdict warning for ratings
         assert any(line.split()[:2] == ["task", "ratings"] for line in proc.stdout.splitlines())
         assert "had a verdict the parser could read" not in proc.stderr
+
+
+def test_empty_first_replies_score_as_allenais_code(tmp_path: Path) -> None:
+    """A server whose first reply to a correct response is empty (and a 9 when asked again); wrong responses
+    get a 3 at once. allenai's run_generative_v2.py sends each rating request once and reads "" as unrated
+    (-1): every best-of-N row then scores 0, where a second ask would make every one 1. The copy holds one
+    response of 3,000 words (over 2,048 tokens)."""
+    import threading
+
+    from tests.scoring.test_rewardbench2_ratings import _theirs_parse, _theirs_row
+
+    rows = rewardbench2_rows(3, 2, seed=5)
+    rows[0]["rejected"][0] = " ".join(["word"] * 3000)
+    data = write_rewardbench2(tmp_path / "rb2", rows)
+    correct = {c for r in rows for c in r["chosen"]}
+    seen: set[str] = set()
+    lock = threading.Lock()
+
+    def policy(messages: list[Message], model: str) -> str:
+        response = _response(messages)
+        if response not in correct:
+            return "Misses the point.\n\n3"
+        key = json.dumps(messages, sort_keys=True)
+        with lock:
+            first = key not in seen
+            seen.add(key)
+        return "" if first else "Correct.\n\n9"
+
+    def first_reply(text: str) -> str:
+        return "" if text in correct else "Misses the point.\n\n3"
+
+    out = tmp_path / "runs"
+    with FakeLLMServer(policy=policy) as server:
+        args = (f"model=openai/fake,api_base={server.openai_base},api_key_env=PRB_TEST_KEY,"
+                f"cache_dir={tmp_path / 'cache'},num_concurrent=4")
+        proc = run_cli(["eval", "--model", "prb-judge", "--model_args", args, "--apply_chat_template",
+                        "--tasks", "rewardbench2_judge", "--metadata", json.dumps({"data_dir": str(data)}),
+                        "--output_path", str(out), "--log_samples"], cwd=tmp_path, env={"PRB_TEST_KEY": KEY})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        sent = server.stats()["total_requests"]
+    responses = sum(len(r["chosen"]) + len(r["rejected"]) for r in rows)
+    assert sent == responses  # one request per response, as theirs
+    results = read_results(out)
+    # Their code on the same first replies.
+    theirs: dict[str, float] = {}
+    for subset in BEST_OF_N:
+        mine = [r for r in rows if r["subset"].lower().replace(" ", "_") == subset]
+        theirs[subset] = sum(_theirs_row([_theirs_parse(first_reply(t)) for t in r["chosen"] + r["rejected"]])
+                             for r in mine) / len(mine)
+    ties = [(r["id"], r["num_correct"], [float(_theirs_parse(first_reply(t))) for t in r["chosen"] + r["rejected"]])
+            for r in rows if r["subset"] == "Ties"]
+    theirs["ties"] = ties_score(ties).score
+    assert all(theirs[s] == 0.0 for s in BEST_OF_N)
+    for subset, value in theirs.items():
+        assert metric(results, f"rewardbench2_judge_{subset}", "score") == pytest.approx(value, abs=1e-12)
+    assert metric(results, "rewardbench2_judge", "score") == pytest.approx(sum(theirs.values()) / 6)
+    empty = sum(len(r["chosen"]) for r in rows)
+    assert f"{empty} empty replies were scored as they came" in proc.stdout

@@ -90,6 +90,14 @@ def test_grade_parsing_equals_theirs(reply: str) -> None:
     assert official_grade(reply) == pytest.approx(authors_parse(reply), abs=0, rel=1e-12)
 
 
+def test_grade_is_their_np_mean_to_the_last_bit() -> None:
+    # Nine numbers: np.mean's pairwise sum and a plain sum / len part in the last bit here.
+    values = [2.97, 0.32, 0.63, 1.6, 2.48, 0.12, 1.3, 1.55, 2.97]
+    reply = "[" + ", ".join(str(v) for v in values) + "]"
+    assert sum(values) / len(values) != authors_parse(reply)  # guards the fixture
+    assert official_grade(reply) == authors_parse(reply)
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(["[", "]", ",", " ", "\n", "0", "1", "2", "-", ".", "x", "9", "Aspect 1: "]),
                 max_size=20))
@@ -396,7 +404,8 @@ def test_official_pipeline_end_to_end(tmp_path, official_dir, tiny_contriever) -
         evaluate([*judge, "--tasks", "personalized_rb_bon_sample", "--limit", "2", "--metadata", json.dumps(meta),
                   "--output_path", str(tmp_path / "sample")])
         sampled = [r["body"]["messages"] for r in server.requests]
-        evaluate([*judge, "--tasks", "personalized_rb_bon_grade", "--gen_kwargs", "max_gen_toks=32",
+        # No --gen_kwargs: the preset sends the authors' 32 new tokens itself.
+        evaluate([*judge, "--tasks", "personalized_rb_bon_grade",
                   "--metadata", json.dumps({**meta, "candidates": str(tmp_path / "sample")}),
                   "--output_path", str(tmp_path / "grade")])
         graded = [r["body"] for r in server.requests[len(sampled):]]

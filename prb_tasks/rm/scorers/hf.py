@@ -111,8 +111,9 @@ class HFScorer(Scorer):
         transformers.logging.set_verbosity_error()
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, **common)
+            placement = self._load_kwargs(transformers)
             self.model, loading = transformers.AutoModelForSequenceClassification.from_pretrained(
-                source, **common, **{dtype_key: self.dtype}, output_loading_info=True
+                source, **common, **{dtype_key: self.dtype}, **placement, output_loading_info=True
             )
         except (OSError, ValueError) as exc:
             if "trust_remote_code" in str(exc) and not options.trust_remote_code:
@@ -124,7 +125,8 @@ class HFScorer(Scorer):
         self.random_weights = sorted(loading.get("missing_keys") or ()) + sorted(
             str(k[0]) if isinstance(k, tuple) else str(k) for k in loading.get("mismatched_keys") or ())
         self._check_head(source)
-        self.model.to(self.device)
+        if "device_map" not in placement:  # a quantized model is placed by its loader and cannot be moved
+            self.model.to(self.device)
         self.model.eval()
 
         self.num_labels = int(self.model.config.num_labels)
@@ -170,6 +172,14 @@ class HFScorer(Scorer):
 
     def _dtype_name(self, options: RMOptions) -> str:
         return options.dtype
+
+    def _load_kwargs(self, transformers: Any) -> dict[str, Any]:
+        """More ``from_pretrained`` arguments (quantization and placement); none here.
+
+        Args:
+            transformers: the imported module.
+        """
+        return {}
 
     def _configure(self, options: RMOptions) -> None:
         """Input format, head, token limit and truncation side."""

@@ -21,6 +21,7 @@ length.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.heads import resolve_head
@@ -80,7 +81,6 @@ class OfficialHFScorer(HFScorer):
         return list(encoded["input_ids"])
 
     def score(self, items: Sequence[RMInput], report: Report | None = None) -> list[float]:
-        torch = self._torch
         rewards: list[float] = []
         for start in range(0, len(items), self.batch_size):
             texts = [self.formatted(item) for item in items[start:start + self.batch_size]]
@@ -88,20 +88,28 @@ class OfficialHFScorer(HFScorer):
             self.truncated += sum(len(ids) > self.max_length for ids in full)
             encoded = self.tokenizer(texts, return_tensors="pt", padding=True, truncation=True,
                                      max_length=self.max_length)
-            encoded = {k: v.to(self.device) for k, v in encoded.items()}
-            try:
-                with torch.inference_mode():
-                    output = self.model(**encoded)
-            except torch.cuda.OutOfMemoryError:
-                raise RMError(f"prb-rm: out of GPU memory with batches of {self.batch_size}; pass a smaller "
-                              "batch_size= (the authors' script takes --batch-size too)") from None
-            logits = output.logits if hasattr(output, "logits") else output[0]
+            logits = self._logits({k: v.to(self.device) for k, v in encoded.items()})
             scores = [self._score_row(logits[j]) for j in range(len(texts))]
             rewards += scores
             self.scored += len(texts)
             if report:
                 report(range(start, start + len(texts)), scores)
         return rewards
+
+    def _logits(self, encoded: dict) -> Any:
+        """The model's logits for one encoded batch; out of GPU memory is one line.
+
+        Args:
+            encoded: the batch's tensors, on the model's device.
+        """
+        torch = self._torch
+        try:
+            with torch.inference_mode():
+                output = self.model(**encoded)
+        except torch.cuda.OutOfMemoryError:
+            raise RMError(f"prb-rm: out of GPU memory with batches of {self.batch_size}; pass a smaller "
+                          "batch_size= (the authors' script takes a batch size too)") from None
+        return output.logits if hasattr(output, "logits") else output[0]
 
     def _score_row(self, row) -> float:  # a torch tensor in the model's dtype
         if row.shape[-1] == 1:
