@@ -186,8 +186,11 @@ def check_model_arguments(args: HarnessArgs) -> None:
     """Refuse model arguments prb can tell are wrong before lm-eval logs them (values included):
     a URL with a user name or password (any model), and keys prb's own models do not take."""
     from prb_tasks.common.keyargs import KEY_SOURCE, refuse_url_credentials
+    from prb_tasks.common.redact import register_url_secrets
 
     given = args.model_args
+    for value in given.values():  # ?key=... in a URL: hidden from the first line printed on
+        register_url_secrets(value)
     instead = KEY_SOURCE.get(args.model, "use the environment variable the model reads it from")
     refuse_url_credentials(given, "prb eval: --model_args", instead, HarnessArgsError)
     if args.model == "prb-judge":
@@ -366,6 +369,7 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
             if compact and results.get("samples"):
                 fix_prompt_hashes(results["samples"])
             results["prb"] = _prb_section(results)
+            _redact_results(results)
             captured["results"] = results
             captured["samples"] = results.get("samples")  # lm-eval pops them before printing
             captured["compact"] = _compact(results, full_tables)
@@ -405,6 +409,23 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
         EvaluatorConfig.from_cli = original_from_cli
         if original_git_hash is not None:
             evaluator.get_git_commit_hash = original_git_hash
+
+
+def _redact_results(results: dict[str, Any]) -> None:
+    """Hide credentials in what lm-eval is about to write into the results file, in place.
+
+    lm-eval copies ``--model_args`` into ``config`` and into every task's ``metadata``, so a
+    key in a URL's query (``api_base=...?key=...``, which a server may need) would be
+    written four times for a three-subset group. The samples are left alone: they hold
+    replies, which the judge redacted when it received them.
+
+    Args:
+        results: what ``simple_evaluate`` returned.
+    """
+    from prb_tasks.common.redact import redact_data
+
+    for key in [k for k in results if k != "samples"]:
+        results[key] = redact_data(results[key])
 
 
 def _compact_contexts_fit(namespace: Any) -> bool:

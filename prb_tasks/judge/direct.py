@@ -19,6 +19,7 @@ from typing import Any
 
 from prb_tasks.common.redact import register_secret
 from prb_tasks.common.retry import parse_retry_after
+from prb_tasks.common.urls import join_path
 from prb_tasks.judge.client import CallError, CallResult, _int, assemble_text, prompt_cache_tokens, sanitize
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES
 from prb_tasks.judge.request import ChatRequest
@@ -117,7 +118,7 @@ class DirectOpenAIClient:
         self, model: str, api_base: str, api_key: str | None, timeout: float, max_connections: int
     ) -> None:
         self.model = model
-        self.url = api_base.rstrip("/") + "/chat/completions"
+        self.url = join_path(api_base, "/chat/completions")
         self.timeout = timeout
         self._name = served_name(model)
         self._headers = {"Content-Type": "application/json"}
