@@ -160,3 +160,20 @@ def test_benchmarks_on_different_model_sets_and_other_mistakes(tmp_path: Path,
         assert len(got) == 1 and expected in got[0], got
     assert _errors(capsys, ["validity", str(runs), "--scores", str(tmp_path / "missing.csv")])[0].startswith(
         "prb: cannot read scores file")
+
+
+def test_names_from_a_scores_file_are_escaped_in_the_markdown(tmp_path: Path) -> None:
+    # Issue 48 item 6: a benchmark named <script>... in the scores file landed raw in
+    # validity_benchmarks.md (headers, verdicts), while the HTML report escaped it.
+    runs = write_runs(tmp_path / "runs")
+    name = "<script>alert(1)</script>|x"
+    scores = tmp_path / "s.json"
+    scores.write_text(json.dumps({f"rm-{i}": {name: v} for i, v in enumerate(OTHER)}), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(scores),
+                 "--out", str(out), "--iters", "100"]) == 0
+    text = (out / "validity_benchmarks.md").read_text(encoding="utf-8")
+    assert "<script" not in text and "</script" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|x" in text  # in the model table's header, not a column break
+    assert "rewardbench2 - &lt;script&gt;" in text  # the pair's row and verdict
+    assert "<script" not in (out / "validity_benchmarks.html").read_text(encoding="utf-8")
