@@ -39,7 +39,7 @@ MAX_SCORE = 1e12
 SHOWN_PROBLEMS = 20
 
 
-class _Object(list):  # type: ignore[type-arg]
+class _Object(list):
     """A JSON object as its (key, value) pairs, told apart from a JSON array."""
 
 
