@@ -458,13 +458,14 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     """
     from prb_tasks.common.redact import redact
     from prb_tasks.data import provenance
-    from prb_tasks.judge.usage import stopped_line, take_last_summary
+    from prb_tasks.judge.usage import failed_line, stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.scoring.lacking import lacking_lines
     from prb_tasks.scoring.legend import legend_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
     results = captured.get("results")
+    summary = take_last_summary()
     if results is not None:
         ours = set(plugin_task_names())
         table, shown = compact_lines(results, ours, captured.get("samples")) if captured.get("compact") else ([], None)
@@ -482,9 +483,11 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         # Every task counts: a task of the user's that includes one of ours (another N for
         # Best-of-N) has our metrics under its own name.
         lines += lacking_lines(results, set(results.get("results") or {}))
+        failed = failed_line(summary) if summary is not None else None
+        if failed:  # the table's last line: numbers that a re-run would change
+            lines.append(redact(failed))
         if lines:
             print("\n".join(lines))
-    summary = take_last_summary()
     try:
         written = write_judge_usage(summary, args.output_path, started)
     except OSError as exc:
