@@ -1,6 +1,6 @@
 """Re-run of the reliability audit's checks on ``prb collect`` and the hostile files (issue 33).
 
-    python benchmarks/audit_reliability.py [--only full_disk,kill9,slow,hostile]
+    python benchmarks/audit_reliability.py [--only full_disk,kill9,slow,hostile,hostile_iv]
 
 * ``full_disk``: a collection on a 1 MiB tmpfs (needs root to mount; skipped otherwise)
   served by a real ``prb collect serve``; three participants answer with long reasons
@@ -14,6 +14,12 @@
   until the server had closed every slow connection.
 * ``hostile``: each hostile file of the audit through the command a user would run: the
   exit status, the number of lines printed, whether a traceback appeared, the time.
+* ``hostile_iv``: issue 48's new surface the same way: ``prb validity --scores`` files
+  (scores near 1e308, JSON 100,000 deep, ``[1,2]``, ``[[]]``, a 50 MB cell, ``/dev/zero``, a
+  FIFO, 10^6 unmatched names), replies 100,000 deep or 64 MiB long from a judge
+  (``transport=direct``) and from a served RM (``endpoint=``), an RM-Bench file 200,000
+  deep, an endless trickle on ``transport=litellm`` with ``timeout=3``, and a key in
+  ``api_base``'s query (where its value turns up).
 
 Prints one line per measurement; numbers depend on the machine and its load.
 """
@@ -60,10 +66,10 @@ def free_port() -> int:
 class Server:
     """A ``prb collect serve`` subprocess and its links."""
 
-    def __init__(self, pairs: Path, out: Path, names: list[str], port: int) -> None:
+    def __init__(self, pairs: Path, out: Path, names: list[str], port: int, *extra: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "prb_tasks", "collect", "serve", str(pairs), "--out", str(out),
-             "--participants", ",".join(names), "--port", str(port)],
+             "--participants", ",".join(names), "--port", str(port), *extra],
             cwd=out.parent, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.links: dict[str, str] = {}
         self.banner: list[str] = []
@@ -280,7 +286,9 @@ def check_slow(count: int = 105) -> None:
         root = Path(tmp)
         pairs = write_pairs(root, 4)
         out = root / "prefs.json"
-        server = Server(pairs, out, ["ana"], free_port())
+        # The slow connections stand for many clients but all come from 127.0.0.1, as the
+        # participant does: the cap per address (which would refuse her) is lifted here.
+        server = Server(pairs, out, ["ana"], free_port(), "--connections-per-address", "0")
         address = urllib.parse.urlsplit(server.links["ana"])
         sockets: list[socket.socket] = []
         stop = threading.Event()
@@ -377,25 +385,142 @@ def check_hostile() -> None:
             ("results file deep, prb compare", ["compare", str(root / "results_deep.json")]),
         ]
         for label, args in cases:
-            began = time.monotonic()
+            run_case("hostile", label, args, root)
+
+
+def run_case(section: str, label: str, args: list[str], cwd: Path, limit: float = 120) -> str | None:
+    """Run ``python -m prb_tasks ARGS`` and print one line: exit status, stderr lines, whether
+    a traceback appeared, the time and the last thing prb said. Returns stdout and stderr
+    together (None when it hung past ``limit`` seconds and was killed)."""
+    began = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "prb_tasks", *args], cwd=cwd, env=ENV,
+                              capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        print(f"{section}: {label}: HANG: still running after {limit:g} s (killed)")
+        return None
+    took = time.monotonic() - began
+    text = proc.stderr if proc.returncode == 2 else proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and "INFO" not in line
+             and "WARNING" not in line and "it/s]" not in line and "req/s" not in line]
+    said = [line.strip() for line in (proc.stdout + proc.stderr).splitlines() if "prb" in line and ": " in line
+            and "INFO" not in line]
+    last = (said or lines or text.strip().splitlines() or [""])[-1]
+    print(f"{section}: {label}: exit {proc.returncode}, {len(lines)} stderr line(s), traceback "
+          f"{'Traceback' in proc.stdout + proc.stderr}, {took:.1f} s: {last[:150]}")
+    return proc.stdout + proc.stderr
+
+
+def _validity_runs(root: Path) -> Path:
+    """Eight contestants' results (a PersonalLLM Best-of-N run and a rewardbench2 score each)."""
+    for i in range(8):
+        folder = root / "runs" / f"rm-{i}"
+        folder.mkdir(parents=True)
+        stamp = f"2026-11-26T00-00-0{i}"
+        (folder / f"results_{stamp}.json").write_text(json.dumps({
+            "config": {"model": "prb-rm", "model_args": f"pretrained=org/rm-{i}"},
+            "results": {"personalllm_bon": {"bon_reward_n8,none": 0.5}, "rewardbench2": {"score,none": 0.3 + i / 20}},
+            "configs": {"personalllm_bon": {"task": "personalllm_bon", "dataset_kwargs": {"variant": "bon"},
+                                            "output_type": "multiple_choice"}}}), encoding="utf-8")
+        samples = [json.dumps({"doc_id": u, "doc": {"variant": "bon", "user_id": f"user{u:04d}",
+                                                    "group_key": f"user{u:04d}/p0",
+                                                    "user_rewards": [0.1 * u] + [0.0] * 7},
+                               "bon_reward_n8": 0.1 * u + i / 10}) for u in range(4)]
+        (folder / f"samples_personalllm_bon_{stamp}.jsonl").write_text("\n".join(samples) + "\n", encoding="utf-8")
+    return root / "runs"
+
+
+class _RawRM:
+    """A served reward model answering every POST with the same 200 body (in a thread)."""
+
+    def __init__(self, body: bytes) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except OSError:
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def check_hostile_iv() -> None:
+    sys.path.insert(0, str(REPO))
+    from prb_tasks.testing.fake_server import FakeLLMServer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        runs = _validity_runs(root)
+        files = {
+            "scores near 1e308": ("big.csv", "model,other\n" + "".join(f"rm-{i},{(-1) ** i * 1e308}\n"
+                                                                       for i in range(8))),
+            "JSON 100,000 deep": ("deep.json", '{"rm-0": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+            "JSON [1,2]": ("list.json", "[1, 2]"),
+            "JSON [[]]": ("lists.json", "[[]]"),
+            "a 50 MB cell": ("cell.csv", "model,other\nrm-0," + "1" * 50_000_000 + "\n"),
+            "10^6 unmatched names": ("many.csv", "model,other\n" + "".join(f"x{i},{i}\n" for i in range(10**6))),
+        }
+        for label, (name, text) in files.items():
+            (root / name).write_text(text, encoding="utf-8")
+        os.mkfifo(root / "fifo.csv")
+        scores = [(label, str(root / name)) for label, (name, _) in files.items()]
+        scores += [("/dev/zero", "/dev/zero"), ("a FIFO", str(root / "fifo.csv"))]
+        for label, path in scores:
+            run_case("hostile_iv", f"prb validity --scores: {label}",
+                     ["validity", str(runs), "--compare-with", "rewardbench2", "--scores", path, "--out",
+                      str(root / "out")], root)
+        (root / "rmbench").mkdir()
+        (root / "rmbench" / "total_dataset.json").write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+        run_case("hostile_iv", "RM-Bench total_dataset.json 200,000 deep, prb data validate",
+                 ["data", "validate", str(root / "rmbench")], root)
+        judge = ["eval", "--model", "prb-judge", "--tasks", "personalized_rb_sample", "--limit", "1"]
+        for fault in ("deep", "huge"):
+            with FakeLLMServer(faults={fault: 1.0}) as srv:
+                run_case("hostile_iv", f"judge reply {fault} (transport=direct), prb eval",
+                         judge + ["--model_args", f"model=openai/fake,api_base={srv.openai_base},transport=direct,"
+                                  f"max_retries=1,cache=off"], root)
+        with FakeLLMServer(faults={"trickle": 1.0}) as srv:
+            run_case("hostile_iv", "endless trickle, transport=litellm timeout=3 max_retries=1, prb eval",
+                     judge + ["--model_args", f"model=openai/fake,api_base={srv.openai_base},transport=litellm,"
+                              "timeout=3,max_retries=1,cache=off"], root, limit=300)
+        for label, body in (("deep", b'{"data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
+                            ("64 MiB", b" " * (64 * 1024**2))):
+            server = _RawRM(body)
             try:
-                proc = subprocess.run([sys.executable, "-m", "prb_tasks", *args], cwd=root, env=ENV,
-                                      capture_output=True, text=True, timeout=120)
-            except subprocess.TimeoutExpired:
-                print(f"hostile: {label}: still running after 120 s (killed)")
-                continue
-            took = time.monotonic() - began
-            text = proc.stderr if proc.returncode == 2 else proc.stdout + proc.stderr
-            lines = [line for line in proc.stderr.splitlines() if line.strip() and "INFO" not in line
-                     and "WARNING" not in line]
-            said = [line.strip() for line in (proc.stdout + proc.stderr).splitlines() if "prb" in line and ": " in line
-                    and "INFO" not in line]
-            last = (said or lines or text.strip().splitlines() or [""])[-1]
-            print(f"hostile: {label}: exit {proc.returncode}, {len(lines)} stderr line(s), traceback "
-                  f"{'Traceback' in proc.stdout + proc.stderr}, {took:.1f} s: {last[:150]}")
+                run_case("hostile_iv", f"served RM reply {label}, prb eval",
+                         ["eval", "--model", "prb-rm", "--model_args", f"endpoint={server.url},max_retries=1",
+                          "--tasks", "personalized_rb_sample_scalar", "--limit", "1"], root)
+            finally:
+                server.close()
+        secret = "Zq8vJ3mW1xN5rT0yAuditKey"
+        with FakeLLMServer(echo_credentials=True) as srv:
+            said = run_case("hostile_iv", "key in api_base's query, prb eval",
+                            judge + ["--model_args", f"model=openai/fake,api_base={srv.openai_base}?key={secret},"
+                                     "cache=off", "--output_path", str(root / "keyrun"), "--log_samples"], root)
+        written = sum(p.read_text(encoding="utf-8", errors="replace").count(secret)
+                      for p in (root / "keyrun").rglob("*") if p.is_file())
+        print(f"hostile_iv: key in api_base's query: {(said or '').count(secret)} time(s) printed, "
+              f"{written} time(s) in the files written")
 
 
-CHECKS = {"full_disk": check_full_disk, "kill9": check_kill9, "slow": check_slow, "hostile": check_hostile}
+CHECKS = {"full_disk": check_full_disk, "kill9": check_kill9, "slow": check_slow, "hostile": check_hostile,
+          "hostile_iv": check_hostile_iv}
 
 
 def main() -> int:

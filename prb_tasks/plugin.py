@@ -131,7 +131,9 @@ class _HideCustomKwargsHint(logging.Filter):
 def activate(requested_tasks: Iterable[str] = ()) -> None:
     """Register models and tasks for an lm-eval run in this process."""
     from prb_tasks.common.lazy_seed import install
+    from prb_tasks.common.redact import install_log_redaction
 
+    install_log_redaction()  # lm-eval logs model_args verbatim: api_base=...?key=... included
     register_models()
     install()
     include_task_folder(skip_builtin=only_plugin_tasks(requested_tasks))

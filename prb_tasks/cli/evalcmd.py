@@ -186,8 +186,11 @@ def check_model_arguments(args: HarnessArgs) -> None:
     """Refuse model arguments prb can tell are wrong before lm-eval logs them (values included):
     a URL with a user name or password (any model), and keys prb's own models do not take."""
     from prb_tasks.common.keyargs import KEY_SOURCE, refuse_url_credentials
+    from prb_tasks.common.redact import register_url_secrets
 
     given = args.model_args
+    for value in given.values():  # ?key=... in a URL: hidden from the first line printed on
+        register_url_secrets(value)
     instead = KEY_SOURCE.get(args.model, "use the environment variable the model reads it from")
     refuse_url_credentials(given, "prb eval: --model_args", instead, HarnessArgsError)
     if args.model == "prb-judge":
@@ -366,6 +369,7 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
             if compact and results.get("samples"):
                 fix_prompt_hashes(results["samples"])
             results["prb"] = _prb_section(results)
+            _redact_results(results)
             captured["results"] = results
             captured["samples"] = results.get("samples")  # lm-eval pops them before printing
             captured["compact"] = _compact(results, full_tables)
@@ -407,6 +411,23 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
             evaluator.get_git_commit_hash = original_git_hash
 
 
+def _redact_results(results: dict[str, Any]) -> None:
+    """Hide credentials in what lm-eval is about to write into the results file, in place.
+
+    lm-eval copies ``--model_args`` into ``config`` and into every task's ``metadata``, so a
+    key in a URL's query (``api_base=...?key=...``, which a server may need) would be
+    written four times for a three-subset group. The samples are left alone: they hold
+    replies, which the judge redacted when it received them.
+
+    Args:
+        results: what ``simple_evaluate`` returned.
+    """
+    from prb_tasks.common.redact import redact_data
+
+    for key in [k for k in results if k != "samples"]:
+        results[key] = redact_data(results[key])
+
+
 def _compact_contexts_fit(namespace: Any) -> bool:
     """Whether compact chat contexts can be used: nothing but prb eval's samples writer
     may read the contexts (lm-eval's request cache keeps them for a later process,
@@ -437,13 +458,14 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     """
     from prb_tasks.common.redact import redact
     from prb_tasks.data import provenance
-    from prb_tasks.judge.usage import stopped_line, take_last_summary
+    from prb_tasks.judge.usage import failed_line, stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.scoring.lacking import lacking_lines
     from prb_tasks.scoring.legend import legend_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
     results = captured.get("results")
+    summary = take_last_summary()
     if results is not None:
         ours = set(plugin_task_names())
         table, shown = compact_lines(results, ours, captured.get("samples")) if captured.get("compact") else ([], None)
@@ -461,9 +483,11 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         # Every task counts: a task of the user's that includes one of ours (another N for
         # Best-of-N) has our metrics under its own name.
         lines += lacking_lines(results, set(results.get("results") or {}))
+        failed = failed_line(summary) if summary is not None else None
+        if failed:  # the table's last line: numbers that a re-run would change
+            lines.append(redact(failed))
         if lines:
             print("\n".join(lines))
-    summary = take_last_summary()
     try:
         written = write_judge_usage(summary, args.output_path, started)
     except OSError as exc:

@@ -37,6 +37,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
+    serve.add_argument("--connections-per-address", type=int, default=None, metavar="N",
+                       help="open connections one client address may hold (default 100; 0: no cap; behind a "
+                            "reverse proxy every connection comes from the proxy: raise it or use 0)")
     serve.add_argument("--form", type=Path, metavar="YAML",
                        help="profile fields and value tags (default: age group, region, interests)")
     serve.add_argument("--seed", type=int, help="seeds each participant's left/right order (default 0)")
@@ -80,7 +83,7 @@ def serve(args: argparse.Namespace) -> int:
         import waitress  # noqa: F401 - the extra's other half: say what to install before anything starts
 
         from prb_tasks.collect.app import MAX_BODY, Collection, create_app
-        from prb_tasks.collect.serving import create_bounded_server
+        from prb_tasks.collect.serving import PER_ADDRESS_LIMIT, create_bounded_server
     except ImportError:
         print(INSTALL_LINE, file=sys.stderr)
         return 2
@@ -89,6 +92,9 @@ def serve(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise PRBError(f"prb collect: --port {args.port}: use 0 (any free port) to 65535")
+    per_address = PER_ADDRESS_LIMIT if args.connections_per_address is None else args.connections_per_address
+    if per_address < 0:
+        raise PRBError(f"prb collect: --connections-per-address {per_address}: use 0 (no cap) or more")
     names = participant_names(args.participants)
     form = load_form(args.form)
     out = args.out.expanduser()
@@ -117,7 +123,7 @@ def serve(args: argparse.Namespace) -> int:
         raise PRBError(f"prb collect: cannot write {out}: {exc.strerror or exc}; free some space "
                        "(or fix the folder's permissions) and run the same command again") from None
     try:
-        server = create_bounded_server(create_app(collection), args.host, args.port, MAX_BODY)
+        server = create_bounded_server(create_app(collection), args.host, args.port, MAX_BODY, per_address)
     except OSError as exc:
         raise PRBError(f"prb collect: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; "
                        "choose another --port") from None

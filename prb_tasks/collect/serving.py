@@ -6,9 +6,12 @@ byte, so about a hundred connections that send a header one byte at a time (or n
 would hold every slot. Here a request must arrive whole within :data:`REQUEST_SECONDS`
 of its first byte, a connection that sends nothing is closed after :data:`IDLE_SECONDS`,
 the checks run every second, and up to :data:`CONNECTION_LIMIT` connections are open at
-once (``poll`` instead of ``select``, which stops at 1,024 descriptors). Beyond one
-machine, a reverse proxy in front (TLS, per-address limits) is still the place for
-anything more hostile: see docs/your-data.md.
+once (``poll`` instead of ``select``, which stops at 1,024 descriptors), no more than
+:data:`PER_ADDRESS_LIMIT` of them from one client address (a connection beyond that is
+closed as soon as it is accepted, so one address reopening connections as fast as they
+are closed cannot take every slot). Beyond one machine, a reverse proxy in front (TLS,
+limits on request rates, many addresses) is still the place for anything more hostile:
+see docs/your-data.md.
 """
 
 from __future__ import annotations
@@ -19,9 +22,14 @@ from typing import Any
 REQUEST_SECONDS = 10  # first byte to last byte of one request (headers and a 32 KB body at most)
 IDLE_SECONDS = 15  # a connection with no request in progress and no byte sent
 CONNECTION_LIMIT = 500
+#: Open connections one client address may hold: a fifth of the slots (a room of people
+#: behind one NAT, six browser connections each, fits); behind a reverse proxy every
+#: connection comes from the proxy's address, so ``--connections-per-address`` raises it.
+PER_ADDRESS_LIMIT = 100
 
 
-def create_bounded_server(app: Any, host: str, port: int, max_body: int) -> Any:
+def create_bounded_server(app: Any, host: str, port: int, max_body: int,
+                          per_address: int = PER_ADDRESS_LIMIT) -> Any:
     """A waitress server for ``app`` with the limits above.
 
     Args:
@@ -29,6 +37,8 @@ def create_bounded_server(app: Any, host: str, port: int, max_body: int) -> Any:
         host: address to listen on.
         port: port (0: any free one).
         max_body: largest request body in bytes.
+        per_address: open connections one client address may hold (0: no cap but
+            :data:`CONNECTION_LIMIT`).
     """
     from waitress.channel import HTTPChannel
     from waitress.server import create_server
@@ -49,7 +59,15 @@ def create_bounded_server(app: Any, host: str, port: int, max_body: int) -> Any:
     server = create_server(app, host=host, port=port, threads=8, max_request_body_size=max_body,
                            ident="prb-collect", connection_limit=CONNECTION_LIMIT, channel_timeout=IDLE_SECONDS,
                            cleanup_interval=1, asyncore_use_poll=True)
-    server.channel_class = BoundedChannel
+    def admit(owner: Any, conn: Any, addr: Any, adj: Any, map: Any = None) -> BoundedChannel | None:
+        # waitress calls channel_class(server, conn, addr, adj, map=...) for each accepted
+        # connection; one over its address's share is closed before it takes a slot.
+        if per_address and _held_by(owner, addr) >= per_address:
+            conn.close()
+            return None
+        return BoundedChannel(owner, conn, addr, adj, map=map)
+
+    server.channel_class = admit
     idle_check = server.maintenance
 
     def maintenance(now: float) -> None:
@@ -62,3 +80,14 @@ def create_bounded_server(app: Any, host: str, port: int, max_body: int) -> Any:
 
     server.maintenance = maintenance
     return server
+
+
+def _host(addr: Any) -> Any:
+    """The client address without its port (waitress keeps ``(host, port)`` for TCP)."""
+    return addr[0] if isinstance(addr, tuple) and addr else addr
+
+
+def _held_by(server: Any, addr: Any) -> int:
+    """Open connections of ``server`` from the same client address as ``addr``."""
+    host = _host(addr)
+    return sum(1 for channel in list(server.active_channels.values()) if _host(channel.addr) == host)

@@ -20,7 +20,13 @@ Which variables count as credentials:
   client registers the key it puts into a header or a call before sending anything),
   whatever variable, config or argument it came from -- so ``api_key_env=MYJUDGE``
   is hidden although ``MYJUDGE`` does not look like a key's name;
-* plus any extra value a caller passes.
+* plus any extra value a caller passes;
+* and, in any text, the value of a URL query parameter whose name looks like a
+  credential's (``?key=...``, ``&api_key=...``, ``&access_token=...``, ``&sig=...``:
+  :func:`is_secret_query_name`), written as ``?key=***``: a server that takes its key in
+  the URL (Gemini's ``?key=``, Azure's SAS ``&sig=``) puts it into ``api_base``, which
+  lm-eval logs and writes into results files (:func:`register_url_secrets` also hides the
+  value itself wherever else it turns up).
 
 Values shorter than :data:`MIN_SECRET_LENGTH` characters are left alone: they are not
 keys, and replacing e.g. ``true`` everywhere would mangle messages.
@@ -28,12 +34,13 @@ keys, and replacing e.g. ``true`` everywhere would mangle messages.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlsplit
 
 REDACTED = "***"
 MIN_SECRET_LENGTH = 8
@@ -113,6 +120,55 @@ def is_secret_name(name: str) -> bool:
     return any(p in _SECRET_PARTS or p.endswith("APIKEY") for p in parts)
 
 
+#: Query parameter names that carry a credential without looking like a variable's name
+#: (Azure's shared-access signature ``sig``, ``auth``); compared lower-cased.
+_QUERY_SECRET_NAMES = frozenset({"sig", "signature", "auth", "code"})
+
+# ``?name=value`` or ``&name=value`` in any text; the value ends where a URL, a
+# ``k=v,k=v`` argument string, JSON or a log line would end it.
+_QUERY_PAIR = re.compile(r"(?P<lead>[?&;](?P<name>[A-Za-z0-9_.\-]{1,64})=)(?P<value>[^&#\s'\",;<>()\[\]{}]+)")
+
+
+def is_secret_query_name(name: str) -> bool:
+    """Whether a URL query parameter of this name is treated as carrying a credential.
+
+    Args:
+        name: the parameter's name as written (``key``, ``api-key``, ``sig``...).
+    """
+    return is_secret_name(name) or name.lower() in _QUERY_SECRET_NAMES
+
+
+def register_url_secrets(url: object) -> tuple[str, ...]:
+    """Register the values of a URL's key-like query parameters as secrets (:func:`register_secret`).
+
+    Call it with every server address a user gives (``api_base=``, ``endpoint=``) before
+    anything prints it: the value is then hidden in every form prb prints, decoded
+    (``%2B`` as ``+``) or not. Anything that is not a URL with a query is ignored.
+
+    Args:
+        url: the address as given (any value; only text with ``?`` is looked at).
+
+    Returns:
+        The values registered.
+    """
+    if not isinstance(url, str) or "?" not in url:
+        return ()
+    try:
+        query = urlsplit(url.strip()).query
+    except ValueError:  # a malformed URL (bad port, brackets): its text is still masked by redact()
+        return ()
+    raw = [value for name, value in (part.partition("=")[::2] for part in query.split("&"))
+           if value and is_secret_query_name(name)]
+    decoded = [value for name, value in parse_qsl(query, keep_blank_values=False) if is_secret_query_name(name)]
+    return register_secret(*raw, *decoded)
+
+
+def _mask_query_value(match: re.Match[str]) -> str:
+    if not is_secret_query_name(match["name"]) or match["value"] == REDACTED:
+        return match[0]
+    return match["lead"] + REDACTED
+
+
 def provider_key_vars(model: str) -> tuple[str, ...]:
     """Variables litellm reads the key of ``model`` (``provider/name``) from; empty if unknown."""
     provider = model.split("/", 1)[0] if "/" in model else ""
@@ -189,7 +245,40 @@ def redact(text: str, extra: Iterable[str | None] = ()) -> str:
     if not text:
         return text
     pattern = _pattern(secret_values(extra=tuple(extra)))
-    return pattern.sub(REDACTED, text) if pattern is not None else text
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    if "=" in text and ("?" in text or "&" in text or ";" in text):
+        text = _QUERY_PAIR.sub(_mask_query_value, text)
+    return text
+
+
+_LOG_FACTORIES: set[Any] = set()  # record factories installed here (install_log_redaction is idempotent)
+
+
+def install_log_redaction() -> None:
+    """Pass every log record's message through :func:`redact`, whichever handler prints it.
+
+    lm-eval logs ``--model_args`` verbatim (``Initializing prb-judge model, with arguments:
+    {...}``), and its handlers are its own; a record factory is the one place every record
+    passes before any handler sees it. Calling this again does nothing.
+    """
+    previous = logging.getLogRecordFactory()
+    if previous in _LOG_FACTORIES:
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError, KeyError):  # a bad format string: logging reports it when it formats
+            return record
+        hidden = redact(message)
+        if hidden != message:
+            record.msg, record.args = hidden, ()
+        return record
+
+    _LOG_FACTORIES.add(factory)
+    logging.setLogRecordFactory(factory)
 
 
 def redact_data(data: Any) -> Any:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -51,6 +51,61 @@ def print_table(title: str, counts: Counter[str], expected: int, published: str 
     note = "ok" if total == expected else (
         f"ok ({published} has {expected}; this is a partial or different copy)")
     print(f"{'total':<38} {total:>6}  {note}")
+
+
+#: Duplicate ids named one by one before the rest are counted.
+SHOWN_DUPLICATES = 5
+
+
+def row_problems(where: Path, rows: Iterable[tuple[int, str, str]], group: str, known: Callable[[str], bool],
+                 known_names: str) -> list[str]:
+    """What ``prb data validate`` says about rows a loader reads without complaint but no
+    task scores right: the same id twice in a group, and groups the benchmark does not have.
+
+    Args:
+        where: the copy, for the messages.
+        rows: ``(index, group, id)`` per row (index 0-based, shown from 1).
+        group: what a group is called (``subset``, ``domain``).
+        known: whether a group name is one of the benchmark's.
+        known_names: the benchmark's groups, as the message lists them.
+    """
+    seen: dict[tuple[str, str], list[int]] = defaultdict(list)
+    unknown: Counter[str] = Counter()
+    for index, name, row_id in rows:
+        seen[(name, row_id)].append(index + 1)
+        if not known(name):
+            unknown[name] += 1
+    twice = [(key, at) for key, at in seen.items() if len(at) > 1]
+    lines = [f"prb: {where}: id '{row_id}' appears {len(at)} times in {group} {name} (rows "
+             f"{', '.join(map(str, at[:5]))}{', ...' if len(at) > 5 else ''}); keep one, or download the data again"
+             for (name, row_id), at in twice[:SHOWN_DUPLICATES]]
+    if len(twice) > SHOWN_DUPLICATES:
+        lines.append(f"prb: {where}: ... and {len(twice) - SHOWN_DUPLICATES:,} more ids appear more than once")
+    lines += [f"prb: {where}: {group} '{name}' ({rows_} row{'s' * (rows_ != 1)}) is none of the benchmark's "
+              f"({known_names}), so no task scores it; fix the {group} or download the data again"
+              for name, rows_ in sorted(unknown.items())]
+    return lines
+
+
+def print_checked(folder: Path, title: str, expected: int,
+                  read: Callable[[Path], tuple[Counter[str], list[str]]]) -> int:
+    """:func:`print_counts` for a family that also checks its rows (:func:`row_problems`):
+    the table, then each problem; exit code 1 when there is one.
+
+    Args:
+        folder: the copy's folder.
+        title: the first column's heading.
+        expected: the published number of rows.
+        read: reads the copy; returns rows per group and the problems found.
+    """
+    found, code = read_copy(folder, read)
+    if found is None:
+        return code
+    counts, problems = found
+    print_table(title, counts, expected)
+    for line in problems:
+        print(line)
+    return 1 if problems else 0
 
 
 def print_counts(folder: Path, title: str, expected: int, count: Callable[[Path], Counter[str]]) -> int:

@@ -42,12 +42,19 @@ _KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character de
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def check_file(path: Path, what: str = "data file") -> None:
+def check_file(path: Path, what: str = "data file", limit: int | None = None) -> None:
     """Raise a one-line error unless ``path`` is a regular file of sane size that can be opened.
 
     A named pipe would block the open (and the run) until something writes to it, and a
     link to ``/dev/zero`` would be read for ever; both are refused before any read.
+
+    Args:
+        path: the file.
+        what: what the file is for the user (``data file``, ``scores file``).
+        limit: the largest size in bytes such a file may sensibly have (default
+            :data:`MAX_DATA_FILE_BYTES`).
     """
+    limit = MAX_DATA_FILE_BYTES if limit is None else limit
     try:
         info = path.stat()  # follows links; never blocks, unlike opening a FIFO
     except OSError as exc:
@@ -57,15 +64,21 @@ def check_file(path: Path, what: str = "data file") -> None:
     if not stat.S_ISREG(info.st_mode):
         kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
         target = f" (a link to {path.resolve()})" if path.is_symlink() else ""
-        raise DataError(f"prb: {what} {path} is {kind}{target}, not a regular file; put the data file itself there")
-    if info.st_size > MAX_DATA_FILE_BYTES:
-        raise DataError(f"prb: {what} {path} is {info.st_size / 1024**3:.0f} GiB, more than any data file should be "
-                        f"(limit {MAX_DATA_FILE_BYTES // 1024**3} GiB); check that it is the right file")
+        raise DataError(f"prb: {what} {path} is {kind}{target}, not a regular file; put the {what} itself there")
+    if info.st_size > limit:
+        raise DataError(f"prb: {what} {path} is {_size(info.st_size)}, more than any {what} should be "
+                        f"(limit {_size(limit)}); check that it is the right file")
     try:
         with path.open("rb"):
             pass
     except OSError as exc:
         raise unreadable_file(path, exc, what) from None
+
+
+def _size(n: int) -> str:
+    """``16 GiB``, ``64 MiB`` or ``1 KiB``: whole units, the largest that fits."""
+    unit = next((u for u in (3, 2, 1) if n >= 1024**u), 0)
+    return f"{n / 1024**unit:.0f} {('B', 'KiB', 'MiB', 'GiB')[unit]}"
 
 
 def folder_stamp(folder: Path) -> tuple[float, ...]:

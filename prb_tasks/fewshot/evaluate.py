@@ -91,18 +91,22 @@ class Session:
             its queries at one k, may take (None: no limit). A call still running then
             stops the run with one line; it is left running in a background thread that
             ends with the process.
+        label: how the messages name the method: what the user passed (``method=my_module:MyMethod``);
+            None: the method's ``name`` (or its class name).
     """
 
-    def __init__(self, method: Method, data: FewshotData, time_limit: float | None = None) -> None:
+    def __init__(self, method: Method, data: FewshotData, time_limit: float | None = None,
+                 label: str | None = None) -> None:
         self.method = method
         self.data = data
         self.time_limit = time_limit
+        self.label = label
         self._learned = False
         self._adapted: tuple[str, int] | None = None
         self._unseen = {u.user_id: u for u in data.split.unseen}
 
     def _label(self, call: str) -> str:
-        return f"prb-method ({self.method.name or type(self.method).__name__}): {call}"
+        return f"prb-method ({self.label or self.method.name or type(self.method).__name__}): {call}"
 
     def _guarded(self, call: str, fn: Callable[[], T]) -> T:
         """``fn()``; its exception as one line naming the call."""

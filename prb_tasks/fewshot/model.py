@@ -91,7 +91,9 @@ class MethodLM(LM):
 
     def _session(self, key: str) -> Session:
         if key not in self.sessions:
-            self.sessions[key] = Session(registry.build(self.method_name, self.options), lookup(key), self.time_limit)
+            # Messages name the method as the user did: a class's ``name`` may be a base's (``base``).
+            self.sessions[key] = Session(registry.build(self.method_name, self.options), lookup(key), self.time_limit,
+                                         label=self.method_name)
         return self.sessions[key]
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:

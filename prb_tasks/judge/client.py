@@ -304,7 +304,12 @@ class LiteLLMClient:
             kwargs["api_key"] = self._api_key
         started = time.perf_counter()
         try:
-            response = await self._litellm.acompletion(**kwargs)
+            # litellm's own timeout bounds each read, not the attempt: a server trickling a
+            # byte at a time kept one attempt alive for minutes (for ever, if it never ends).
+            response = await asyncio.wait_for(self._litellm.acompletion(**kwargs), self.timeout)
+        except asyncio.TimeoutError:
+            raise CallError("timeout", "Timeout", f"no whole reply within {self.timeout:g}s (timeout=)",
+                            retryable=True) from None
         except Exception as exc:  # noqa: BLE001 - every failure is classified, none escapes raw
             raise classify_litellm(exc, self._secrets) from None
         latency = time.perf_counter() - started

@@ -13,12 +13,13 @@ failures exactly like :mod:`prb_tasks.judge.client`.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Any
 
 from prb_tasks.common.redact import register_secret
+from prb_tasks.common.replies import MAX_REPLY_BYTES, ReplyTooDeep, ReplyTooLarge, loads_reply
 from prb_tasks.common.retry import parse_retry_after
+from prb_tasks.common.urls import join_path
 from prb_tasks.judge.client import CallError, CallResult, _int, assemble_text, prompt_cache_tokens, sanitize
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES
 from prb_tasks.judge.request import ChatRequest
@@ -89,9 +90,26 @@ def chat_completion_result(data: Any, latency: float = 0.0) -> CallResult:
     )
 
 
+async def _read_capped(reply: Any, limit: int | None = None) -> bytes:
+    """The body of an aiohttp reply, read in chunks; :class:`ReplyTooLarge` past ``limit`` bytes
+    (default :data:`MAX_REPLY_BYTES`; announced by Content-Length or counted), before more than
+    ``limit`` is held."""
+    limit = MAX_REPLY_BYTES if limit is None else limit
+    if (reply.content_length or 0) > limit:
+        raise ReplyTooLarge(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in reply.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > limit:
+            raise ReplyTooLarge(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _error_text(body: bytes) -> str:
     try:
-        data = json.loads(body)
+        data = loads_reply(body)
     except ValueError:
         return body.decode("utf-8", "replace")
     if isinstance(data, dict):
@@ -117,7 +135,7 @@ class DirectOpenAIClient:
         self, model: str, api_base: str, api_key: str | None, timeout: float, max_connections: int
     ) -> None:
         self.model = model
-        self.url = api_base.rstrip("/") + "/chat/completions"
+        self.url = join_path(api_base, "/chat/completions")
         self.timeout = timeout
         self._name = served_name(model)
         self._headers = {"Content-Type": "application/json"}
@@ -149,8 +167,11 @@ class DirectOpenAIClient:
         try:
             async with session.post(self.url, json=body, headers=self._headers) as reply:
                 status = reply.status
-                payload = await reply.read()
+                payload = await _read_capped(reply)
                 headers = reply.headers
+        except ReplyTooLarge as exc:
+            # Not retried: a server that sends this once will again, and each try costs the cap.
+            raise CallError("malformed", "ReplyTooLarge", str(exc), retryable=False) from None
         except asyncio.TimeoutError:
             raise CallError("timeout", "Timeout", f"no reply within {self.timeout:g}s", retryable=True) from None
         except aiohttp.ClientError as exc:
@@ -168,7 +189,9 @@ class DirectOpenAIClient:
 
     def _result(self, payload: bytes, latency: float) -> CallResult:
         try:
-            data = json.loads(payload)
+            data = loads_reply(payload)
+        except ReplyTooDeep as exc:
+            raise CallError("malformed", "MalformedResponse", str(exc), retryable=False) from None
         except ValueError:
             raise CallError("malformed", "MalformedResponse", "reply is not a chat completion",
                             retryable=True) from None

@@ -161,7 +161,10 @@ class JudgeSettings(BaseModel):
     @classmethod
     def _base(cls, value: str | None) -> str | None:
         from prb_tasks.common.keyargs import has_url_credentials
+        from prb_tasks.common.redact import register_url_secrets
 
+        # A key in the query (?key=...) works, so it is kept, but hidden from all prb prints.
+        register_url_secrets(value)
         if has_url_credentials(value):
             # Said without the URL: the message may be printed and logged.
             raise ValueError("has a user name or password in it (http://USER:PASSWORD@host/...); give the URL "

@@ -593,7 +593,9 @@ class JudgeRunner:
             return
         self._timeout_note_shown = True
         limit = self.settings.stop_after_timeouts
-        stop = f", and {limit} in a row stop the run" if limit else ""
+        # As EndpointWatch decides: the streak and an outage of this long, both.
+        silence = max(self.settings.stop_after_silence, 2 * self.settings.timeout)
+        stop = f", and {limit} in a row with no reply at all for {silence:g} s stop the run" if limit else ""
         tqdm.write(
             f"prb-judge: a request got no reply within timeout={self.settings.timeout:g} s; it is retried, "
             f"repeated timeouts lower the concurrency until replies come back{stop}. "

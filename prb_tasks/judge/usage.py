@@ -369,6 +369,26 @@ def stopped_line(summary: dict[str, Any]) -> str | None:
     )
 
 
+def failed_line(summary: dict[str, Any]) -> str | None:
+    """The last line of a finished run in which judgments failed for good (None if none did).
+
+    Failed judgments count as wrong (``error_rate``) and are never cached, so the same
+    command sends only them again; a run that stopped early says so in :func:`stopped_line`.
+
+    Args:
+        summary: the judge run's summary.
+    """
+    errors = summary.get("errors") or 0
+    if not errors or summary.get("stopped"):
+        return None
+    kinds = ", ".join(f"{k} {v}" for k, v in (summary.get("errors_by_kind") or {}).items())
+    again = ("re-running sends every request again (cache=" + str(summary.get("cache_mode")) + ")"
+             if summary.get("cache_mode") in ("off", "read")
+             else "re-run the same command to retry only them: answered judgments are cached and not sent again")
+    return (f"prb eval: {errors} of {summary['judgments']} judgments failed after every retry"
+            f"{f' ({kinds})' if kinds else ''} and count as wrong (error_rate); {again}")
+
+
 def interrupted_line(summary: dict[str, Any] | None) -> str:
     """The one line ``prb eval`` prints on Ctrl-C.
 

@@ -6,10 +6,14 @@ A small file, model name -> score per benchmark, in one of two forms:
   ``name`` works too), one row per model;
 - JSON: ``{"<model>": {"<benchmark>": score, ...}, ...}``.
 
-Scores are numbers (percentages or fractions; correlations do not care). Every problem
-is collected and reported as one line each (duplicate names, a score that is not a
-number, a row with too few cells), so a user fixes the file in one pass. Matching the
-names to the contestants is :mod:`prb_tasks.report.validity_benchmarks`' job.
+Scores are numbers (percentages or fractions; correlations do not care) within
+:data:`MAX_SCORE` of zero. Every problem is collected and reported as one line each
+(duplicate names, a score that is not a number, a row with too few cells), the first
+:data:`SHOWN_PROBLEMS` of them and then a count, so a user fixes the file in one pass.
+The file is guarded as the data readers guard theirs (:func:`prb_tasks.data.rawfiles.check_file`:
+a regular file, never a FIFO or ``/dev/zero``, of at most :data:`MAX_SCORES_FILE_BYTES`;
+UTF-8; JSON nested too deeply is one line). Matching the names to the contestants is
+:mod:`prb_tasks.report.validity_benchmarks`' job.
 """
 
 from __future__ import annotations
@@ -22,9 +26,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prb_tasks.common.errors import PRBError
-from prb_tasks.common.textfiles import read_text
+from prb_tasks.common.textfiles import read_text, too_deep, unreadable_number
+from prb_tasks.data.rawfiles import check_file
 
 _NAME_COLUMNS = ("model", "name")
+#: A leaderboard of every model ever published is a few MB; beyond this the file is the wrong one.
+MAX_SCORES_FILE_BYTES = 64 * 1024**2
+#: No benchmark scores beyond this (percentages, fractions, Elo); larger values are typos or
+#: garbage, and near 1e308 they overflow every difference and axis computed from them.
+MAX_SCORE = 1e12
+#: Problems listed one line each before the rest are counted.
+SHOWN_PROBLEMS = 20
+
+
+class _Object(list):
+    """A JSON object as its (key, value) pairs, told apart from a JSON array."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +58,19 @@ class PublishedScores:
     scores: dict[str, dict[str, float]]
 
 
+def summarised(problems: list[str], what: str, shown: int = SHOWN_PROBLEMS) -> list[str]:
+    """The first ``shown`` problem lines, then one line counting the rest.
+
+    Args:
+        problems: one line each.
+        what: what the rest are, plural (``problems in the scores file``).
+        shown: how many to list.
+    """
+    if len(problems) <= shown:
+        return problems
+    return [*problems[:shown], f"prb validity: ... and {len(problems) - shown:,} more {what}"]
+
+
 def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return None
@@ -57,9 +86,27 @@ def _number(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _csv_rows(path: Path, text: str) -> list[tuple[int, list[str]]]:
+    """The non-blank rows with the line each starts on; a cell past the csv module's limit
+    (128 KiB: no score or name is that long) is one line."""
+    reader = csv.reader(io.StringIO(text))
+    rows: list[tuple[int, list[str]]] = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return rows
+        except csv.Error as exc:
+            raise PRBError(f"prb validity: --scores {path} line {start}: cannot read it as CSV ({exc}); "
+                           "a cell holds a model name or a score, nothing longer") from None
+        if any(c.strip() for c in row):
+            rows.append((start, row))
+
+
 def _from_csv(path: Path, text: str, problems: list[str]) -> tuple[list[str], list[tuple[int, str, dict]]]:
-    rows = list(csv.reader(io.StringIO(text)))
-    rows = [r for r in rows if any(c.strip() for c in r)]
+    numbered = _csv_rows(path, text)
+    rows = [row for _, row in numbered]
     if not rows:
         raise PRBError(f"prb validity: --scores {path} is empty; give a header model,<benchmark>,... and one row "
                        "per model")
@@ -69,7 +116,7 @@ def _from_csv(path: Path, text: str, problems: list[str]) -> tuple[list[str], li
                        f"least one benchmark, e.g. model,personalized_rb,rewardbench2 (got {','.join(header)!r})")
     benchmarks = header[1:]
     out: list[tuple[int, str, dict]] = []
-    for lineno, row in enumerate(rows[1:], start=2):
+    for lineno, row in numbered[1:]:
         cells = [c.strip() for c in row]
         if len(cells) != len(header):
             problems.append(f"prb validity: --scores {path} line {lineno}: {len(cells)} cells, the header has "
@@ -81,12 +128,15 @@ def _from_csv(path: Path, text: str, problems: list[str]) -> tuple[list[str], li
 
 def _from_json(path: Path, text: str) -> tuple[list[str], list[tuple[int, str, dict]]]:
     try:
-        data = json.loads(text, object_pairs_hook=list)
-    except ValueError as exc:
+        data = json.loads(text, object_pairs_hook=_Object)
+    except json.JSONDecodeError as exc:
         raise PRBError(f"prb validity: --scores {path} is not valid JSON ({exc}); give "
                        '{"model": {"benchmark": score, ...}, ...} or a CSV file') from None
-    if not isinstance(data, list) or not all(isinstance(v, list) and all(isinstance(p, tuple) for p in v)
-                                              for _, v in data):
+    except RecursionError:
+        raise PRBError(f"prb validity: --scores {too_deep(str(path))}") from None
+    except ValueError as exc:  # an integer thousands of digits long
+        raise PRBError(f"prb validity: --scores {path} {unreadable_number(exc)}; fix the file") from None
+    if not isinstance(data, _Object) or not all(isinstance(v, _Object) for _, v in data):
         raise PRBError(f"prb validity: --scores {path}: expected an object of model -> "
                        '{"benchmark": score, ...} (e.g. {"my-rm": {"rewardbench2": 71.2}})')
     benchmarks: list[str] = []
@@ -99,12 +149,19 @@ def _from_json(path: Path, text: str) -> tuple[list[str], list[tuple[int, str, d
     return benchmarks, out
 
 
+def _quoted(raw: object, limit: int = 40) -> str:
+    """``raw`` as the message quotes it: its repr, cut to ``limit`` characters."""
+    text = repr(raw)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
 def read_scores(path: Path) -> PublishedScores:
     """Read and check a scores file; every problem is one line of the error raised.
 
     Args:
         path: a ``.csv`` or ``.json`` file (other suffixes: JSON if it starts with ``{``).
     """
+    check_file(path, "scores file", MAX_SCORES_FILE_BYTES)  # never a FIFO (blocks) or /dev/zero (endless)
     text = read_text(path, "scores file")
     problems: list[str] = []
     is_json = path.suffix.lower() == ".json" or (path.suffix.lower() != ".csv" and text.lstrip().startswith("{"))
@@ -127,12 +184,16 @@ def read_scores(path: Path) -> PublishedScores:
             number = _number(raw)
             if number is None:
                 problems.append(f"prb validity: --scores {path} {where} {at}: the {bench} score of '{name}' is not a "
-                                f"number (got {raw!r})")
+                                f"number (got {_quoted(raw)})")
+                continue
+            if abs(number) > MAX_SCORE:
+                problems.append(f"prb validity: --scores {path} {where} {at}: the {bench} score of '{name}' is "
+                                f"{number:g}, beyond any benchmark's scale (at most {MAX_SCORE:g} either side of 0)")
                 continue
             kept[bench] = number
         scores[name] = kept
     if problems:
-        raise PRBError("\n".join(problems))
+        raise PRBError("\n".join(summarised(problems, "problems in the scores file")))
     if not scores:
         raise PRBError(f"prb validity: --scores {path} names no model")
     return PublishedScores(path, tuple(benchmarks), scores)

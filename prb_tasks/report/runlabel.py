@@ -17,7 +17,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from prb_tasks.common.redact import is_secret_name
+from prb_tasks.common.redact import is_secret_name, redact
 
 #: Arguments that change how a run goes but never a score or a verdict.
 OPERATIONAL = frozenset({
@@ -74,10 +74,11 @@ def _same(value: Any, default: Any) -> bool:
 
 
 def short_url(url: str) -> str:
-    """``host:port/path`` of a server address: no scheme, no credentials, no trailing slash."""
+    """``host:port/path`` of a server address: no scheme, no credentials (a key-like query
+    value shows as ``?key=***``), no trailing slash."""
     text = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*://", "", str(url).strip())
     host, slash, path = text.partition("/")
-    return (host.rpartition("@")[2] + slash + path).rstrip("/")
+    return redact(host.rpartition("@")[2] + slash + path).rstrip("/")
 
 
 def result_args(model: str, model_args: str | dict[str, Any] | None,

@@ -229,12 +229,11 @@ def _match_scores(scores: PublishedScores, contestants: list[Contestant], proble
         lowered[name.casefold()].extend(labels)
     out: dict[str, dict[str, float]] = defaultdict(dict)
     claimed: dict[str, str] = {}
+    unmatched: list[str] = []
     for name, values in scores.scores.items():
         labels = sorted(set(owners.get(name) or lowered.get(name.casefold()) or []))
         if not labels:
-            hint = did_you_mean(name, owners)
-            problems.append(f"prb validity: --scores {scores.path}: model '{name}' matches no contestant{hint}; "
-                            "name it as its run label or its model/pretrained argument, or remove the row")
+            unmatched.append(name)
             continue
         if len(labels) > 1:
             problems.append(f"prb validity: --scores {scores.path}: model '{name}' matches several contestants "
@@ -247,7 +246,26 @@ def _match_scores(scores: PublishedScores, contestants: list[Contestant], proble
         claimed[labels[0]] = name
         for bench, value in values.items():
             out[bench][labels[0]] = value
+    problems.extend(_unmatched_lines(scores.path, unmatched, owners))
     return out
+
+
+#: Unmatched names listed one line each (with a suggestion) before the rest are counted:
+#: a leaderboard's whole list against a handful of runs would otherwise print a line per model.
+SHOWN_UNMATCHED = 5
+
+
+def _unmatched_lines(path: Path, names: list[str], owners: dict[str, list[str]]) -> list[str]:
+    """One line per name of the scores file that matches no contestant, the first
+    :data:`SHOWN_UNMATCHED` of them, then one line counting the rest."""
+    lines = [f"prb validity: --scores {path}: model '{name}' matches no contestant{did_you_mean(name, owners)}; "
+             "name it as its run label or its model/pretrained argument, or remove the row"
+             for name in names[:SHOWN_UNMATCHED]]
+    rest = names[SHOWN_UNMATCHED:]
+    if rest:
+        lines.append(f"prb validity: --scores {path}: {len(rest):,} more models match no contestant (the next: "
+                     f"'{rest[0]}'); rows for models you did not run are not needed: remove them")
+    return lines
 
 
 def _missing_line(bench: str, source: str, have: set[str], contestants: list[Contestant]) -> str | None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.report.published_scores import read_scores
+from prb_tasks.report.render_md import md_text
 from prb_tasks.report.validity_benchmarks import CrossValidity, cross_validity
 from prb_tasks.report.validity_output import write_files
 from prb_tasks.stats.correlation import MEASURES
@@ -92,17 +93,23 @@ def render_text(report: CrossValidity) -> str:
     return "\n".join(parts)
 
 
+def _md_cell(text: object) -> str:
+    """A table cell's text for Markdown: HTML shown as text, no column break, one line."""
+    return md_text(str(text)).replace("|", "\\|").replace("\n", " ")
+
+
 def render_markdown(report: CrossValidity) -> str:
     """validity_benchmarks.md."""
+    # Benchmark and model names come from a scores file and results files: every piece of
+    # text is escaped (headers, warnings and verdicts quote them too), as the HTML report does.
     def md(header: list[str], rows: list[list[str]]) -> str:
-        cell = lambda s: str(s).replace("|", "\\|").replace("<", "&lt;")  # noqa: E731
-        return "\n".join([f"| {' | '.join(header)} |", f"|{'---|' * len(header)}",
-                          *(f"| {' | '.join(cell(c) for c in row)} |" for row in rows)])
+        return "\n".join([f"| {' | '.join(_md_cell(h) for h in header)} |", f"|{'---|' * len(header)}",
+                          *(f"| {' | '.join(_md_cell(c) for c in row)} |" for row in rows)])
     return "\n".join(["# Which benchmark predicts downstream quality?", "",
-                      *(f"> **Warning:** {w}" for w in report.warnings), "",
-                      *(f"- {line}" for line in intro(report)), "", md(*model_rows(report)), "",
+                      *(f"> **Warning:** {md_text(w)}" for w in report.warnings), "",
+                      *(f"- {md_text(line)}" for line in intro(report)), "", md(*model_rows(report)), "",
                       md(*benchmark_rows(report)), "", md(*pair_rows(report)), "",
-                      *(f"- {p.verdict}" for p in report.pairs), "",
+                      *(f"- {md_text(p.verdict)}" for p in report.pairs), "",
                       f"![benchmark score against downstream gain]({STEM}.png)", ""])
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prb_tasks.common.redact import redact
+from prb_tasks.common.replies import MAX_REPLY_BYTES, ReplyTooDeep, ReplyTooLarge, loads_reply
 from prb_tasks.common.retry import RetryPolicy, parse_retry_after
 
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -88,15 +89,20 @@ def post_json(
         try:
             request = urllib.request.Request(url, data=data, headers=request_headers, method="POST")
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw = response.read()
+                raw = response.read(MAX_REPLY_BYTES + 1)  # never more than the cap in memory
             try:
-                return json.loads(raw)
+                if len(raw) > MAX_REPLY_BYTES:
+                    raise ReplyTooLarge(MAX_REPLY_BYTES)
+                return loads_reply(raw)
+            except (ReplyTooLarge, ReplyTooDeep) as exc:
+                # Not retried: a server that sends this once will again, and each try costs the cap.
+                retryable, reason = False, str(exc)
             except ValueError:
                 retryable, reason = True, f"reply is not JSON: {_one_line(raw.decode('utf-8', 'replace'))!r}"
         except urllib.error.HTTPError as exc:
             status = exc.code
             try:
-                detail = _one_line(exc.read().decode("utf-8", "replace"))
+                detail = _one_line(exc.read(64 * 1024).decode("utf-8", "replace"))  # a line's worth
             except OSError:
                 detail = ""
             reason = f"{exc.reason}" + (f": {detail}" if detail else "")

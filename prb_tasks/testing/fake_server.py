@@ -31,7 +31,10 @@ CPU llama.cpp server answers one at a time); ``freeze_after=N`` (or :meth:`FakeL
 keeps accepting connections and reading requests after N requests but answers nothing
 until :meth:`FakeLLMServer.thaw` (a hung server: clients wait for their timeouts); the
 ``quota`` fault is OpenAI's 429 ``insufficient_quota``, and a long ``retry_after`` a
-daily limit.
+daily limit. Hostile replies: ``huge`` answers 200 with a body of ``huge_bytes`` (no
+Content-Length, streamed), ``deep`` with JSON nested ``deep_levels`` deep, and
+``trickle`` sends a 200's headers and then one byte of white space every
+``trickle_seconds`` for ever (the reply never ends; the client must give up).
 
 Library use::
 
@@ -88,7 +91,8 @@ Policy = Callable[[list[Message], str], str]
 REFUSAL_TEXT = "I'm sorry, but I can't help with that."
 
 FAULT_KINDS: frozenset[str] = frozenset(
-    {"429", "500", "503", "timeout", "drop", "malformed", "empty", "refusal", "401", "400", "404", "quota"}
+    {"429", "500", "503", "timeout", "drop", "malformed", "empty", "refusal", "401", "400", "404", "quota",
+     "huge", "deep", "trickle"}
 )
 
 _ERROR_FAULTS = frozenset({"429", "500", "503", "401", "400", "404", "quota"})
@@ -633,6 +637,30 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def _hostile(self, fault: str) -> None:
+        """A 200 no client should swallow whole: ``huge``, ``deep`` or ``trickle`` (see the module)."""
+        owner = self.server.owner
+        if fault == "deep":
+            levels = owner.deep_levels
+            self._send(200, b'{"choices": ' + b"[" * levels + b"]" * levels + b"}")
+            return
+        self.close_connection = True  # no Content-Length: the body ends when the connection does
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            if fault == "huge":
+                chunk = b" " * (1 << 16)
+                for _ in range(owner.huge_bytes // len(chunk) + 1):
+                    self.wfile.write(chunk)
+                return
+            while not owner._closing.wait(owner.trickle_seconds):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+        except OSError:  # the client gave up: what the fault is for
+            return
+
     def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(payload).encode(), headers=headers)
 
@@ -763,6 +791,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "malformed":
             self._send(200, _MALFORMED_BODY)
             return
+        if fault in ("huge", "deep", "trickle"):
+            self._hostile(fault)
+            return
 
         messages = _normalize(api, body)
         if fault == "empty":
@@ -820,6 +851,9 @@ class FakeLLMServer:
         latency: Seconds added before every 200 reply of a chat endpoint.
         retry_after: Value of the ``Retry-After`` header on injected 429s.
         hang_seconds: How long the ``"timeout"`` fault stalls before answering.
+        huge_bytes: Body size of the ``"huge"`` fault (default 64 MiB).
+        deep_levels: Nesting of the ``"deep"`` fault's JSON (default 100,000).
+        trickle_seconds: Pause between the ``"trickle"`` fault's bytes (default 0.2 s).
         models: Model names listed by ``GET /v1/models`` and ``GET /api/tags``.
         verbose: Log requests and unexpected handler errors to stderr.
         echo_credentials: Copy the credentials each request carried into error bodies
@@ -899,6 +933,9 @@ class FakeLLMServer:
         self.latency = float(latency)
         self.retry_after = float(retry_after)
         self.hang_seconds = float(hang_seconds)
+        self.huge_bytes = 64 * 1024**2
+        self.deep_levels = 100_000
+        self.trickle_seconds = 0.2
         self.models = list(models)
         self.record_requests = record_requests
         self.verbose = verbose

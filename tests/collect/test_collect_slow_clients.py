@@ -4,6 +4,7 @@ slots for long (a real server subprocess over real sockets)."""
 
 from __future__ import annotations
 
+import http.client
 import socket
 import threading
 import time
@@ -15,7 +16,7 @@ import pytest
 pytest.importorskip("flask")
 pytest.importorskip("waitress")
 
-from prb_tasks.collect.serving import IDLE_SECONDS, REQUEST_SECONDS
+from prb_tasks.collect.serving import IDLE_SECONDS, PER_ADDRESS_LIMIT, REQUEST_SECONDS
 from prb_tasks.data.custom.reader import read_users
 from tests.collect_fixture import Participant, serve, write_pairs
 
@@ -37,7 +38,9 @@ def closed_by_server(sock: socket.socket) -> bool:
 def test_105_slow_connections_neither_lock_a_participant_out_nor_hold_their_slots(tmp_path: Path) -> None:
     pairs = write_pairs(tmp_path)
     out = tmp_path / "prefs.json"
-    server = serve(pairs, out, "--participants", "ana")
+    # The slow connections stand for many clients but all come from 127.0.0.1, as the participant
+    # does: the cap per address (which would refuse her; tested below) is lifted here.
+    server = serve(pairs, out, "--participants", "ana", "--connections-per-address", "0")
     address = urlsplit(server.links["ana"])
     sockets: list[socket.socket] = []
     stop = threading.Event()
@@ -80,3 +83,49 @@ def test_105_slow_connections_neither_lock_a_participant_out_nor_hold_their_slot
             sock.close()
         server.stop()
     assert [p.reason for p in read_users(out)[0].preferences] == ["answered while 105 connections were trickling"]
+
+
+def test_one_address_cannot_hold_more_than_its_share_of_the_connections(tmp_path: Path) -> None:
+    # Issue 48 item 6: connections from one address, reopened as soon as the server closes
+    # them, took every slot. Past PER_ADDRESS_LIMIT a connection from that address is closed
+    # at once, and a participant from another address is answered.
+    server = serve(write_pairs(tmp_path), tmp_path / "prefs.json", "--participants", "ana")
+    address = urlsplit(server.links["ana"])
+    flood: list[socket.socket] = []
+    try:
+        for _ in range(PER_ADDRESS_LIMIT):
+            flood.append(socket.create_connection((address.hostname, address.port), timeout=10))
+        time.sleep(1.0)  # every one is accepted and holding a slot
+        extra = socket.create_connection((address.hostname, address.port), timeout=10)
+        flood.append(extra)
+        deadline = time.monotonic() + 5
+        while not closed_by_server(extra) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert closed_by_server(extra), "a connection past the address's share was kept open"
+        assert not any(closed_by_server(s) for s in flood[:PER_ADDRESS_LIMIT])  # its share is still served
+        # Another address (the whole of 127/8 is this machine) is not counted against it.
+        page = http.client.HTTPConnection(address.hostname, address.port, timeout=10,
+                                          source_address=("127.0.0.2", 0))
+        page.request("GET", address.path)
+        assert page.getresponse().status in (200, 303)  # the page, or the redirect to the profile form
+        page.close()
+    finally:
+        for sock in flood:
+            sock.close()
+        server.stop()
+
+
+def test_the_cap_per_address_can_be_lifted_for_a_reverse_proxy(tmp_path: Path) -> None:
+    server = serve(write_pairs(tmp_path), tmp_path / "prefs.json", "--participants", "ana",
+                   "--connections-per-address", "0")
+    address = urlsplit(server.links["ana"])
+    flood: list[socket.socket] = []
+    try:
+        for _ in range(PER_ADDRESS_LIMIT + 5):
+            flood.append(socket.create_connection((address.hostname, address.port), timeout=10))
+        time.sleep(1.0)
+        assert not any(closed_by_server(s) for s in flood)
+    finally:
+        for sock in flood:
+            sock.close()
+        server.stop()

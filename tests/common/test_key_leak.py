@@ -75,3 +75,49 @@ def test_a_key_in_model_args_is_refused_before_lm_eval_logs_the_arguments(tmp_pa
     assert secret not in proc.stdout + proc.stderr and CANARY not in proc.stdout + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "api_key" in lines[0] and "do not pass an API key" in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize("transport", ["direct", "litellm"])
+def test_a_key_in_the_api_base_query_is_sent_but_hidden_everywhere(tmp_path: Path, transport: str) -> None:
+    # Issue 48 item 6: ``api_base=.../v1?key=SECRET`` was printed on stderr (lm-eval's
+    # "Initializing ... with arguments"), in the table's label and 4 times in results_*.json.
+    cache, out, report = tmp_path / "cache", tmp_path / "runs" / "judge", tmp_path / "report"
+    with FakeLLMServer(chosen_policy(), echo_credentials=True, faults={"500": 0.2}, seed=3) as srv:
+        args = ["eval", "--model", "prb-judge", "--model_args",
+                f"model=openai/fake,api_base={srv.openai_base}?alt=sse&key={CANARY},cache_dir={cache},"
+                f"transport={transport},max_retries=0,num_concurrent=4",
+                "--tasks", TASK, "--output_path", str(out), "--log_samples"]
+        proc = run_cli(args, cwd=tmp_path)
+    if transport == "litellm":
+        # The OpenAI client appends its path after the query (POST /v1?...key=...chat/completions):
+        # the run cannot work, and its one line must not show the key either.
+        assert proc.returncode == 2 and "key=***" in proc.stderr.splitlines()[-1], proc.stderr[-2000:]
+        assert CANARY not in proc.stdout + proc.stderr
+        return
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # The key reached the server in the query (it echoes it back) and the run was judged.
+    replies = [s["resps"][0][0] for s in read_samples(out, "personalized_rb_sample_art")]
+    assert any("query key=***" in r for r in replies)
+    assert "?alt=sse&key=***" in proc.stdout  # the table's label: the key's place, not its value
+    assert "key=***" in proc.stderr  # lm-eval's log line of the model's arguments
+    compare = run_cli(["compare", str(tmp_path / "runs"), "--out", str(report)], cwd=tmp_path)
+    assert compare.returncode == 0, compare.stderr[-2000:]
+    files = every_file(cache, tmp_path / "runs", report)
+    results = [text for p, text in files.items() if p.name.startswith("results_")]
+    assert len(results) == 1 and results[0].count("key=***") >= 2
+    leaks = [str(p) for p, text in files.items() if CANARY in text]
+    leaks += [name for name, text in (("stdout", proc.stdout + compare.stdout),
+                                      ("stderr", proc.stderr + compare.stderr)) if CANARY in text]
+    assert leaks == []
+
+
+def test_key_like_query_values_are_masked_in_any_text_and_registered() -> None:
+    from prb_tasks.common.redact import register_url_secrets
+
+    value = "Qm4-query-secret"
+    text = f"GET http://h/v1?alt=sse&api-key={value}&page=2, sig=x, {{'u': 'http://h?sig=abcd'}}"
+    assert redact(text) == "GET http://h/v1?alt=sse&api-key=***&page=2, sig=x, {'u': 'http://h?sig=***'}"
+    assert redact("?page=2&q=cats") == "?page=2&q=cats"
+    decoded = "Pl+us/slash=="
+    assert register_url_secrets(f"http://h/v1?key={quote(decoded, safe='')}") == (quote(decoded, safe=""), decoded)
+    assert redact(f"the server said: bad key {decoded}") == "the server said: bad key ***"

@@ -106,7 +106,7 @@ def test_a_data_file_beyond_any_sane_size_is_refused_before_reading(tmp_path: Pa
     path = tmp_path / "data.jsonl"
     path.write_text("{}\n" * 1000, encoding="utf-8")
     monkeypatch.setattr(rawfiles, "MAX_DATA_FILE_BYTES", 1024)
-    with pytest.raises(DataError, match=r"more than any data file should be \(limit 0 GiB\)"):
+    with pytest.raises(DataError, match=r"more than any data file should be \(limit 1 KiB\)"):
         check_file(path)
 
 

@@ -204,3 +204,25 @@ def test_prb_data_validate(copy_dir: Path, tmp_path: Path, capsys: pytest.Captur
     broken = write_rewardbench2(tmp_path / "b", rows)
     assert main(["data", "validate", str(broken), "--family", "rewardbench2"]) == 1
     assert "row 4 (id '3'): field 'row': Value error, num_correct 4 leaves no incorrect" in capsys.readouterr().out
+
+
+def test_prb_data_validate_names_duplicate_ids_and_unknown_subsets(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 48 item 7: both were accepted silently (exit 0).
+    from prb_tasks.cli import main
+
+    rows = fixture_rows()
+    first = next(r for r in rows if r["subset"] == "Math")
+    rows.append(dict(first))  # the same id twice in Math
+    rows[0] = {**rows[0], "subset": "Mathh"}
+    folder = write_rewardbench2(tmp_path / "b", rows)
+    assert main(["data", "validate", str(folder), "--family", "rewardbench2"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    problems = [line for line in out if line.startswith("prb: ")]
+    at = rows.index(first) + 1
+    assert problems == [
+        f"prb: {folder}: id '{first['id']}' appears 2 times in subset Math (rows {at}, {len(rows)}); keep one, "
+        "or download the data again",
+        f"prb: {folder}: subset 'Mathh' (1 row) is none of the benchmark's (Factuality, Precise IF, Math, Safety, "
+        "Focus, Ties), so no task scores it; fix the subset or download the data again",
+    ]

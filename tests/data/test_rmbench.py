@@ -147,3 +147,22 @@ def test_prb_data_validate(copy_dir: Path, capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr().out
     assert "safety-response" in out \
         and "total                                      25  ok (the published data has 1327" in out
+
+
+def test_prb_data_validate_names_duplicate_ids_and_unknown_domains(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 48 item 7: both were accepted silently (exit 0).
+    from prb_tasks.cli import main
+
+    rows = fixture_rows()
+    rows.append(dict(rows[1]))
+    rows[2] = {**rows[2], "domain": "poetry"}
+    folder = write_rmbench(tmp_path / "b", rows)
+    assert main(["data", "validate", str(folder)]) == 1
+    problems = [line for line in capsys.readouterr().out.splitlines() if line.startswith("prb: ")]
+    assert problems == [
+        f"prb: {folder}: id '{rows[1]['id']}' appears 2 times in domain {rows[1]['domain']} (rows 2, {len(rows)}); "
+        "keep one, or download the data again",
+        f"prb: {folder}: domain 'poetry' (1 row) is none of the benchmark's (chat, math, code, safety-*), so no "
+        "task scores it; fix the domain or download the data again",
+    ]

@@ -244,3 +244,15 @@ def test_a_server_pausing_three_times_does_not_stop_the_run(tmp_path: Path) -> N
     assert summary.get("stopped_kind") is None, summary  # before: "nothing answered for 4 s", exit 3
     assert letters(out) == ["A"] * len(docs)
     assert faults.get("timeout", 0) >= 10 and summary["failed_attempts_by_kind"]["timeout"] >= 10
+
+
+def test_the_timeout_note_says_what_stops_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 48 item 7: it said "10 in a row stop the run", but a stop also needs an outage of
+    # max(stop_after_silence, 2 x timeout) seconds with nothing answering.
+    with FakeLLMServer(always("B"), fault_script=["timeout"], hang_seconds=30) as srv:
+        lm = judge(srv, tmp_path, "direct", num_concurrent=2, timeout=0.3, stop_after_timeouts=10,
+                   stop_after_silence=45)
+        lm.generate_until(requests_for(lm, DOCS[:2]))
+    note = [line for line in capsys.readouterr().err.splitlines() if "got no reply within timeout=" in line]
+    assert len(note) == 1, note
+    assert "10 in a row with no reply at all for 45 s stop the run" in note[0], note[0]

@@ -160,3 +160,82 @@ def test_benchmarks_on_different_model_sets_and_other_mistakes(tmp_path: Path,
         assert len(got) == 1 and expected in got[0], got
     assert _errors(capsys, ["validity", str(runs), "--scores", str(tmp_path / "missing.csv")])[0].startswith(
         "prb: cannot read scores file")
+
+
+def test_names_from_a_scores_file_are_escaped_in_the_markdown(tmp_path: Path) -> None:
+    # Issue 48 item 6: a benchmark named <script>... in the scores file landed raw in
+    # validity_benchmarks.md (headers, verdicts), while the HTML report escaped it.
+    runs = write_runs(tmp_path / "runs")
+    name = "<script>alert(1)</script>|x"
+    scores = tmp_path / "s.json"
+    scores.write_text(json.dumps({f"rm-{i}": {name: v} for i, v in enumerate(OTHER)}), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(scores),
+                 "--out", str(out), "--iters", "100"]) == 0
+    text = (out / "validity_benchmarks.md").read_text(encoding="utf-8")
+    assert "<script" not in text and "</script" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|x" in text  # in the model table's header, not a column break
+    assert "rewardbench2 - &lt;script&gt;" in text  # the pair's row and verdict
+    assert "<script" not in (out / "validity_benchmarks.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("name", "content", "expected"), [
+    ("huge.csv", "model,other\n" + "".join(f"rm-{i},{(-1) ** i * 1e308}\n" for i in range(8)),
+     "line 2: the other score of 'rm-0' is 1e+308, beyond any benchmark's scale"),
+    ("deep.json", '{"rm-0": ' + "[" * 100_000 + "]" * 100_000 + "}", "is nested too deeply to read"),
+    ("list.json", "[1, 2]", "expected an object of model -> "),
+    ("lists.json", "[[]]", "expected an object of model -> "),
+    ("inner.json", '{"rm-0": [["other", 1]]}', "expected an object of model -> "),
+    ("digits.json", '{"rm-0": {"other": ' + "9" * 5000 + "}}", "holds a number too long to read"),
+    ("cell.csv", "model,other\nrm-0," + "1" * 200_000 + "\n", "line 2: cannot read it as CSV (field larger"),
+])
+def test_hostile_scores_files_are_one_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                                content: str, expected: str) -> None:
+    # Issue 48 item 3: each of these ended in a traceback.
+    runs = write_runs(tmp_path / "runs")
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    lines = _errors(capsys, ["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(path)])
+    assert expected in lines[0] and str(path) in lines[0], lines
+    assert all(line.startswith("prb validity: --scores ") for line in lines), lines
+    assert len(lines) == (8 if name == "huge.csv" else 1), lines
+
+
+def test_a_fifo_a_device_and_an_oversized_file_are_refused_before_reading(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 48 item 3: a FIFO hung for ever, /dev/zero took 7.6 GB before a MemoryError.
+    import os
+
+    import prb_tasks.report.published_scores as published
+
+    runs = write_runs(tmp_path / "runs")
+    fifo = tmp_path / "scores.csv"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a named pipe (FIFO)"), (Path("/dev/zero"), "a character device")):
+        lines = _errors(capsys, ["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(path)])
+        assert lines == [f"prb: scores file {path} is {kind}, not a regular file; put the scores file itself there"]
+    big = write_scores(tmp_path / "big.csv", [(f"rm-{i}", v) for i, v in enumerate(OTHER)])
+    monkeypatch.setattr(published, "MAX_SCORES_FILE_BYTES", 64)
+    lines = _errors(capsys, ["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(big)])
+    assert len(lines) == 1 and "more than any scores file should be (limit 64 B)" in lines[0], lines
+
+
+def test_many_unmatched_names_are_summarised_after_the_first_few(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 48 item 3: 10^6 unmatched names printed 10^6 lines.
+    runs = write_runs(tmp_path / "runs")
+    rows = [(f"rm-{i}", v) for i, v in enumerate(OTHER)] + [(f"leaderboard-{i}", 50.0) for i in range(20_000)]
+    path = write_scores(tmp_path / "s.csv", rows)
+    lines = _errors(capsys, ["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(path)])
+    assert [line.split("'")[1] for line in lines[:5]] == [f"leaderboard-{i}" for i in range(5)]
+    assert lines[5] == (f"prb validity: --scores {path}: 19,995 more models match no contestant (the next: "
+                        "'leaderboard-5'); rows for models you did not run are not needed: remove them")
+    assert len(lines) == 6
+
+
+def test_many_problems_in_a_scores_file_are_summarised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = write_runs(tmp_path / "runs")
+    path = tmp_path / "s.csv"
+    path.write_text("model,other\n" + "".join(f"m{i},x\n" for i in range(500)), encoding="utf-8")
+    lines = _errors(capsys, ["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(path)])
+    assert len(lines) == 21 and lines[-1] == "prb validity: ... and 480 more problems in the scores file", lines[-3:]

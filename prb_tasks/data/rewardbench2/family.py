@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from prb_tasks.data.counts import print_counts
+from prb_tasks.data.counts import print_checked, row_problems
 from prb_tasks.data.families import BenchmarkFamily
+from prb_tasks.data.rewardbench2.schema import SUBSETS
 from prb_tasks.data.rewardbench2.sources import DATA_FOLDER, EXPECTED_ROWS, HF_REPO, HF_SPLIT, read_folder
 
 
@@ -17,8 +18,12 @@ def validate(folder: Path, bundled: bool = False) -> int:
         folder: the copy's folder.
         bundled: unused (RewardBench 2 ships no sample).
     """
-    return print_counts(folder, "RewardBench 2 subset", EXPECTED_ROWS,
-                        lambda path: Counter(row.subset for row in read_folder(path)))
+    def read(path: Path) -> tuple[Counter[str], list[str]]:
+        rows = read_folder(path)
+        return Counter(row.subset for row in rows), row_problems(
+            path, ((r.index, r.subset, r.id) for r in rows), "subset", SUBSETS.__contains__, ", ".join(SUBSETS))
+
+    return print_checked(folder, "RewardBench 2 subset", EXPECTED_ROWS, read)
 
 
 FAMILY = BenchmarkFamily(

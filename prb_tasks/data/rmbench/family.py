@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from prb_tasks.data.counts import print_counts
+from prb_tasks.data.counts import print_checked, row_problems
 from prb_tasks.data.families import BenchmarkFamily
+from prb_tasks.data.rmbench.schema import domain_of
 from prb_tasks.data.rmbench.sources import EXPECTED_ROWS, FILE_NAME, HF_REPO, data_file, read_file
 
 
@@ -17,8 +18,14 @@ def validate(folder: Path, bundled: bool = False) -> int:
         folder: the copy's folder.
         bundled: unused (RM-Bench ships no sample).
     """
-    return print_counts(folder, "RM-Bench domain", EXPECTED_ROWS,
-                        lambda path: Counter(row.domain for row in read_file(data_file(path))))
+    def read(path: Path) -> tuple[Counter[str], list[str]]:
+        rows = read_file(data_file(path))
+        # The authors score a row by domain.startswith(d): safety-refuse is safety, "chats" is chat.
+        return Counter(row.domain for row in rows), row_problems(
+            path, ((r.index, r.domain, r.id) for r in rows), "domain", lambda d: domain_of(d) is not None,
+            "chat, math, code, safety-*")
+
+    return print_checked(folder, "RM-Bench domain", EXPECTED_ROWS, read)
 
 
 def looks_like(path: Path) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from prb_tasks.common.textfiles import too_deep
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.hub import load_from_hub, require_hub
 from prb_tasks.data.local import local_folder
@@ -74,6 +75,8 @@ def read_file(path: Path) -> list[Row]:
         data = json.loads(path.read_bytes())
     except (ValueError, UnicodeDecodeError) as exc:
         raise DataError(f"prb: {path} is not valid JSON ({exc}); download it again") from None
+    except RecursionError:
+        raise DataError(f"prb: {too_deep(str(path))}") from None
     except OSError as exc:
         raise DataError(f"prb: cannot read data file {path}: {exc.strerror or exc}") from None
     if not isinstance(data, list):

@@ -32,7 +32,8 @@ from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from typing import Any
 from urllib.parse import urlparse
 
-from prb_tasks.common.redact import redact, register_secret
+from prb_tasks.common.redact import redact, register_secret, register_url_secrets
+from prb_tasks.common.urls import join_path
 from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.formatting import messages
 from prb_tasks.rm.heads import resolve_head, reward
@@ -112,10 +113,11 @@ class ServedScorer(Scorer):
     def __init__(self, endpoint: str, api: str = "classify", api_path: str = "/classify",
                  served_model: str | None = None, head: str = "auto", num_concurrent: int = 8,
                  max_retries: int = 5, timeout: float = 120.0, backoff_base: float = 0.5) -> None:
+        register_url_secrets(endpoint)  # ?key=... is hidden from everything printed from now on
         parsed = urlparse(endpoint)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise RMError(f"prb-rm: endpoint={endpoint!r} is not an http(s) URL")
-        self.url = endpoint.rstrip("/") + api_path
+        self.url = join_path(endpoint, api_path)
         self.api = api
         self.served_model = served_model
         if head not in ("auto", "logit", "last_softmax"):
