@@ -25,7 +25,7 @@ SECTIONS = ("The fake judge server alone", "Judge throughput", "Full runs with a
 def test_smoke_run_writes_every_section(tmp_path: Path):
     out = tmp_path / "bench.md"
     proc = run_cli(["--smoke", "--out", str(out), "--work", str(tmp_path / "work")], cwd=REPO,
-                   program=[sys.executable, "-m", "benchmarks"], timeout=900)
+                   program=[sys.executable, "-m", "benchmarks"])
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = out.read_text(encoding="utf-8")
     assert "Smoke run" in report and "## Summary" in report
@@ -76,6 +76,6 @@ def test_a_killed_benchmark_takes_its_fake_server_with_it():
 def test_a_timed_out_cli_run_is_ended_with_everything_it_started(tmp_path: Path):
     pid_file = tmp_path / "child.pid"
     with pytest.raises(subprocess.TimeoutExpired):
-        run_cli([], cwd=tmp_path, timeout=3,
+        run_cli([], cwd=tmp_path, stall=3,
                 program=["bash", "-c", f"sleep 300 & echo $! > {pid_file}; wait"])
-    assert gone(int(pid_file.read_text()), within=5)
+    assert gone(int(pid_file.read_text()), within=120)
