@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.install_hint import pip_install
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -101,7 +102,7 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     preset = get_preset(args.preset, max_steps=args.max_steps)
     missing = [name for name in ("torch", "transformers", "trl") if importlib.util.find_spec(name) is None]
     if missing:
-        raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: pip install 'prb-tasks[rl]'")
+        raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: {pip_install('rl')}")
     if preset.bon_preset == "official" and not args.templates:
         raise PRBError(f"prb rl: preset {preset.name} uses the authors' prompts, which prb does not ship: run "
                        "`prb templates official DIR` once and add --templates DIR")
