@@ -63,9 +63,11 @@ def one_seed(root: Path, policy: Path, rm_url: str, grader_url: str, seed: int, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5)
+    # The whole docstring, as written: its first line alone stopped mid-sentence.
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=5, help="full prb rl runs, one per seed (default 5)")
     parser.add_argument("--max-steps", type=int, help="override the smoke preset's steps")
+    parser.add_argument("--json", action="store_true", help="print the numbers as one JSON object instead")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, ConciseRM() as rm, \
             FakeLLMServer(policy=concise_grader()) as grader:
@@ -84,14 +86,36 @@ def main() -> int:
     ties = sum(r["good"]["bon_gold,none"] == r["bad"]["bon_gold,none"] for r in rows)
     steps = [t for r in rows for t in r["step_times"]]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seeds": args.seeds, "good_higher": wins, "ties": ties,
-                      "good_gold": [round(r["good"]["bon_gold,none"], 3) for r in rows],
-                      "bad_gold": [round(r["bad"]["bon_gold,none"], 3) for r in rows],
-                      "base_gold": [round(r["good"]["bon_gold_k1,none"], 3) for r in rows],
-                      "step_s_median": sorted(steps)[len(steps) // 2] if steps else None,
-                      "step_s_max": max(steps) if steps else None, "run_wall_s": [round(r["wall_s"]) for r in rows],
-                      "peak_rss_mb": round(peak_mb), "validity_exit": validity, "load": os.getloadavg()}, indent=1))
+    found = {"seeds": args.seeds, "good_higher": wins, "ties": ties,
+             "good_gold": [round(r["good"]["bon_gold,none"], 3) for r in rows],
+             "bad_gold": [round(r["bad"]["bon_gold,none"], 3) for r in rows],
+             "base_gold": [round(r["good"]["bon_gold_k1,none"], 3) for r in rows],
+             "step_s_median": sorted(steps)[len(steps) // 2] if steps else None,
+             "step_s_max": max(steps) if steps else None, "run_wall_s": [round(r["wall_s"]) for r in rows],
+             "peak_rss_mb": round(peak_mb), "validity_exit": validity, "load": os.getloadavg()}
+    print(json.dumps(found, indent=1) if args.json else "\n".join(summary_lines(found)))
     return 0
+
+
+def summary_lines(found: dict) -> list[str]:
+    """The numbers of a run in words, one line each (``--json`` prints ``found`` itself).
+
+    Args:
+        found: what ``main`` measured (seeds, gold grades per seed, step times, memory, load).
+    """
+    step = found["step_s_median"]
+    return [
+        f"seeds: {found['seeds']}; the RM that agrees with the grader ended up graded higher in "
+        f"{found['good_higher']} ({found['ties']} ties)",
+        f"gold grade, agreeing RM:     {found['good_gold']}",
+        f"gold grade, disagreeing RM:  {found['bad_gold']}",
+        f"gold grade, starting policy: {found['base_gold']}",
+        "training step: " + (f"median {step:.2f} s, max {found['step_s_max']:.2f} s" if step is not None
+                             else "no step times recorded"),
+        f"wall time per run: {found['run_wall_s']} s; peak memory {found['peak_rss_mb']} MB; "
+        f"prb validity exit status {found['validity_exit']}; load "
+        + ", ".join(f"{x:.1f}" for x in found["load"]),
+    ]
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.watchdog import CEILING_SECONDS, HTTP_BOUND, communicate_watched
+
 HOSTILE = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned2\'">'
 
 PAIRS = [
@@ -51,11 +53,11 @@ class Server:
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(timeout=20)
+            communicate_watched(self.proc)
 
     def kill9(self) -> None:
         self.proc.kill()  # SIGKILL: no clean-up runs
-        self.proc.wait(timeout=20)
+        communicate_watched(self.proc)
 
 
 def serve(pairs: Path, out: Path, *extra: str, cwd: Path | None = None) -> Server:
@@ -66,7 +68,7 @@ def serve(pairs: Path, out: Path, *extra: str, cwd: Path | None = None) -> Serve
                             stderr=subprocess.STDOUT, text=True)
     banner: list[str] = []
     links: dict[str, str] = {}
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + CEILING_SECONDS  # readline() blocks: this bounds a banner that never ends
     assert proc.stdout is not None
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
@@ -79,7 +81,7 @@ def serve(pairs: Path, out: Path, *extra: str, cwd: Path | None = None) -> Serve
         if line.startswith("Send each person"):
             return Server(proc, links, banner)
     proc.kill()
-    raise AssertionError("no links within 60 s:\n" + "".join(banner))
+    raise AssertionError(f"no links within {CEILING_SECONDS:g} s:\n" + "".join(banner))
 
 
 class Participant:
@@ -92,7 +94,7 @@ class Participant:
         self.page = ""
 
     def get(self, url: str | None = None) -> str:
-        with self.opener.open(url or self.link, timeout=30) as reply:
+        with self.opener.open(url or self.link, timeout=HTTP_BOUND) as reply:
             self.url, self.page = reply.geturl(), reply.read().decode("utf-8")
         return self.page
 
@@ -102,7 +104,7 @@ class Participant:
     def post(self, path: str, fields: list[tuple[str, str]], csrf: str | None = None) -> str:
         data = urllib.parse.urlencode([("csrf", csrf or self.csrf()), *fields]).encode()
         target = urllib.parse.urljoin(self.link, path)
-        with self.opener.open(urllib.request.Request(target, data=data), timeout=30) as reply:
+        with self.opener.open(urllib.request.Request(target, data=data), timeout=HTTP_BOUND) as reply:
             self.url, self.page = reply.geturl(), reply.read().decode("utf-8")
         return self.page
 

@@ -4,48 +4,45 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from tests.watchdog import CEILING_SECONDS, STALL_SECONDS, run_watched
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None,
-            program: list[str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+            program: list[str] | None = None, stall: float = STALL_SECONDS,
+            ceiling: float = CEILING_SECONDS) -> subprocess.CompletedProcess:
     """Run ``python -m prb_tasks ARGS`` (or ``program``) and return the finished process.
+
+    There is no wall-clock limit: the run is ended (and the test fails with
+    ``subprocess.TimeoutExpired``) only when it is hung (``tests/watchdog.py``).
 
     Args:
         args: command-line arguments.
         cwd: working directory (tests use one outside the checkout).
         env: extra environment variables.
         program: command to run instead of ``python -m prb_tasks``.
-        timeout: seconds before the test fails.
+        stall: seconds without CPU use or output after which the run counts as hung.
+        ceiling: seconds after which even a busy run is ended (a hang bound, far beyond any run).
     """
     full_env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_DATASETS_OFFLINE": "1",
                 "HF_HUB_OFFLINE": "1", **(env or {})}
     command = (program or [sys.executable, "-m", "prb_tasks"]) + args
-    # Its own process group: on a timeout (or any failure here) the whole group is killed,
+    # Its own process group: on a hang (or any failure here) the whole group is killed,
     # so what it started (a benchmark's fake server) cannot outlive the test.
-    proc = subprocess.Popen(command, cwd=cwd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except BaseException:
-        kill_group(proc)
-        raise
-    return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+    return run_watched(command, cwd=cwd, env=full_env, capture_output=True, text=True, stall=stall,
+                       ceiling=ceiling)
 
 
-def kill_group(proc: subprocess.Popen) -> None:
-    """Kill ``proc``'s whole process group (it was started with ``start_new_session``) and reap it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:  # already gone
-        pass
-    proc.communicate()
+def flat(text: str) -> str:
+    """``text`` with every run of whitespace as one space: prb wraps its sentences by words to fit
+    120 columns, so a test finds a sentence in the output wherever the line breaks fell."""
+    return " ".join(text.split())
 
 
 def read_results(output_path: Path) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 
 import prb_tasks
 from prb_tasks.common.exports import lazy_exports
+from tests.watchdog import run_watched
 
 PKG = Path(prb_tasks.__file__).resolve().parent
 ROOT = PKG.parent
@@ -120,9 +120,9 @@ def test_importing_every_package_stays_light() -> None:
              "    if name != 'prb_tasks.testing': __import__(name)\n"
              "print(sorted(m for m in ('litellm', 'torch', 'transformers', 'lm_eval', 'matplotlib', 'scipy')"
              " if m in sys.modules))\n")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
-                               "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    proc = run_watched([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                            "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
 

@@ -14,6 +14,7 @@ from prb_tasks.audit.baselines import BASELINES, outcomes
 from prb_tasks.audit.data import AuditData, load_audit_data, parse_request
 from prb_tasks.audit.people import MAJORITY, has_people, people_lines
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.terminal import fit_lines
 from prb_tasks.report.formatting import ci, pct
 from prb_tasks.report.tables import Table, short_subset
 from prb_tasks.stats.pairs import Interval
@@ -113,11 +114,16 @@ def render(data: AuditData, rows: list[AuditRow], design: Design, fmt: str) -> s
         return "\n".join(markdown_table(table) + ([""] + people if people else []) + [HOW_TO_READ])
     from prb_tasks.report.render_text import text_table
 
+    # On a terminal the "picks" column (a sentence per row) moves under the table, so the table
+    # fits 120 columns; Markdown and JSON keep it in place.
+    picks = table.head.index("picks")
+    head = [h for i, h in enumerate(table.head) if i != picks]
+    body = [[c[0] for i, c in enumerate(r) if i != picks] for r in table.rows]
     lines = [table.title + (f" ({table.more})" if table.more else "")]
-    lines += text_table([list(table.head), *[[c[0] for c in r] for r in table.rows]],
-                        right={2, 3, 5, *range(6, len(table.head))})
+    lines += text_table([head, *body], right=set(range(1, len(head))) - {head.index("95% CI")})
+    lines += ["Shortcuts, and what each picks:", *(f"  {r[0][0]}: {r[picks][0]}" for r in table.rows)]
     people = people_lines(data.pairs)
-    return "\n".join(lines + ([""] + people if people else []) + ["", HOW_TO_READ])
+    return "\n".join(fit_lines(lines + ([""] + people if people else []) + ["", HOW_TO_READ]))
 
 
 def run_command(args: Any) -> int:

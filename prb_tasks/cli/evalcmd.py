@@ -457,6 +457,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         plain: the run was typed as plain ``lm_eval``, whose parser has no ``--full_tables``.
     """
     from prb_tasks.common.redact import redact
+    from prb_tasks.common.terminal import fit_lines
     from prb_tasks.data import provenance
     from prb_tasks.judge.usage import failed_line, stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
@@ -469,8 +470,8 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     if results is not None:
         ours = set(plugin_task_names())
         table, shown = compact_lines(results, ours, captured.get("samples")) if captured.get("compact") else ([], None)
-        lines = [redact(model_line(results)), *table] if table else []
-        lines += provenance.summary_lines(provenance.for_results(results))
+        head = [redact(model_line(results)), *table] if table else []
+        lines = provenance.summary_lines(provenance.for_results(results))
         legend = legend_lines(results, ours, shown if table else None)
         if legend:
             lines += ["Metrics:", *(f"  {line}" for line in legend)]
@@ -486,6 +487,8 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         failed = failed_line(summary) if summary is not None else None
         if failed:  # the table's last line: numbers that a re-run would change
             lines.append(redact(failed))
+        # The table keeps its rows; every sentence under it is wrapped by words to 120 columns.
+        lines = head + fit_lines(lines)
         if lines:
             print("\n".join(lines))
     try:
@@ -496,7 +499,9 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
               f"({exc.strerror or exc}); it is printed above", file=sys.stderr)
         written = None
     if written is not None:
-        print(f"prb-judge usage summary: {written}")
+        from prb_tasks.common.terminal import shown_path
+
+        print(f"prb-judge usage summary: {shown_path(written)}")
     stopped = stopped_line(summary) if summary is not None else None
     if stopped:
         # Last, so it is not lost above lm-eval's table; exit 3: the results are incomplete.
@@ -605,8 +610,11 @@ def run_eval(argv: list[str], plain: bool = False) -> int:
 
 def _run(argv: list[str], plain: bool = False) -> int:
     if any(arg in ("-h", "--help") for arg in argv):
-        print(help_text())
-        run_parser().print_help()
+        from prb_tasks.common.terminal import fit
+
+        # lm-eval's own help has lines of 200 columns and more (its examples): wrapped by words too.
+        print(fit(help_text()))
+        print(fit(run_parser().format_help()), end="")
         return 0
     from prb_tasks.cli.planner_cli import run_planner, wants_planner
 

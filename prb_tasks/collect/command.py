@@ -10,8 +10,9 @@ from datetime import datetime
 from pathlib import Path
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.install_hint import pip_install
 
-INSTALL_LINE = 'prb collect: the web app needs Flask and waitress: pip install "prb-tasks[collect]"'
+INSTALL_LINE = f"prb collect: the web app needs Flask and waitress: {pip_install('collect')}"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -7,11 +7,14 @@ from the subtasks' ``output_type``; the data from their ``dataset_kwargs``.
 
 from __future__ import annotations
 
+import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.resources import tasks_dir
+from prb_tasks.common.terminal import WIDTH, fit
 
 _BACKENDS = {
     "generate_until": "prb-judge, lm-eval chat backends",
@@ -149,23 +152,36 @@ def groups() -> list[GroupEntry]:
     return sorted(entries, key=lambda e: (e.family, e.name))
 
 
+def _model_of(backends: str) -> str:
+    """The short name of the prb model that runs a task: the first word of its backends text."""
+    return re.split(r"[ ,;]", backends, maxsplit=1)[0] or "-"
+
+
 def table() -> str:
-    """The text ``prb tasks`` prints."""
+    """The text ``prb tasks`` prints: one row per task (name, the prb model that runs it, its
+    description wrapped by words to fit 120 columns), the backends each model stands for, hints."""
     entries = groups()
     width = max((len(e.name) for e in entries), default=10)
-    back = max((len(e.backends) for e in entries), default=10)
-    lines = [f"{'task':<{width}}  {'backends':<{back}}  description"]
+    models = {_model_of(e.backends): e.backends for e in entries}
+    model_width = max(len("model"), *(len(m) for m in models))
+    lines = [f"{'task':<{width}}  {'model':<{model_width}}  description"]
     for entry in entries:
-        lines.append(f"{entry.name:<{width}}  {entry.backends:<{back}}  {entry.description}")
-    lines.append("")
+        lines.append(f"{entry.name:<{width}}  {_model_of(entry.backends):<{model_width}}  {entry.description}")
+    # Continuation lines of a description start under the description column.
+    hang = " " * (width + model_width + 4)
+    rows = [part for line in lines for part in textwrap.wrap(line, WIDTH, subsequent_indent=hang,
+                                                             break_long_words=False, break_on_hyphens=False)]
+    rows.append("")
+    rows.append("Backends: " + "; ".join(f"{model} = {full}" for model, full in sorted(models.items())
+                                         if full != model) + ".")
     grouped = next((e for e in entries if len(e.subtasks) > 1), None)
     if grouped is not None:
-        lines.append("Each group runs its subsets as subtasks, also usable alone, e.g. "
-                     + ", ".join(grouped.subtasks) + ".")
-    lines.append("personalized_rb_planner (prb-judge only) runs personalized_rb_plan and then personalized_rb_planned "
-                 "in one command; see docs/tasks.md (the planner).")
-    lines.append("Run one: prb eval --model prb-judge|prb-rm|prb-method --model_args ... --tasks NAME "
-                 "(or lm_eval --include_path \"$(prb tasks-dir)\" ...).")
-    lines.append("Tasks that are not '_sample' read the HF hub, or a local copy given with "
-                 "--metadata '{\"data_dir\": \"DIR\"}' or PRB_DATA_DIR; `prb eval --help` lists the --metadata keys.")
-    return "\n".join(lines)
+        rows.append("Each group runs its subsets as subtasks, also usable alone, e.g. "
+                    + ", ".join(grouped.subtasks) + ".")
+    rows.append("personalized_rb_planner (prb-judge only) runs personalized_rb_plan and then personalized_rb_planned "
+                "in one command; see docs/tasks.md (the planner).")
+    rows.append("Run one: prb eval --model prb-judge|prb-rm|prb-method --model_args ... --tasks NAME")
+    rows.append("     or: lm_eval --include_path \"$(prb tasks-dir)\" ... (lm-eval's own models)")
+    rows.append("Tasks that are not '_sample' read the HF hub, or a local copy given with "
+                "--metadata '{\"data_dir\": \"DIR\"}' or PRB_DATA_DIR; `prb eval --help` lists the --metadata keys.")
+    return fit("\n".join(rows))

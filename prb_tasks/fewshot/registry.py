@@ -18,6 +18,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.suggest import did_you_mean
 from prb_tasks.fewshot.method import Method
 
 ENTRY_POINT_GROUP = "prb_tasks.methods"
@@ -58,7 +59,8 @@ def resolve(name: str) -> type[Method]:
         return _checked(f"method '{name}'", _import_path(name))
     found = _entry_point_methods().get(name)
     if found is None:
-        raise MethodError(f"prb-method: unknown method '{name}'; available: {', '.join(available())} "
+        raise MethodError(f"prb-method: unknown method '{name}'{did_you_mean(name, available())}; available: "
+                          f"{', '.join(available())} "
                           f"(a package adds one with an entry point in the '{ENTRY_POINT_GROUP}' group)")
     try:
         cls = found.load()

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from prb_tasks.common.terminal import fit_lines
 from prb_tasks.judge.answer_cache import JudgeCache
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.output_tokens import output_history
@@ -105,7 +106,8 @@ class DryRun:
                 f"| {name} | {row.requests:,} | {row.cached:,} | {row.to_send:,} | {row.input_tokens:,} | "
                 f"{round(row.output_tokens):,} | {_dollars(row.standard)} | {_dollars(row.batch)} |"
             )
-        return "\n".join([*lines, "", *self.notes])
+        # The notes are sentences: wrapped by words to a terminal's 120 columns (the table is not).
+        return "\n".join([*fit_lines(lines[:1]), *lines[1:], "", *fit_lines(self.notes)])
 
 
 def _dollars(value: float | None) -> str:

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.common.install_hint import pip_install
 from prb_tasks.report.build import Report, Section
 from prb_tasks.report.chart_helpers import PERCENT, chart_title, label_points, pyplot, save_figure, short_name
 from prb_tasks.report.formatting import known
@@ -20,7 +21,7 @@ from prb_tasks.report.summary import Summary
 from prb_tasks.report.tables import short_subset
 from prb_tasks.stats.pairs import Interval
 
-MISSING = "charts skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")"
+MISSING = f"charts skipped: matplotlib is not installed ({pip_install('report')})"
 STYLE = {"judge": ("#1f6fb4", "o", "generative judge"), "scalar": ("#e07b12", "s", "scalar RM")}
 SUBSET_MARKERS = ("^", "v", "D", "P", "X", "<", ">", "h")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from prb_tasks.common.terminal import fit_lines
 from prb_tasks.report.build import Report
 from prb_tasks.report.formatting import ci, money, pct, value
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
@@ -34,7 +35,7 @@ def render_text(report: Report) -> str:
             head += f" ({len(section.set_apart)} not ranked, below)"
         if section.union:
             head += f", {section.shared_all} of {section.union} pairs shared by all"
-        lines += [head + (" [DIAGNOSTIC: oracle aspects shown]" if section.diagnostic else "")]
+        lines += fit_lines([head + (" [DIAGNOSTIC: oracle aspects shown]" if section.diagnostic else "")])
         users = has_users(section.summaries)
         rows = [["#", "model", "kind", "pairs", "acc %", "95% CI", "macro %", *(["per-user %"] if users else []),
                  "resampled", "$/1k pairs", "better than"]]
@@ -49,14 +50,15 @@ def render_text(report: Report) -> str:
             ])
         right = {0, 3, 4, 6, 7, 9} if users else {0, 3, 4, 6, 8}
         lines += text_table(rows, right)
-        lines += [f"not ranked: {by_id[i].label} (acc {pct(value(by_id[i].acc))}%): {why}"
-                  for i, why in section.set_apart.items()]
+        lines += fit_lines([f"not ranked: {by_id[i].label} (acc {pct(value(by_id[i].acc))}%): {why}"
+                            for i, why in section.set_apart.items()])
         lines += [""]
     for ladder in report.ladders:
         steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)
-        lines.append(f"ladder {ladder.label} ({ladder.pairs} shared pairs): {steps}")
+        lines += fit_lines([f"ladder {ladder.label} ({ladder.pairs} shared pairs): {steps}"])
     if report.ladders:
         lines.append("")
-    lines.append(f"better than: paired test on shared pairs, {CORRECTION}-corrected, alpha {ALPHA}; intervals and "
-                 f"tests resample the unit in 'resampled': {UNITS_IN_BRIEF}")
+    # Sentences are wrapped by words to a terminal's 120 columns; the tables' rows are not.
+    lines += fit_lines([f"better than: paired test on shared pairs, {CORRECTION}-corrected, alpha {ALPHA}; "
+                        f"intervals and tests resample the unit in 'resampled': {UNITS_IN_BRIEF}"])
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.install_hint import pip_install
 from prb_tasks.report.validity import Estimate, Validity, validity
 
 MEANINGS = {
@@ -177,7 +178,7 @@ def write_files(out: Path, stem: str, texts: dict[str, str], draw: Callable[[Pat
         try:
             draw(out / stem)
         except ImportError:
-            notes.append("chart skipped: matplotlib is not installed (pip install \"prb-tasks[report]\")")
+            notes.append(f"chart skipped: matplotlib is not installed ({pip_install('report')})")
         else:
             written += [out / f"{stem}.{ext}" for ext in ("svg", "pdf", "png")]
     return written

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.install_hint import pip_install
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -129,7 +130,7 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     engine = ENGINES[getattr(args, "engine", "trl")]
     missing = [name for name in engine.needs if importlib.util.find_spec(name) is None]
     if missing:
-        raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: pip install 'prb-tasks[{engine.extra}]'")
+        raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: {pip_install(engine.extra)}")
     engine.preflight(args)
     if preset.bon_preset == "official" and not args.templates:
         raise PRBError(f"prb rl: preset {preset.name} uses the authors' prompts, which prb does not ship: run "

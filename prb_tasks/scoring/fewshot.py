@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -83,3 +84,22 @@ def k_curve_line(name: str, row: dict[str, Any]) -> str | None:
     else:
         area = f"aukc {pct('aukc')}"
     return f"{name} k-curve, acc % (95% CI over users): {', '.join(cells)}; {area}"
+
+
+def k_curve_lines(name: str, row: dict[str, Any], width: int = 120) -> list[str]:
+    """``k_curve_line`` laid out for a terminal: a heading line, then the points, two columns in,
+    broken between points (never inside one) to fit ``width`` columns; [] without per-k metrics.
+
+    Args:
+        name: the task as the table shows it.
+        row: the task's entry in lm-eval's ``results``.
+        width: the most columns a line may take.
+    """
+    line = k_curve_line(name, row)
+    if line is None:
+        return []
+    heading, _, points = line.partition(": ")
+    # A point ("k=4 61.2 (55.0-67.1)") is one unit: its inner spaces must not be break points.
+    glued = points.replace(" ", "\xa0").replace(",\xa0", ", ").replace(";\xa0", "; ")
+    return [heading + ":", *(part.replace("\xa0", " ") for part in textwrap.wrap(
+        glued, width, initial_indent="  ", subsequent_indent="  ", break_long_words=False))]

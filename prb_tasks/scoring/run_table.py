@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from prb_tasks.common.terminal import WIDTH
+
 #: Metrics worth a column, in order; a column appears when some row reports the metric.
 HEADLINE = ("acc_macro", "acc_user", "acc_tag", "acc_pair", "consistency", "double_game", "pos_a_rate", "pos_bias",
             "acc_official", "tie_rate", "parse_fail", "plan_recall", "plan_precision", "plan_empty",
@@ -145,6 +147,27 @@ def compact_lines(results: dict[str, Any], ours: set[str],
     if not rows:
         return [], []
     table = results.get("results") or {}
+    # Tasks scored over pairs (acc) and tasks scored over items (RewardBench 2, RM-Bench, Best-of-N)
+    # have different columns: a run of both gets a table for each, so neither is as wide as both.
+    blocks: list[list[tuple[str, str, list[str]]]] = []
+    for row in rows:
+        if not row[0].startswith(" ") or not blocks:
+            blocks.append([])
+        blocks[-1].append(row)
+    pairwise = [r for b in blocks if any(_value(table[n], "acc") is not None for _, n, _ in b) for r in b]
+    items = [r for r in rows if r not in pairwise]
+    if not pairwise or not items:
+        return _compact_table(results, rows, samples)
+    first, first_shown = _compact_table(results, pairwise, samples)
+    second, second_shown = _compact_table(results, items, samples)
+    shown = list(dict.fromkeys(m for m in first_shown + second_shown if m != "_starred"))
+    return first + second, shown + (["_starred"] if "_starred" in first_shown + second_shown else [])
+
+
+def _compact_table(results: dict[str, Any], rows: list[tuple[str, str, list[str]]],
+                   samples: dict[str, list[dict[str, Any]]] | None) -> tuple[list[str], list[str]]:
+    """One compact table of ``rows`` (see ``compact_lines``) and the metrics it shows."""
+    table = results.get("results") or {}
     counts = results.get("n-samples") or {}
     columns = _columns(results, [name for _, name, _ in rows])
     # Best-of-N, RewardBench 2 and RM-Bench rows score items (a question with all its responses), not
@@ -173,16 +196,13 @@ def compact_lines(results: dict[str, Any], ours: set[str],
             else ["task", count_label, *[_header(m) for m in columns]])
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
 
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
     shown_metrics = ["acc", *columns] if pairwise else [
         *columns, JUDGMENTS_MARK if judgments else RATINGS_MARK if ratings else ITEMS_MARK]
-    lines = [line(head), *[line(r) for r in body]]
-    from prb_tasks.scoring.fewshot import k_curve_line
+    lines = _folded(head, body, widths)
+    from prb_tasks.scoring.fewshot import k_curve_lines
 
-    curves = [c for c in (k_curve_line(shown.strip(), table[name]) for shown, name, _ in rows) if c]
-    lines += curves
+    curves = [c for c in (k_curve_lines(shown.strip(), table[name]) for shown, name, _ in rows) if c]
+    lines += [part for curve in curves for part in curve]
     if samples:  # real people's tasks: by language and country, and the majority baseline
         from prb_tasks.scoring.people import people_lines
 
@@ -192,6 +212,32 @@ def compact_lines(results: dict[str, Any], ours: set[str],
                           for shown, name, tasks in rows if not shown.startswith(" ")) if p]
     shown_metrics += ["aukc"] if curves else []
     return lines, shown_metrics + (["_starred"] if starred else [])
+
+
+def _folded(head: list[str], body: list[list[str]], widths: list[int]) -> list[str]:
+    """The table's lines, cut into parts of whole columns when it is wider than a terminal's 120
+    columns; each part repeats the first (task) column, so every number keeps its row's name.
+
+    Args:
+        head: the column headers.
+        body: the rows' cells.
+        widths: each column's width.
+    """
+    parts: list[list[int]] = [[]]
+    used = widths[0]
+    for column in range(1, len(head)):
+        if parts[-1] and used + 2 + widths[column] > WIDTH:
+            parts.append([])
+            used = widths[0]
+        parts[-1].append(column)
+        used += 2 + widths[column]
+    lines = []
+    for part in parts:
+        keep = [0, *part]
+        for cells in (head, *body):
+            lines.append("  ".join(cells[i].ljust(widths[i]) if i == 0 else cells[i].rjust(widths[i])
+                                   for i in keep).rstrip())
+    return lines
 
 
 #: Above this share of replies without a verdict the original script could read, acc_official

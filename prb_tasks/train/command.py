@@ -18,6 +18,7 @@ from typing import Any
 from prb_tasks.common.atomic import fresh_staging, publish, recover, staging
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.hub_reach import hub_model_access
+from prb_tasks.common.install_hint import pip_install
 from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
 
 #: Command-line flags, in TrainOptions' field names.
@@ -58,12 +59,17 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         options: validated options.
         progress: print what is happening (stderr).
     """
+    from prb_tasks.train.data import resolve_family
+
+    # A wrong data path is said before torch and transformers are imported (44 s on a loaded
+    # machine, against 0.4 s for `prb data validate` to say the same).
+    resolve_family(options.data, options.family)
     try:
         import torch
         from transformers import AutoModel, AutoTokenizer, set_seed
     except ImportError as exc:
         raise TrainError(f"prb train needs torch and transformers (missing: {exc.name}); install the extra: "
-                         "pip install 'prb-tasks[train]'") from None
+                         f"{pip_install('train')}") from None
 
     from prb_tasks.data import families
     from prb_tasks.train import checkpoint

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.metadata_arg import data_command_metadata
+from prb_tasks.common.suggest import did_you_mean
 from prb_tasks.data import families
 
 Architecture = Literal["plain", "context", "latent", "mixture"]
@@ -92,4 +94,8 @@ def parse(values: dict[str, Any], metadata: str | None) -> TrainOptions:
         if first["type"] == "missing":
             field = TrainOptions.model_fields[str(first["loc"][0])]
             raise TrainError(f"prb train: give {where} ({field.description})") from None
-        raise TrainError(f"prb train: {where}: {first['msg'].removeprefix('Value error, ')}") from None
+        # A choice mistyped (--architecture contex): name the nearest choice too.
+        choices = re.findall(r"'([^']*)'", str((first.get("ctx") or {}).get("expected", "")))
+        typed = first.get("input")
+        hint = did_you_mean(typed, choices) if first["type"] == "literal_error" and isinstance(typed, str) else ""
+        raise TrainError(f"prb train: {where}: {first['msg'].removeprefix('Value error, ')}{hint}") from None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.runner import REPO
+from tests.watchdog import run_watched
 
 STARTUP = REPO / "prb_tasks" / "_startup"
 
@@ -87,8 +87,8 @@ def _python(code: str, *, fake: Path | None, env: dict[str, str] | None = None) 
     paths += [str(REPO), str(STARTUP)]
     full_env = {k: v for k, v in os.environ.items() if k != "PRB_LM_EVAL_HOOK"}
     full_env.update({"PYTHONPATH": os.pathsep.join(paths), **(env or {})})
-    proc = subprocess.run([sys.executable, "-c", "import _prb_lm_eval_hook\n" + textwrap.dedent(code)],
-                          capture_output=True, text=True, env=full_env, timeout=120, cwd=str(REPO))
+    proc = run_watched([sys.executable, "-c", "import _prb_lm_eval_hook\n" + textwrap.dedent(code)],
+                       capture_output=True, text=True, env=full_env, cwd=str(REPO))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {"out": json.loads(proc.stdout.strip().splitlines()[-1]), "stderr": proc.stderr}
 

@@ -4,6 +4,7 @@ text, CSRF, body limits). The browser test is tests/e2e/test_collect_browser.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -18,9 +19,11 @@ pytest.importorskip("waitress")
 
 from prb_tasks.collect.journal import JournalError, append_event, replay
 from prb_tasks.collect.store import CollectStore
+from prb_tasks.common.install_hint import pip_install
 from prb_tasks.data.custom.reader import read_users
 from tests.collect_fixture import PAIRS, Participant, serve, write_pairs
 from tests.runner import run_cli
+from tests.watchdog import CEILING_SECONDS, HTTP_BOUND
 
 
 def answer_event(pair: str, choice: str, left: str = "response_A", reason: str = "") -> dict:
@@ -145,7 +148,7 @@ def test_two_participants_at_once_never_see_or_overwrite_each_other(tmp_path: Pa
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=120)
+            t.join(timeout=CEILING_SECONDS)
         assert not errors, errors
         for name, other in (("ana", "ben"), ("ben", "ana")):
             seen = "".join(pages[name])
@@ -179,7 +182,7 @@ def test_hostile_text_is_escaped_and_forms_are_guarded(tmp_path: Path) -> None:
         page = person.page
         assert "<script>" not in page and "&lt;script&gt;document.title=" in page and "onerror=" not in page.replace(
             "&lt;img src=x onerror=", "")
-        with urllib.request.urlopen(server.links["p1"], timeout=30) as reply:
+        with urllib.request.urlopen(server.links["p1"], timeout=HTTP_BOUND) as reply:
             policy = reply.headers["Content-Security-Policy"]
         assert "script-src 'self'" in policy and "unsafe-inline" not in policy
         for data, headers, code in (
@@ -189,7 +192,7 @@ def test_hostile_text_is_escaped_and_forms_are_guarded(tmp_path: Path) -> None:
         ):
             request = urllib.request.Request(person.link + "pair/2", data=data, headers=headers)
             with pytest.raises(urllib.error.HTTPError) as refused:
-                urllib.request.urlopen(request, timeout=30)
+                urllib.request.urlopen(request, timeout=HTTP_BOUND)
             assert refused.value.code == code
         assert len(replay(CollectStore.open(out).journal_path("p1")).answers) == 1
     finally:
@@ -252,7 +255,9 @@ def test_without_the_collect_extra_one_line_says_what_to_install(tmp_path: Path)
     proc = run_cli(["collect", "serve", str(write_pairs(tmp_path)), "--out", str(tmp_path / "p.json")],
                    cwd=tmp_path, env={"PYTHONPATH": path})
     assert proc.returncode == 2
-    assert proc.stderr.strip() == 'prb collect: the web app needs Flask and waitress: pip install "prb-tasks[collect]"'
+    with contextlib.chdir(tmp_path):  # the hint names the checkout as seen from where prb ran
+        hint = pip_install("collect")
+    assert proc.stderr.strip() == f"prb collect: the web app needs Flask and waitress: {hint}"
 
 
 @pytest.mark.slow  # imports litellm in the server process (~20 s here)

@@ -166,3 +166,13 @@ def test_a_family_needs_consistent_commands():
     with pytest.raises(ValueError, match="already registered"):
         families.register(BenchmarkFamily(name="custom", order=1, validate=lambda p, b: 0, documents=("m",),
                                           options="m:O", task_folders=("x",)))
+
+
+def test_a_preference_file_that_does_not_exist_yet_gets_the_preference_file_hint(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert families.detect(Path("my_prefs.jsonl")) == "custom"  # before: personalized_rb, the first family
+    assert main(["data", "validate", "my_prefs.jsonl"]) == 2  # the README's own file name
+    err = capsys.readouterr().err.strip()
+    assert err == ("prb: 'my_prefs.jsonl' does not exist; pass your preference file (.jsonl or .json, see "
+                   "docs/your-data.md), or 'example' for the bundled one")
+    assert families.detect(Path("nothere")) == "personalized_rb"  # a folder name keeps the benchmark's hint

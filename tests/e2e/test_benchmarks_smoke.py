@@ -25,7 +25,7 @@ SECTIONS = ("The fake judge server alone", "Judge throughput", "Full runs with a
 def test_smoke_run_writes_every_section(tmp_path: Path):
     out = tmp_path / "bench.md"
     proc = run_cli(["--smoke", "--out", str(out), "--work", str(tmp_path / "work")], cwd=REPO,
-                   program=[sys.executable, "-m", "benchmarks"], timeout=900)
+                   program=[sys.executable, "-m", "benchmarks"])
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = out.read_text(encoding="utf-8")
     assert "Smoke run" in report and "## Summary" in report
@@ -76,6 +76,30 @@ def test_a_killed_benchmark_takes_its_fake_server_with_it():
 def test_a_timed_out_cli_run_is_ended_with_everything_it_started(tmp_path: Path):
     pid_file = tmp_path / "child.pid"
     with pytest.raises(subprocess.TimeoutExpired):
-        run_cli([], cwd=tmp_path, timeout=3,
+        run_cli([], cwd=tmp_path, stall=3,
                 program=["bash", "-c", f"sleep 300 & echo $! > {pid_file}; wait"])
-    assert gone(int(pid_file.read_text()), within=5)
+    assert gone(int(pid_file.read_text()), within=120)
+
+
+def test_bench_rl_help_is_whole_and_its_numbers_are_in_words(tmp_path: Path):
+    helped = run_cli(["--help"], cwd=tmp_path, program=[sys.executable, str(REPO / "benchmarks" / "bench_rl.py")])
+    assert helped.returncode == 0, helped.stderr[-2000:]
+    text = " ".join(helped.stdout.split())
+    # Before: the first line of the docstring only, "... and how often" and then the options.
+    assert "and how often the policy trained against the reward model that agrees with the grader ends up " \
+           "graded higher." in text
+    assert "python benchmarks/bench_rl.py --seeds 5" in helped.stdout and "--json" in helped.stdout
+    assert max(len(line) for line in helped.stdout.splitlines()) <= 120
+    found = {"seeds": 2, "good_higher": 1, "ties": 1, "good_gold": [0.5, 0.25], "bad_gold": [0.25, 0.25],
+             "base_gold": [0.25, 0.0], "step_s_median": 0.5, "step_s_max": 1.25, "run_wall_s": [30, 31],
+             "peak_rss_mb": 900, "validity_exit": 0, "load": [1.0, 2.0, 3.0]}
+    code = f"import benchmarks.bench_rl as b; print('\\n'.join(b.summary_lines({found!r})))"
+    words = run_cli([], cwd=REPO, program=[sys.executable, "-c", code])
+    assert words.returncode == 0, words.stderr[-2000:]
+    assert words.stdout.splitlines() == [  # before: a raw JSON dump
+        "seeds: 2; the RM that agrees with the grader ended up graded higher in 1 (1 ties)",
+        "gold grade, agreeing RM:     [0.5, 0.25]",
+        "gold grade, disagreeing RM:  [0.25, 0.25]",
+        "gold grade, starting policy: [0.25, 0.0]",
+        "training step: median 0.50 s, max 1.25 s",
+        "wall time per run: [30, 31] s; peak memory 900 MB; prb validity exit status 0; load 1.0, 2.0, 3.0"]

@@ -20,6 +20,7 @@ from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.testing.fake_server import FakeLLMServer, always
 from tests.conftest import sample_rows, write_layout
 from tests.runner import run_cli
+from tests.watchdog import run_watched
 
 HOSTILE = ('</script><script>document.body.setAttribute("data-pwned","1")</script>'
            '<img src=x onerror="document.body.setAttribute(\'data-pwned\',\'2\')"><b id="pwned">bold?</b>')
@@ -34,10 +35,10 @@ def chromium() -> str | None:
 
 
 def browse(browser: str, url: str, profile: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return run_watched(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={profile}",
          "--window-size=1280,1000", "--virtual-time-budget=5000", *extra, url],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib.util
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.runner import REPO, run_cli
+from tests.watchdog import run_watched
 
 MARKER = re.compile(r"<!-- docs-test: (offline|output)(?: of (.+?))? -->\n```(\w*)\n(.*?)```", re.S)
 #: How many lines of a shown output must match what the command prints: enough to pin
@@ -119,9 +119,9 @@ def test_offline_doc_command_runs(command: DocCommand, tmp_path: Path) -> None:
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     if importlib.util.find_spec("mkdocs") is None:
         pytest.skip('mkdocs is not installed (pip install -e ".[docs]")')
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                          cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    proc = run_watched([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+                       cwd=REPO, capture_output=True, text=True,
+                       env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     page = (tmp_path / "site" / "api" / "methods" / "index.html").read_text(encoding="utf-8")
     assert "learn" in page and "adapt" in page, "the API page lost the Method interface's docstrings"

@@ -54,7 +54,7 @@ def test_a_shipped_method_through_prb_eval_matches_the_protocol(tmp_path: Path, 
         assert low <= sum(values) / len(values) <= high
     curve = {k: sum(v) / len(v) for k, v in by_k.items()}
     assert metric(results, "personalllm_fewshot", "aukc") == pytest.approx(area_under_curve(curve))
-    assert "personalllm_fewshot k-curve, acc % (95% CI over users): k=0 " in proc.stdout
+    assert "personalllm_fewshot k-curve, acc % (95% CI over users):\n  k=0 " in proc.stdout
     assert "6 seen users, 6 unseen" in proc.stderr
     _check_k_curve_chart(out, tmp_path / "report")
 
@@ -93,7 +93,8 @@ def _check_k_curve_chart(runs: Path, folder: Path) -> None:
 def test_user_mistakes_are_one_line(tmp_path: Path, copy_dir: Path) -> None:
     base = ["eval", "--model", "prb-method", "--tasks", "personalllm_fewshot", "--metadata", _metadata(copy_dir)]
     for args, expected in (
-        (["--model_args", "method=lowrnk"], "prb-method: unknown method 'lowrnk'; available: nonpersonalized"),
+        (["--model_args", "method=lowrnk"],
+         "prb-method: unknown method 'lowrnk' (did you mean 'lowrank'?); available: nonpersonalized"),
         (["--model_args", "method=lowrank,rnk=3"], "method 'lowrank' has no option rnk"),
         (["--model_args", "seen_l2=1"], "prb-method: give --model_args method=NAME"),
     ):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.runner import REPO, metric, read_results, run_cli
+from tests.watchdog import run_watched
 
 pytestmark = pytest.mark.slow
 
@@ -18,9 +19,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    proc = subprocess.run(
+    proc = run_watched(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     (built,) = out.glob("prb_tasks-*.whl")
@@ -63,8 +64,8 @@ def test_fresh_venv_install_runs_readme_main_command(wheel, tmp_path):
     python = env_dir / "bin" / "python"
     # The recorded versions, as CI installs them: whether the newest releases still work
     # is .ci/latest's question, and must not turn this test red overnight.
-    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "-c", str(REPO / "constraints.txt"), str(wheel)],
-                          capture_output=True, text=True, timeout=1200)
+    proc = run_watched([str(python), "-m", "pip", "install", "-q", "-c", str(REPO / "constraints.txt"), str(wheel)],
+                       capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -81,8 +82,8 @@ def test_fresh_venv_install_runs_readme_main_command(wheel, tmp_path):
     assert str(env_dir) in where and str(REPO) not in where
     _plain_lm_eval_sees_prb(env_dir, outside)
     # Uninstalling leaves nothing of prb behind, the start-up hook included.
-    proc = subprocess.run([str(python), "-m", "pip", "uninstall", "-y", "-q", "prb-tasks"],
-                          capture_output=True, text=True, timeout=300)
+    proc = run_watched([str(python), "-m", "pip", "uninstall", "-y", "-q", "prb-tasks"],
+                       capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                capture_output=True, text=True).stdout.strip())

@@ -9,7 +9,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows
 from tests.runner import metric, read_results, read_samples, run_cli
+from tests.watchdog import communicate_watched, wait_for
 
 KEY = "sk-prb-e2e-SECRET-4b1d9e0a7c"
 TASK = "personalized_rb_sample"
@@ -60,7 +60,7 @@ def start(tmp_path: Path, server: FakeLLMServer, cache: Path, out: Path, extra: 
 
 
 def finish(proc: subprocess.Popen) -> str:
-    stdout, stderr = proc.communicate(timeout=300)
+    stdout, stderr = communicate_watched(proc)
     assert proc.returncode == 0, stderr[-3000:]
     return stdout
 
@@ -214,12 +214,9 @@ def test_kill_9_loses_only_requests_in_flight(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), latency=0.25, record_requests=False) as srv:
         proc = start(tmp_path, srv, cache, tmp_path / "killed", "num_concurrent=4")
-        deadline = time.monotonic() + 120
-        while srv.stats()["successes"] < 24:
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_for(lambda: srv.stats()["successes"] >= 24, proc, "24 answers")
         proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
+        communicate_watched(proc)
         answered = srv.stats()["successes"]
         kept = cache_info(cache).entries
         # Every answer received was already on disk; at most the 4 in flight are lost.

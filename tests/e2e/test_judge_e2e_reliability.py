@@ -20,6 +20,7 @@ from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.e2e.test_judge_e2e import ENV, KEY, PERFECT, TASK, N, chosen_policy, eval_args, group_metrics, usage_of
 from tests.judge.test_judge_reliability import canaries, leaked
 from tests.runner import metric, read_results, read_samples, run_cli
+from tests.watchdog import communicate_watched, wait_for
 
 
 def popen(tmp_path: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -85,12 +86,9 @@ def test_ctrl_c_prints_one_line_and_a_rerun_sends_nothing_already_answered(tmp_p
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), latency=0.4) as srv:
         proc = popen(tmp_path, eval_args(srv, cache, tmp_path / "out", "num_concurrent=2"))
-        deadline = time.monotonic() + 120
-        while srv.stats()["successes"] < 8:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
-            time.sleep(0.05)
+        wait_for(lambda: srv.stats()["successes"] >= 8, proc, "8 answers")
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = communicate_watched(proc)
         first = prompts(srv)
         srv.reset()
         srv.latency = 0.0
@@ -123,7 +121,7 @@ def test_two_processes_on_the_same_task_and_cache_share_the_work(tmp_path: Path)
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), latency=0.1, record_requests=False) as srv:
         procs = [popen(tmp_path, eval_args(srv, cache, tmp_path / name, "num_concurrent=4")) for name in "ab"]
-        outs = [p.communicate(timeout=300) for p in procs]
+        outs = [communicate_watched(p) for p in procs]
         sent = srv.stats()["total_requests"]
     for proc, (_, stderr) in zip(procs, outs):
         assert proc.returncode == 0, stderr[-2000:]

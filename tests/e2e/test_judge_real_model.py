@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.runner import read_results, read_samples, run_cli
+from tests.watchdog import run_watched
 
 SERVER_PYTHON = os.environ.get("PRB_LLAMA_PYTHON") or sys.executable
 
@@ -52,7 +53,7 @@ def _gguf() -> Path | None:
     if SERVER_PYTHON == sys.executable and importlib.util.find_spec("llama_cpp") is None:
         return None  # the cheap answer for the usual case: not installed here
     try:
-        out = subprocess.run([SERVER_PYTHON, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=True)
+        out = run_watched([SERVER_PYTHON, "-c", _PROBE], capture_output=True, text=True, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return Path(out.stdout.strip())
@@ -112,7 +113,7 @@ def test_real_model_end_to_end(tmp_path: Path, llama_server: str) -> None:
     args = f"model=openai/smollm2,api_base={llama_server},cache_dir={cache},num_concurrent=2,max_tokens=48"
     common = ["--tasks", "personalized_rb_sample", "--limit", "2", "--log_samples"]
     first = run_cli(["eval", "--model", "prb-judge", "--model_args", args, "--output_path", str(tmp_path / "a"),
-                     *common], cwd=tmp_path, timeout=900)
+                     *common], cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     usage = _usage(tmp_path / "a")
     assert usage["requests_ok"] == 6 and usage["errors"] == 0
@@ -123,6 +124,6 @@ def test_real_model_end_to_end(tmp_path: Path, llama_server: str) -> None:
 
     # The same judgments through litellm come from the cache: nothing is sent again.
     second = run_cli(["eval", "--model", "prb-judge", "--model_args", args + ",transport=litellm",
-                      "--output_path", str(tmp_path / "b"), *common], cwd=tmp_path, timeout=900)
+                      "--output_path", str(tmp_path / "b"), *common], cwd=tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]
     assert _usage(tmp_path / "b")["cache_hits"] == 6 and _usage(tmp_path / "b")["requests_sent"] == 0

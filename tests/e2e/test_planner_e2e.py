@@ -18,7 +18,7 @@ import pytest
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows
-from tests.runner import metric, read_results, read_samples, run_cli, sent_prompt
+from tests.runner import flat, metric, read_results, read_samples, run_cli, sent_prompt
 
 KEY = "sk-prb-planner-SECRET-77a1"
 ENV = {"PRB_TEST_KEY": KEY}
@@ -108,10 +108,11 @@ def test_one_command_gold_planner_equals_the_oracle_and_reruns_from_cache(
     assert any(p.name.startswith("usage_") for p in (out / "plan").rglob("*.json"))
     table = run_cli(["compare", str(out)], cwd=tmp_path, env=env(tmp_path))
     assert table.returncode == 0, table.stderr[-2000:]
-    assert "personalized_rb, question + the aspects a planner inferred, on the bundled synthetic sample" in table.stdout
+    shown = flat(table.stdout)  # sentences are wrapped to 120 columns
+    assert "personalized_rb, question + the aspects a planner inferred, on the bundled synthetic sample" in shown
     assert ("personalized_rb, question + the user's gold rubric aspects (diagnostic), on the bundled synthetic sample"
-            in table.stdout)
-    assert "question only 50.0 -> planner aspects 100.0 -> oracle aspects (diagnostic) 100.0" in table.stdout
+            in shown)
+    assert "question only 50.0 -> planner aspects 100.0 -> oracle aspects (diagnostic) 100.0" in shown
 
     # The same command again: every answer comes from the cache.
     again = run_cli([*args[:-3], "--output_path", str(tmp_path / "again"), "--log_samples"],

@@ -21,6 +21,7 @@ from prb_tasks.data.custom.sources import load_users
 from tests.e2e.test_compare_browser import chromium
 from tests.report_fixture import write_run
 from tests.runner import run_cli
+from tests.watchdog import run_watched
 
 BACKGROUND = (0xFA, 0xFB, 0xFC)  # body background in report.css
 
@@ -75,12 +76,11 @@ def _probe(page: Path, folder: Path) -> Path:
 
 
 def _browse(browser: str, url: str, profile: Path, width: int, *extra: str):
-    import subprocess
 
-    return subprocess.run(
+    return run_watched(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
          "--hide-scrollbars", f"--user-data-dir={profile}", f"--window-size={width},1600",
-         "--virtual-time-budget=8000", *extra, url], capture_output=True, text=True, timeout=180)
+         "--virtual-time-budget=8000", *extra, url], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("width", [1400, 420])

@@ -130,7 +130,8 @@ def test_area_under_curve():
 
 
 def test_unknown_method_and_option_are_one_line():
-    with pytest.raises(registry.MethodError, match="unknown method 'lowrnk'; available: nonpersonalized"):
+    with pytest.raises(registry.MethodError, match=r"unknown method 'lowrnk' \(did you mean 'lowrank'\?\); "
+                                                       "available: nonpersonalized"):
         registry.resolve("lowrnk")
     with pytest.raises(registry.MethodError, match="has no option rnk; its options: rank, l2, seen_l2"):
         registry.build("lowrank", {"rnk": 2})
@@ -179,3 +180,22 @@ def test_aukc_is_taken_over_the_k_points_that_exist_and_says_which():
     whole = {f"acc_k{k},none": 0.8 for k in (0, 1, 2, 4, 8, 16)} | {"aukc,none": 0.8}
     assert k_curve_line("x", whole).endswith("; aukc 80.0")
     assert k_curve_line("x", {"acc_k0,none": nan, "aukc,none": nan}).endswith("; aukc - (no k point has a result)")
+
+
+def test_the_k_curve_gets_lines_of_its_own_that_fit_120_columns_and_keep_each_point_whole():
+    from prb_tasks.scoring.fewshot import k_curve_line, k_curve_lines
+
+    ks = (0, 1, 2, 4, 8, 16)
+    row = {f"acc_k{k},none": 0.6 + k / 100 for k in ks} | {f"acc_k{k}_low,none": 0.55 for k in ks}
+    row |= {f"acc_k{k}_high,none": 0.651 for k in ks} | {"aukc,none": 0.63}
+    name = "personalized_custom_fewshot_judge_similar"
+    lines = k_curve_lines(name, row)
+    assert len(k_curve_line(name, row)) > 120  # before: one line of 150 columns and more
+    assert lines[0] == f"{name} k-curve, acc % (95% CI over users):"
+    assert all(len(line) <= 120 and line.startswith("  k=") for line in lines[1:]), lines
+    points = " ".join(line.strip() for line in lines[1:])
+    assert points == k_curve_line(name, row).split(": ", 1)[1]  # the same text, broken between points only
+    for line in lines[1:]:  # every line holds whole points: "k=N acc (low-high)"
+        cells = [c.strip() for c in line.split(";")[0].split(",") if c.strip()]
+        assert all(c.startswith("k=") and c.endswith(")") for c in cells), line
+    assert k_curve_lines("x", {"acc,none": 0.5}) == []

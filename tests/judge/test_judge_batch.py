@@ -15,7 +15,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from tests.conftest import sample_rows
 from tests.e2e.test_judge_e2e import ENV, KEY, TASK, N, assert_no_key, usage_of
 from tests.judge.test_judge_model import expected, letters, requests_for
 from tests.runner import metric, read_results, run_cli
+from tests.watchdog import communicate_watched, run_watched, wait_for
 
 METRICS = ("acc", "acc_macro", "acc_pair", "consistency", "pos_a_rate", "parse_fail", "error_rate", "skip_rate")
 MODELS = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-haiku-4-5"}
@@ -99,7 +99,7 @@ def start(tmp_path: Path, srv: FakeLLMServer, provider: str, cache: Path, out: P
 
 
 def finish(proc: subprocess.Popen) -> tuple[str, str]:
-    stdout, stderr = proc.communicate(timeout=300)
+    stdout, stderr = communicate_watched(proc)
     assert proc.returncode == 0 and "Traceback" not in stderr, stderr[-3000:]
     return stdout, stderr
 
@@ -150,12 +150,10 @@ def test_killed_after_submission_the_same_command_collects(tmp_path: Path) -> No
     with FakeLLMServer(mixed_policy(), record_requests=False) as srv:
         srv.batches.script(BatchScript(polls=10**9))  # runs until the test lets it finish
         proc = start(tmp_path, srv, provider, cache, tmp_path / "killed", "batch=true,batch_poll=0.05")
-        deadline = time.monotonic() + 120
-        while srv.stats()["batches"].get("polls", 0) < 3:  # submitted, recorded, being waited for
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        # submitted, recorded, being waited for
+        wait_for(lambda: srv.stats()["batches"].get("polls", 0) >= 3, proc, "3 polls of the batch")
         proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
+        communicate_watched(proc)
         assert not list((tmp_path / "killed").rglob("results_*.json"))
         srv.batches.finish_all()
         run(tmp_path, srv, provider, cache, tmp_path / "resumed", "batch=true,batch_poll=0.05")
@@ -217,8 +215,8 @@ def test_dry_run_sends_nothing_and_predicts_the_real_run(tmp_path: Path) -> None
         cmd = ["eval", "--model", "prb-judge", "--model_args", dry_args, "--tasks", TASK,
                "--output_path", str(tmp_path / "dry")]
         # No key is needed to estimate.
-        dry = subprocess.run([sys.executable, "-m", "prb_tasks", *cmd], cwd=tmp_path, env=no_key_env,
-                             capture_output=True, text=True, timeout=300, check=False)
+        dry = run_watched([sys.executable, "-m", "prb_tasks", *cmd], cwd=tmp_path, env=no_key_env,
+                          capture_output=True, text=True, check=False)
         assert dry.returncode == 0 and "Traceback" not in dry.stderr, dry.stderr[-2000:]
         assert srv.stats()["http_requests"] == 0
         assert not list((tmp_path / "dry").rglob("results_*.json")) and not cache.exists()
@@ -236,8 +234,8 @@ def test_dry_run_sends_nothing_and_predicts_the_real_run(tmp_path: Path) -> None
         # The same request count, and the prompt tokens the server counted with the same tokenizer.
         assert sent == to_send and usage["tokens"]["input"] == input_tokens
 
-        again = subprocess.run([sys.executable, "-m", "prb_tasks", *cmd], cwd=tmp_path, env=no_key_env,
-                               capture_output=True, text=True, timeout=300, check=False)
+        again = run_watched([sys.executable, "-m", "prb_tasks", *cmd], cwd=tmp_path, env=no_key_env,
+                            capture_output=True, text=True, check=False)
         assert again.returncode == 0 and srv.stats()["total_requests"] == sent
     assert "| **total** | 72 | 72 | 0 | 0 | 0 | $0.0000 | $0.0000 |" in again.stdout
     # Output tokens of this judge with these prompts and settings are known now.

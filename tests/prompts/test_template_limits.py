@@ -8,7 +8,6 @@ machine. Each must stop quickly with one line naming the file, the line and the 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 
@@ -19,6 +18,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from prb_tasks.common.resources import templates_dir
 from prb_tasks.prompts.sandbox import MAX_OUTPUT, MAX_VALUE
 from prb_tasks.prompts.templates import VERBATIM_MARK, render, resolve
+from tests.watchdog import run_watched
 
 HOSTILE = {
     "string repeat": ("{{ 'x' * 300000000 }}", "'*' would build about 300,000,000 characters"),
@@ -78,8 +78,7 @@ def test_hostile_templates_stop_fast_with_one_line_under_a_memory_cap(tmp_path):
         path = tmp_path / f"t{number}.jinja"
         path.write_text("Question: {{ question }}\n" + body + "\n", encoding="utf-8")
         paths[name] = str(path)
-    done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(paths)], capture_output=True, text=True,
-                          timeout=300)
+    done = run_watched([sys.executable, "-c", _CHILD, json.dumps(paths)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     outcome = json.loads(done.stdout)
     for name, (_, expected) in HOSTILE.items():

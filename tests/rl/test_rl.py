@@ -11,6 +11,7 @@ import pytest
 
 from prb_tasks.cli import main
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.install_hint import pip_install
 from prb_tasks.rl.presets import DIFFERENCES, PRESETS, get_preset
 from prb_tasks.rl.prompts import build_prompts, held_out, split
 
@@ -309,7 +310,7 @@ def test_without_the_rl_extra_is_one_line(capsys, tmp_path, monkeypatch):
     status = main(["rl", "--policy", str(tmp_path), "--rm", "scorer=length", "--grader", "model=openai/g",
                    "--out", str(tmp_path / "out"), "--data-dir", "sample", "--preset", "smoke"])
     assert status == 2
-    assert _one_line(capsys) == "prb rl needs trl; install the extra: pip install 'prb-tasks[rl]'"
+    assert _one_line(capsys) == f"prb rl needs trl; install the extra: {pip_install('rl')}"
 
 
 def test_data_errors_name_the_data_dir_flag(capsys, tmp_path, monkeypatch):

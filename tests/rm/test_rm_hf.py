@@ -22,6 +22,7 @@ from prb_tasks.rm.model import RewardModelLM  # noqa: E402
 from prb_tasks.rm.options import parse_options  # noqa: E402
 from prb_tasks.rm.scorers.hf import HFScorer  # noqa: E402
 from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, build_tiny_rm  # noqa: E402
+from tests.watchdog import run_watched  # noqa: E402
 
 TOL = 1e-4
 
@@ -157,8 +158,8 @@ def test_unloadable_model_is_a_one_line_error(tmp_path):
 def run_prb(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([sys.executable, "-m", "prb_tasks", "eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_watched([sys.executable, "-m", "prb_tasks", "eval", *args], cwd=cwd, env=env,
+                       capture_output=True, text=True)
 
 
 def logged_rewards(out: Path, task: str) -> dict[str, list[float]]:

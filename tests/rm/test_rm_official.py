@@ -24,6 +24,7 @@ from prb_tasks.rm.scorers.hf import HFScorer  # noqa: E402
 from prb_tasks.rm.scorers.hf_official import OfficialHFScorer  # noqa: E402
 from prb_tasks.scoring.metrics import process_scalar  # noqa: E402
 from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, build_tiny_rm, saturate_last_class  # noqa: E402
+from tests.watchdog import run_watched  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -194,8 +195,8 @@ def test_remote_code_runs_only_when_asked(tmp_path):
 def run_prb(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([sys.executable, "-m", "prb_tasks", "eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_watched([sys.executable, "-m", "prb_tasks", "eval", *args], cwd=cwd, env=env,
+                       capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("protocol, tie_rate", [("official", 1.0), ("clean", 0.0)])

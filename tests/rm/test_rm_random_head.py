@@ -19,6 +19,7 @@ from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.options import _typed_text, parse_options
 from prb_tasks.rm.scorers.hf import HFScorer
 from prb_tasks.testing.tiny_rm import build_tiny_base_lm, build_tiny_rm
+from tests.watchdog import run_watched
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +63,8 @@ def test_opt_in_is_only_for_hf():
 def _prb(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([sys.executable, "-m", "prb_tasks", "eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_watched([sys.executable, "-m", "prb_tasks", "eval", *args], cwd=cwd, env=env,
+                       capture_output=True, text=True)
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.model import RewardModelLM
 from prb_tasks.rm.scorers.served import ServedScorer
+from tests.watchdog import run_watched
 
 
 def fake_reward(response: str) -> float:
@@ -213,8 +214,8 @@ def test_unreachable_endpoint_names_it(tmp_path):
 
 def run_prb(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([sys.executable, "-m", "prb_tasks", "eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_watched([sys.executable, "-m", "prb_tasks", "eval", *args], cwd=cwd, env=env,
+                       capture_output=True, text=True)
 
 
 def test_prb_eval_through_a_served_rm_resumes_after_a_failure(server, tmp_path):
@@ -263,10 +264,9 @@ def test_a_server_that_wants_a_token_is_one_line_when_the_scorer_is_made(server,
 def test_prb_eval_finds_the_missing_token_before_lm_eval_starts(server, tmp_path):
     server.require_token = True
     env = {k: v for k, v in os.environ.items() if k != "PRB_RM_API_KEY"}
-    proc = subprocess.run([sys.executable, "-m", "prb_tasks", "eval", "--model", "prb-rm", "--model_args",
-                           f"endpoint={server.url}", "--tasks", "personalized_rb_sample_scalar"], cwd=tmp_path,
-                          env={**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, capture_output=True, text=True,
-                          timeout=300)
+    proc = run_watched([sys.executable, "-m", "prb_tasks", "eval", "--model", "prb-rm", "--model_args",
+                        f"endpoint={server.url}", "--tasks", "personalized_rb_sample_scalar"], cwd=tmp_path,
+                       env={**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, capture_output=True, text=True)
     assert proc.returncode == 2
     # One line, and lm-eval never started (it logs the tasks it selected first).
     assert proc.stderr.strip().splitlines() == [

@@ -17,12 +17,13 @@ import litellm
 
 from prb_tasks.testing.fake_batches import BatchScript
 from prb_tasks.testing.fake_server import FakeLLMServer, always, scripted
+from tests.watchdog import HTTP_BOUND
 
 litellm.suppress_debug_info = True
 
 
 def call(srv: FakeLLMServer, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=HTTP_BOUND)
     try:
         payload = json.dumps(body).encode() if body is not None else None
         conn.request(method, path, body=payload, headers={"Content-Type": "application/json", "x-api-key": "k"})

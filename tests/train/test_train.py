@@ -148,7 +148,7 @@ def test_batched_scores_equal_one_at_a_time(root, arch):
 def test_bad_input_is_one_line(root, tmp_path):
     with pytest.raises(TrainError, match="does not exist"):
         train(_options(root, "plain", data="nowhere.jsonl"), progress=False)
-    with pytest.raises(TrainError, match="--architecture: Input should be"):
+    with pytest.raises(TrainError, match=r"--architecture: Input should be .* \(did you mean 'context'\?\)$"):
         _options(root, "contxt")
     with pytest.raises(TrainError, match="unknown part 'demografics'"):
         _options(root, "context", context_parts="demografics")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +20,10 @@ def validate(path: Path, bundled: bool = False) -> int:
     """
     from prb_tasks.data.custom.reader import read_users
 
+    if not path.exists():
+        print(f"prb: '{path}' does not exist; pass your preference file (.jsonl or .json, see "
+              f"docs/your-data.md), or '{EXAMPLE}' for the bundled one", file=sys.stderr)
+        return 2
     users, code = read_copy(path, read_users, want="file")
     if users is None:
         return code
@@ -37,8 +42,10 @@ def validate(path: Path, bundled: bool = False) -> int:
 
 
 def looks_like(path: Path) -> bool:
-    """A preference file: a ``.json`` or ``.jsonl`` file."""
-    return path.is_file() and path.suffix in (".json", ".jsonl")
+    """A preference file: a ``.json`` or ``.jsonl`` file, or such a name that does not exist yet
+    (``prb data validate my_prefs.jsonl`` before the file is made: the preference file's hint,
+    not the benchmark folder's)."""
+    return path.suffix in (".json", ".jsonl") and (path.is_file() or not path.exists())
 
 
 def _example() -> Path:

