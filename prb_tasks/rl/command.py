@@ -72,7 +72,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="trl (default): TRL's GRPO in this process, CPU or one GPU; verl: PPO on verl as the "
                     "authors' PPO/verl.sh, one GPU to a Ray cluster (below)")
     verl = rl.add_argument_group(
-        "--engine verl", "PPO on verl (pip install 'prb-tasks[verl]'; GPUs): prb writes verl's inputs under "
+        "--engine verl", "PPO on verl (the verl extra; GPUs): prb writes verl's inputs under "
         "policies/<rm>/verl/ (train.parquet with their prepare_data.py's rows, reward_function.py: prb-rm's "
         "score / 10, 0.5 when scoring fails, overrides.txt: their verl.sh's Hydra overrides), runs python -m "
         "verl.trainer.main_ppo, merges the FSDP shards with python -m verl.model_merger into "

@@ -14,6 +14,7 @@ import socket
 from typing import Optional
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.install_hint import pip_install
 
 #: Ports Ray listens on when an address names none: the GCS (``ray start --head``) and the Ray Client.
 GCS_PORT = 6379
@@ -76,7 +77,7 @@ def check(ray_address: Optional[str], timeout: Optional[float] = None) -> Option
         timeout: seconds to wait for the cluster (None: :data:`TIMEOUT`).
     """
     if importlib.util.find_spec("verl") is None:
-        raise PRBError("prb rl --engine verl needs verl, which is not installed: pip install 'prb-tasks[verl]' "
+        raise PRBError(f"prb rl --engine verl needs verl, which is not installed: {pip_install('verl')} "
                        "on the GPU machine (or use --engine trl)")
     address = ray_address or os.environ.get("RAY_ADDRESS") or None
     if address and address != "local":
