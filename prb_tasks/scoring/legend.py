@@ -34,7 +34,8 @@ _JUDGE = {
     "always_a_official": "what a judge that always answers A scores on the same pairs (acc_official's floor "
                          "when replies carry no readable verdict)",
     "acc_user": "accuracy of each user, averaged over users (every user counts the same)",
-    "acc_tag": "accuracy within each value_alignment tag, averaged over tags (items without tags left out)",
+    "acc_tag": ("accuracy within each tag, averaged over tags (items without tags left out); the tag is the "
+                "value_alignment tag of custom data, PRISM's rating-gap bucket, Community Alignment's language"),
     "aukc": "few-shot: area under the k-curve (accuracy over k = 0, 1, 2, 4, 8, 16 equally spaced, ends "
             "counting half); the k-curve's intervals resample users",
     "plan_recall": "share of the user's rubric aspects the plan recovered (embedding match; failed plans count 0)",
