@@ -265,38 +265,57 @@ class Suite:
             "`--log_samples`. Each phase from `phases.py` and the server's first and last request: start-up "
             "(Python, lm-eval, task index) | load (read and check the data) | documents (retrieval, prompts) | "
             "task set-up (lm-eval between our loader calls) | requests (lm-eval builds requests, the judge "
-            "starts) | judging | writing (metrics, results, samples). First request = from process start.",
+            "starts) | judging | writing (metrics, results, samples). First request = from process start. "
+            "Backends interleaved, trial by trial (how, and the load of each run: in the notes).",
             ["task", "backend", "code", "wall s", "first request s", *[f"{p} s" for p in PHASES],
              "peak RSS MB", "samples MB"]))
         codes: list[tuple[str, Path | None]] = [("this checkout", None)]
         if self.baseline is not None:
             codes.append((f"baseline `{self.baseline.name}`", self.baseline))
+        # Every (backend, code) pair is an arm; each trial runs every arm once, in turn
+        # (A B A B ...), so a drift in the machine's load hits all arms alike.
+        arms = [(backend, label, code) for backend in ("prb-judge", "local-chat-completions")
+                for label, code in codes if backend == "prb-judge" or code is None]
         with Server(0.0) as server:
             for task, variants in (("personalized_rb", ("",)), ("personalized_rb_profile", ("first run", "repeat"))):
-                for backend in ("prb-judge", "local-chat-completions"):
-                    for label, code in codes:
-                        if backend != "prb-judge" and code is not None:
-                            continue
-                        repeat_cache = self.fresh("retrieval-cache")
-                        for variant in variants:
-                            trials: list[dict[str, Any]] = []
-                            for _ in range(plan.trials):
-                                cache = self.fresh("retrieval-cache") if variant == "first run" else repeat_cache
-                                out = self.fresh("out")
-                                args = [*self.judge_args(server, backend), "--tasks", task, "--metadata",
-                                        json.dumps({"data_dir": str(data)}), "--output_path", str(out),
-                                        "--log_samples"]
-                                trial = self.timed_eval(server, args, {"PRB_CACHE_DIR": str(cache)}, code)
-                                trial["samples_mb"] = sum(p.stat().st_size for p in out.rglob("samples_*.jsonl")) / 1e6
-                                trial["samples"] = _samples_breakdown(out)
-                                trials.append(trial)
-                                shutil.rmtree(out, ignore_errors=True)
-                            self.raw.setdefault("full", []).append(
-                                {"task": task, "variant": variant, "backend": backend, "code": label,
-                                 "trials": trials})
-                            name = f"`{task}`" + (f" ({variant})" if variant else "")
-                            section.rows.append(_full_row(name, backend, label, trials))
-                            self._headline_full(task, variant, backend, label, trials)
+                runs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+                for trial_number in range(plan.trials):
+                    # The repeat reads the retrieval cache its own arm's first run of this trial filled.
+                    filled: dict[str, Path] = {}
+                    for variant in variants:
+                        for backend, label, code in arms:
+                            if variant == "repeat" and label + backend in filled:
+                                cache = filled[label + backend]
+                            else:
+                                cache = self.fresh("retrieval-cache")
+                                filled[label + backend] = cache
+                            out = self.fresh("out")
+                            args = [*self.judge_args(server, backend), "--tasks", task, "--metadata",
+                                    json.dumps({"data_dir": str(data)}), "--output_path", str(out), "--log_samples"]
+                            trial = self.timed_eval(server, args, {"PRB_CACHE_DIR": str(cache)}, code)
+                            trial["samples_mb"] = sum(p.stat().st_size for p in out.rglob("samples_*.jsonl")) / 1e6
+                            trial["samples"] = _samples_breakdown(out)
+                            trial["load"] = load()
+                            runs.setdefault((variant, backend, label), []).append(trial)
+                            shutil.rmtree(out, ignore_errors=True)
+                            self.say(f"full run {task} {variant or ''} {backend} ({label}) trial {trial_number + 1}: "
+                                     f"wall {trial['wall']:.1f} s, load {trial['load']}")
+                for backend, label, _ in arms:
+                    for variant in variants:
+                        trials = runs[variant, backend, label]
+                        self.raw.setdefault("full", []).append(
+                            {"task": task, "variant": variant, "backend": backend, "code": label, "trials": trials})
+                        name = f"`{task}`" + (f" ({variant})" if variant else "")
+                        section.rows.append(_full_row(name, backend, label, trials))
+                        self._headline_full(task, variant, backend, label, trials)
+        section.notes.append(
+            f"How it was run: interleaved, {plan.trials} trial(s): each trial runs every backend"
+            f"{' and code' if self.baseline is not None else ''} once, in turn (A B A B ...), each in a fresh "
+            "process; the `repeat` rows reuse the retrieval cache their own backend's first run of the same trial "
+            "filled. Machine load (1 min) after each trial of each row: "
+            + "; ".join(f"{entry['backend']} {entry['task']}{' ' + entry['variant'] if entry['variant'] else ''}: "
+                        + ", ".join(t["load"].split(" / ")[0] for t in entry["trials"])
+                        for entry in self.raw["full"]) + ".")
         samples = [f for f in self.raw["full"] if f["code"] == "this checkout" and f["backend"] == "prb-judge"]
         for entry in samples:
             parts = entry["trials"][0]["samples"]

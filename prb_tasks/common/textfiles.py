@@ -95,6 +95,18 @@ def json_lines(path: Path, what: str, advice: str, error: type[Exception] = PRBE
                prefix: str = "prb: ") -> Iterator[tuple[int, Any]]:
     """Each non-blank line of a JSON Lines file, parsed, with its line number (streamed).
 
+    Every way such a file can be unreadable is one line naming the file and the line
+    (see :func:`json_lines_at`, whose arguments these are).
+    """
+    for number, _, value in json_lines_at(path, what, advice, error, prefix):
+        yield number, value
+
+
+def json_lines_at(path: Path, what: str, advice: str, error: type[Exception] = PRBError,
+                  prefix: str = "prb: ") -> Iterator[tuple[int, int, Any]]:
+    """Each non-blank line of a JSON Lines file, parsed, with its line number and the byte
+    offset where the line starts (streamed; a reader can seek back to a row later).
+
     Every way such a file can be unreadable (missing, not UTF-8, a line that is not JSON or
     is nested thousands of levels deep) is one line naming the file and the line.
 
@@ -109,8 +121,17 @@ def json_lines(path: Path, what: str, advice: str, error: type[Exception] = PRBE
         handle = path.open("rb")
     except OSError as exc:
         raise error(f"{prefix}cannot read {what} {path}: {exc.strerror or exc}") from None
+    start = [0]  # where the line utf8_lines is handing out begins
+
+    def positioned(lines: Iterable[bytes]) -> Iterator[bytes]:
+        position = 0
+        for raw in lines:
+            start[0] = position
+            position += len(raw)
+            yield raw
+
     with handle:
-        for number, line in enumerate(utf8_lines(handle, path, what, error), start=1):
+        for number, line in enumerate(utf8_lines(positioned(handle), path, what, error), start=1):
             if not line.strip():
                 continue
             try:
@@ -123,4 +144,4 @@ def json_lines(path: Path, what: str, advice: str, error: type[Exception] = PRBE
                 raise error(f"{prefix}{too_deep(f'{path} line {number}')}") from None
             except ValueError as exc:  # a number of thousands of digits: Python refuses to convert it
                 raise error(f"{prefix}{path} line {number}: {unreadable_number(exc)}; {advice}") from None
-            yield number, value
+            yield number, start[0], value

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from prb_tasks.common.textfiles import json_lines
+from prb_tasks.common.textfiles import json_lines_at
 from prb_tasks.data.errors import DataError
 
 
@@ -117,10 +117,22 @@ def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
             raise DataError(f"prb: cannot read parquet file {path}: {exc}") from exc
         yield from table.to_pylist()
         return
-    for lineno, value in json_lines(path, "data file", "fix or remove the line", DataError):
+    for _, value in jsonl_rows_at(path):
+        yield value
+
+
+def jsonl_rows_at(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The rows of one ``.jsonl`` file as (byte offset where the row's line starts, dict),
+    in file order: a reader can keep the offsets and read a row again later.
+
+    Args:
+        path: the file.
+    """
+    check_file(path)
+    for lineno, offset, value in json_lines_at(path, "data file", "fix or remove the line", DataError):
         if not isinstance(value, dict):
             raise DataError(f"prb: {path} line {lineno}: expected a JSON object, got {type(value).__name__}")
-        yield value
+        yield offset, value
 
 
 def describe_error(exc: ValidationError) -> str:

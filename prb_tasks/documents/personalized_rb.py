@@ -415,7 +415,7 @@ def _scalar_docs(
         )
         profile_key = f"{tag}::{subset.config}/{index}"
         # Read from the column only if a profile-based scorer asks (never for a judge).
-        profile_store.remember(profile_key, partial(lambda row: tuple(table.profiles.texts(row)), index))
+        profile_store.remember(profile_key, partial(table.profile_texts, index))
         docs.append({
             **_identity(row, index, subset, variant),
             "question": row.question,

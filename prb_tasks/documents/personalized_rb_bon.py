@@ -279,7 +279,7 @@ def _contestant_docs(tables: list[tuple[Subset, SubsetTable]], options: BonOptio
             if variant == "bon":
                 # Same key as the pairwise scalar tasks: profile scorers (bm25) read the posts there.
                 profile_key = f"{tag}::{subset.config}/{index}"
-                profile_store.remember(profile_key, partial(lambda t, row: tuple(t.profiles.texts(row)), table, index))
+                profile_store.remember(profile_key, partial(table.profile_texts, index))
                 if official:
                     # Their score.py: the user turn is the question and the posts, with nothing between them.
                     prompt = row.question + format_posts(posts)

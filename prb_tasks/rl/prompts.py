@@ -89,7 +89,7 @@ def build_prompts(k: int, bon_preset: str, data_dir: Optional[str], templates: O
                          render(rm_ref, question=row.question, category=row.category, posts=posts,
                                 posts_text=format_posts(posts)))
             profile_key = f"prb-rl::{subset.config}/{index}"
-            profile_store.remember(profile_key, partial(lambda t, row: tuple(t.profiles.texts(row)), table, index))
+            profile_store.remember(profile_key, partial(table.profile_texts, index))
             out.append(RLPrompt(key, messages, rm_prompt, profile_key, row.question, format_posts(posts)))
     return out
 

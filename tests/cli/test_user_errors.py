@@ -244,7 +244,7 @@ import os
 
 import prb_tasks.data.rawfiles as rawfiles
 
-_read = rawfiles.json_lines
+_read = rawfiles.json_lines_at
 
 
 def _gated(*args, **kwargs):
@@ -253,7 +253,7 @@ def _gated(*args, **kwargs):
     return _read(*args, **kwargs)
 
 
-rawfiles.json_lines = _gated
+rawfiles.json_lines_at = _gated
 """
 
 

@@ -232,3 +232,25 @@ def test_pair_format_for_cross_encoder_style_models(models, items):
     alone = pair.score(items[:8])
     batched = scorer(models["llama3"], input_format="pair", head="logit", batch_size=8).score(items[:8])
     assert max(abs(a - b) for a, b in zip(alone, batched)) < TOL
+
+
+def test_inputs_are_tokenized_a_chunk_at_a_time(models, items, monkeypatch):
+    # The tokenizer's output for every input at once (offsets, masks, untruncated ids)
+    # held gigabytes on the full benchmark's profile prompts; a chunk at a time it does not
+    # grow with the data, and the scores stay the same.
+    s = scorer(models["gpt2"], max_length=24)
+    many = [RMInput(f"{i.prompt} {n}", i.response) for n in range(20) for i in items]
+    expected = [s.score([item])[0] for item in many[:40]]
+    sizes: list[int] = []
+    encode = HFScorer._encode
+
+    def counted(self, chunk_items, texts, truncate):
+        sizes.append(len(texts))
+        return encode(self, chunk_items, texts, truncate)
+
+    monkeypatch.setattr(HFScorer, "_encode", counted)
+    before = s.truncated
+    rewards = s.score(many)
+    assert len(many) > 600 and max(sizes) <= 256
+    assert rewards[:40] == pytest.approx(expected, abs=1e-5)
+    assert s.truncated - before == sum(len(s.tokenizer(s.formatted(i))["input_ids"]) > 24 for i in many)

@@ -12,13 +12,21 @@ The profile column (nearly all of the bytes) is read only when something asks fo
 the profile-aware variants to rank posts, or a profile-based RM baseline. Variants that
 show no posts never decode it.
 
-``.jsonl`` copies and the hub go through the row-by-row validation (a ``.jsonl`` copy is
-small in practice; the hub's rows arrive already typed) and are then held the same way.
+``.jsonl`` copies go through the row-by-row validation, one row at a time: only the
+small fields and where each row's line starts are kept, and profiles are read back from
+the file when asked for, so a ``.jsonl`` copy holds no more than a parquet one. The
+hub's rows arrive already typed (and memory-mapped by ``datasets``) and are checked
+column by column.
+
+A scorer that needs one user's profile at a time (the ``bm25`` and ``embedding``
+baselines) asks :meth:`SubsetTable.profile_texts`, which keeps one piece of
+:data:`PIECE_ROWS` rows decoded, never the whole column.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -28,14 +36,20 @@ from typing import Any
 import numpy as np
 
 from prb_tasks.data.errors import DataError
-from prb_tasks.data.personalized_rb.reader import validate_rows
+from prb_tasks.data.personalized_rb.reader import validate_rows, validated_rows
 from prb_tasks.data.personalized_rb.schema import PRBRow, ProfilePost, RubricAspect
-from prb_tasks.data.rawfiles import check_file, raw_rows
+from prb_tasks.data.rawfiles import check_file, jsonl_rows_at, raw_rows
 
 FIELDS = ("id", "question", "category", "profile", "rubric_aspects", "narrative", "chosen", "rejected")
 #: Every column but the profile: a few MB for the whole benchmark.
 SMALL_FIELDS = tuple(f for f in FIELDS if f != "profile")
 _STRUCTS = {"profile": ("category", "id", "text"), "rubric_aspects": ("aspect", "evidence", "reason")}
+#: Rows of profiles :meth:`SubsetTable.profile_texts` keeps decoded (about 6 MB on the full benchmark).
+PIECE_ROWS = 64
+_BOM = b"\xef\xbb\xbf"
+
+#: Yields a subset's profile column ``rows`` rows at a time, starting at row ``first``.
+Pieces = Callable[[int, int], Iterator[Any]]
 
 
 @dataclass(frozen=True)
@@ -133,6 +147,42 @@ class ProfileColumn:
         return memoryview(data if data is not None else b"")
 
 
+class _Cursor:
+    """One decoded piece of a subset's profile column, moved along as rows are asked for.
+
+    Args:
+        pieces: the subset's profile column, piece by piece from a given row.
+        rows: rows per piece.
+    """
+
+    def __init__(self, pieces: Pieces, rows: int) -> None:
+        self._pieces = pieces
+        self._rows = rows
+        self._iterator: Iterator[Any] | None = None
+        self._start = 0
+        self._piece: ProfileColumn | None = None
+
+    def texts(self, row: int) -> tuple[str, ...]:
+        """The post texts of ``row`` (see :meth:`SubsetTable.profile_texts`)."""
+        if self._piece is None or not self._start <= row < self._start + len(self._piece):
+            self._move(row)
+        assert self._piece is not None
+        return tuple(self._piece.texts(row - self._start))
+
+    def _move(self, row: int) -> None:
+        following = self._start + len(self._piece) if self._piece is not None else None
+        self._piece = None  # dropped before the next is read: one piece at a time
+        if self._iterator is None or following is None or not following <= row < following + self._rows:
+            self._iterator, following = self._pieces(self._rows, row), row
+        for raw in self._iterator:
+            if row < following + len(raw):
+                self._piece, self._start = ProfileColumn(raw), following
+                return
+            following += len(raw)
+        self._iterator = None
+        raise IndexError(f"prb: row {row} is past the end of the subset")
+
+
 _DECODED: list["SubsetTable"] = []
 
 
@@ -143,18 +193,20 @@ class SubsetTable:
         origin: where the rows came from (a folder, or ``repo:config``), for messages.
         columns: every field but ``profile``, checked.
         load_profiles: returns the checked profile column when first needed.
-        profile_pieces: yields the checked profile column a given number of rows at a time.
+        profile_pieces: yields the checked profile column a given number of rows at a time,
+            from a given row on.
         data_key: returns the identity of the data's content (file hashes or the hub's
             fingerprint), for caches of results derived from it; None when unknown.
     """
 
     def __init__(self, origin: str, columns: Any, load_profiles: Callable[[], Any],
-                 profile_pieces: Callable[[int], Iterator[Any]], data_key: Callable[[], str | None]) -> None:
+                 profile_pieces: Pieces, data_key: Callable[[], str | None]) -> None:
         self.origin = origin
         self._columns = columns
         self._load_profiles = load_profiles
         self._profile_pieces = profile_pieces
         self._data_key = data_key
+        self._cursor = _Cursor(profile_pieces, PIECE_ROWS)
 
     def __len__(self) -> int:
         return self._columns.num_rows
@@ -191,6 +243,19 @@ class SubsetTable:
         _DECODED[:] = [self]
         return ProfileColumn(self._load_profiles())
 
+    def profile_texts(self, row: int) -> tuple[str, ...]:
+        """The post texts of ``row``, in profile order, holding one piece of rows decoded.
+
+        Lookups of rows in order (a scorer walking the documents) read the column once;
+        a row elsewhere starts reading again at that row.
+
+        Args:
+            row: the row's position in the subset.
+        """
+        if "profiles" in self.__dict__:  # decoded whole already (e.g. for ``full_rows``)
+            return tuple(self.profiles.texts(row))
+        return self._cursor.texts(row)
+
     def profile_batches(self, rows: int = 128) -> Iterator[tuple[int, ProfileColumn]]:
         """Every row's posts, ``rows`` rows at a time, as (first row, posts).
 
@@ -204,7 +269,7 @@ class SubsetTable:
         import pyarrow as pa
 
         start = 0
-        for piece in self._profile_pieces(rows):
+        for piece in self._profile_pieces(rows, 0):
             yield start, ProfileColumn(piece)
             start += len(piece)
         # The reader's buffers stay with Arrow's allocator otherwise (about 50 MB).
@@ -311,11 +376,17 @@ def _rows_checked(path: Path) -> Any:
 def _table_of(rows: Sequence[PRBRow]) -> Any:
     import pyarrow as pa
 
+    return pa.Table.from_pylist([row.model_dump() for row in rows], schema=_schema())
+
+
+def _schema(fields: Sequence[str] = FIELDS) -> Any:
+    """The Arrow schema of the rows' ``fields`` as the checks leave them (plain strings)."""
+    import pyarrow as pa
+
     def items(*names: str) -> Any:
         return pa.list_(pa.struct([(name, pa.string()) for name in names]))
 
-    schema = pa.schema([(name, items(*_STRUCTS[name]) if name in _STRUCTS else pa.string()) for name in FIELDS])
-    return pa.Table.from_pylist([row.model_dump() for row in rows], schema=schema)
+    return pa.schema([(name, items(*_STRUCTS[name]) if name in _STRUCTS else pa.string()) for name in fields])
 
 
 @dataclass(frozen=True)
@@ -325,17 +396,17 @@ class _Part:
     Attributes:
         small: every field but ``profile``.
         whole: returns the whole profile column.
-        pieces: yields the profile column a given number of rows at a time.
+        pieces: yields the profile column a given number of rows at a time, from a given row on.
     """
 
     small: Any
     whole: Callable[[], Any]
-    pieces: Callable[[int], Iterator[Any]]
+    pieces: Pieces
 
 
 def _in_memory(small: Any, profile: Any) -> _Part:
-    def pieces(rows: int) -> Iterator[Any]:
-        for start in range(0, len(profile), rows):
+    def pieces(rows: int, first: int) -> Iterator[Any]:
+        for start in range(first, len(profile), rows):
             yield profile.slice(start, rows)
 
     return _Part(small, lambda: profile, pieces)
@@ -354,16 +425,22 @@ def _read_parquet(path: Path) -> _Part:
         if small.num_rows == 0 or any(_nulls(f, small.column(f)) for f in SMALL_FIELDS):
             raise _Slow
         if _footer_clean(path, "profile"):
-            def pieces(rows: int) -> Iterator[Any]:
+            def pieces(rows: int, first: int) -> Iterator[Any]:
                 # Decoded piece by piece: a fraction of the memory of reading it whole.
                 reader = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
-                for batch in reader.iter_batches(batch_size=rows, columns=["profile"]):
-                    yield batch.column(0)
+                groups, skip = _row_groups_from(reader.metadata, first)
+                for batch in reader.iter_batches(batch_size=rows, row_groups=groups, columns=["profile"]):
+                    column = batch.column(0)
+                    if skip >= len(column):
+                        skip -= len(column)
+                        continue
+                    yield column.slice(skip) if skip else column
+                    skip = 0
 
             def whole() -> Any:
                 import pyarrow as pa
 
-                return pa.concat_arrays(list(pieces(4096)))  # less memory than read_table
+                return pa.concat_arrays(list(pieces(4096, 0)))  # less memory than read_table
 
             return _Part(small, whole, pieces)
         profile = pq.read_table(path, columns=["profile"]).column("profile")
@@ -376,6 +453,64 @@ def _read_parquet(path: Path) -> _Part:
         raise DataError(f"prb: cannot read parquet file {path}: {exc}") from exc
     table = _rows_checked(path)
     return _in_memory(table.select(list(SMALL_FIELDS)), table.column("profile"))
+
+
+def _row_groups_from(meta: Any, first: int) -> tuple[list[int], int]:
+    """The row groups of a parquet file from the one holding row ``first`` on, and how many
+    rows of that group come before it.
+
+    Args:
+        meta: the file's metadata.
+        first: a row of the file.
+    """
+    for group in range(meta.num_row_groups):
+        size = meta.row_group(group).num_rows
+        if first < size:
+            return list(range(group, meta.num_row_groups)), first
+        first -= size
+    return [], 0
+
+
+def _read_jsonl(path: Path) -> _Part:
+    """The small columns of one ``.jsonl`` file, every row validated, and access to its
+    profiles by reading their lines again (only the offsets of the lines are kept).
+
+    Args:
+        path: the file.
+    """
+    import pyarrow as pa
+
+    starts: list[int] = []
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for offset, item in jsonl_rows_at(path):
+            starts.append(offset)
+            yield item
+
+    small = [row.model_dump(exclude={"profile"}) for row in validated_rows(rows(), str(path))]
+    if not small:
+        raise DataError(f"prb: {path} holds no rows")
+    profile_type = _schema().field("profile").type
+
+    def pieces(rows: int, first: int) -> Iterator[Any]:
+        with path.open("rb") as handle:
+            for start in range(first, len(starts), rows):
+                stop = min(start + rows, len(starts))
+                yield pa.array([_profile_at(handle, path, starts, n) for n in range(start, stop)], type=profile_type)
+
+    def whole() -> Any:
+        return pa.concat_arrays(list(pieces(4096, 0)))
+
+    return _Part(pa.Table.from_pylist(small, schema=_schema(SMALL_FIELDS)), whole, pieces)
+
+
+def _profile_at(handle: Any, path: Path, starts: Sequence[int], row: int) -> Any:
+    """Row ``row``'s profile, read again from its line (checked when the file was first read)."""
+    handle.seek(starts[row])
+    try:
+        return json.loads(handle.readline().removeprefix(_BOM).decode("utf-8"))["profile"]
+    except (ValueError, KeyError, TypeError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise DataError(f"prb: {path} changed while it was being read (row {row + 1}: {exc}); run again") from None
 
 
 class _Slow(Exception):
@@ -397,8 +532,7 @@ def read_files(paths: Sequence[Path], origin: str) -> SubsetTable:
         if path.suffix == ".parquet":
             parts.append(_read_parquet(path))
         else:
-            table = _rows_checked(path)
-            parts.append(_in_memory(table.select(list(SMALL_FIELDS)), table.column("profile")))
+            parts.append(_read_jsonl(path))
     columns = pa.concat_tables([part.small for part in parts], promote_options="permissive")
 
     def whole() -> Any:
@@ -406,9 +540,12 @@ def read_files(paths: Sequence[Path], origin: str) -> SubsetTable:
         _common_type(chunks)
         return pa.chunked_array([c for column in chunks for c in _chunks(column)])
 
-    def pieces(rows: int) -> Iterator[Any]:
+    def pieces(rows: int, first: int) -> Iterator[Any]:
         for part in parts:
-            yield from part.pieces(rows)
+            size = part.small.num_rows
+            if first < size:
+                yield from part.pieces(rows, first)
+            first = max(0, first - size)
 
     return SubsetTable(origin, columns, whole, pieces, lambda: _files_key(paths))
 

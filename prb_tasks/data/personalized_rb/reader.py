@@ -8,7 +8,7 @@ row and the field. Odd but usable rows are kept (see ``checks.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,19 +47,30 @@ def validate_rows(raw: Iterable[dict[str, Any]], origin: str) -> list[PRBRow]:
         raw: rows as dicts, in dataset order.
         origin: file path or dataset name used in error messages.
     """
-    rows: list[PRBRow] = []
+    rows = list(validated_rows(raw, origin))
+    if not rows:
+        raise DataError(f"prb: {origin} holds no rows")
+    return rows
+
+
+def validated_rows(raw: Iterable[dict[str, Any]], origin: str) -> Iterator[PRBRow]:
+    """Each raw row validated, one at a time (a caller that keeps only part of each row
+    never holds every profile); the errors of :func:`validate_rows`, which says an empty
+    input is one.
+
+    Args:
+        raw: rows as dicts, in dataset order.
+        origin: file path or dataset name used in error messages.
+    """
     for index, item in enumerate(raw, start=1):
         try:
-            rows.append(PRBRow.model_validate(item))
+            yield PRBRow.model_validate(item)
         except ValidationError as exc:
             row_id = item.get("id") if isinstance(item, dict) else None
             raise DataError(
                 f"prb: bad row in {origin}, row {index} (id {row_id!r}): {describe_error(exc)}; "
                 "fix the row or re-download the data"
             ) from None
-    if not rows:
-        raise DataError(f"prb: {origin} holds no rows")
-    return rows
 
 
 def read_subset(data_dir: Path, subset: Subset) -> list[PRBRow]:

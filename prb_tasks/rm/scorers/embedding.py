@@ -199,8 +199,12 @@ class EmbeddingScorer(Scorer):
         import numpy as np
 
         rewards: list[float] = [0.0] * len(items)
-        # Items of one user next to each other, so a chunk holds whole users.
-        order = sorted(range(len(items)), key=lambda n: (str(items[n].profile_key), n))
+        # Items of one user next to each other, so a chunk holds whole users; users in the
+        # order they first appear (the data's), so their profiles are read in one pass.
+        first: dict[str | None, int] = {}
+        for item in items:
+            first.setdefault(item.profile_key, len(first))
+        order = sorted(range(len(items)), key=lambda n: (first[items[n].profile_key], n))
         ordered = [items[n] for n in order]
         for group in self._chunks(ordered):
             chunk = [ordered[n] for n in group]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,9 @@ from prb_tasks.rm.scorers.base import Report, Scorer
 # Fallback token limit for models that state none (and the cap for models that
 # claim a huge one): benchmark inputs are a question plus ~100 words.
 _DEFAULT_MAX_LENGTH = 4096
+
+#: Inputs tokenized at once (see ``HFScorer._features``).
+ENCODE_CHUNK = 256
 
 
 def _import_stack() -> tuple[Any, Any]:
@@ -240,18 +244,28 @@ class HFScorer(Scorer):
         keys = ["input_ids"] + (["token_type_ids"] if self._takes_token_types and "token_type_ids" in encoded else [])
         return [{k: list(encoded[k][n]) for k in keys} for n in range(len(texts))]
 
-    def _features(self, items: Sequence[RMInput], texts: Sequence[str]) -> list[dict[str, list[int]]]:
-        features = self._encode(items, texts, truncate=False)
-        long = [n for n, f in enumerate(features) if len(f["input_ids"]) > self.max_length]
-        if long:
-            self.truncated += len(long)
-            redone = self._encode([items[n] for n in long], [texts[n] for n in long], truncate=True)
-            for n, feature in zip(long, redone):
-                if len(feature["input_ids"]) > self.max_length:  # a tokenizer that ignores truncation
-                    left = self.options.truncation_side == "left"
-                    cut = slice(-self.max_length, None) if left else slice(0, self.max_length)
-                    feature = {k: v[cut] for k, v in feature.items()}
-                features[n] = feature
+    def _features(self, items: Sequence[RMInput], texts: Sequence[str]) -> list[dict[str, Sequence[int]]]:
+        """Each input's token ids after truncation, as compact integer arrays.
+
+        The tokenizer sees ``ENCODE_CHUNK`` inputs at a time: its output for a whole run
+        (every token's offsets and masks, before truncation) held gigabytes on the
+        full benchmark's profile prompts, and grew with the data.
+        """
+        features: list[dict[str, Sequence[int]]] = []
+        for start in range(0, len(items), ENCODE_CHUNK):
+            chunk_items, chunk_texts = items[start:start + ENCODE_CHUNK], texts[start:start + ENCODE_CHUNK]
+            chunk = self._encode(chunk_items, chunk_texts, truncate=False)
+            long = [n for n, f in enumerate(chunk) if len(f["input_ids"]) > self.max_length]
+            if long:
+                self.truncated += len(long)
+                redone = self._encode([chunk_items[n] for n in long], [chunk_texts[n] for n in long], truncate=True)
+                for n, feature in zip(long, redone):
+                    if len(feature["input_ids"]) > self.max_length:  # a tokenizer that ignores truncation
+                        left = self.options.truncation_side == "left"
+                        cut = slice(-self.max_length, None) if left else slice(0, self.max_length)
+                        feature = {k: v[cut] for k, v in feature.items()}
+                    chunk[n] = feature
+            features.extend({k: array("q", v) for k, v in feature.items()} for feature in chunk)
         return features
 
     def token_ids(self, item: RMInput) -> list[int]:
@@ -315,7 +329,7 @@ class HFScorer(Scorer):
         rewards: list[float] = [0.0] * len(items)
         lengths = [len(f["input_ids"]) for f in features]
         for batch in sorted_batches(lengths, self.batch_size):
-            values = self._forward([features[n] for n in batch])
+            values = self._forward([{k: list(v) for k, v in features[n].items()} for n in batch])
             scores = [reward(v, self.head) for v in values]
             for n, s in zip(batch, scores):
                 rewards[n] = s
