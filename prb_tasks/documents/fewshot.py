@@ -105,7 +105,14 @@ def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[Fewsh
     folder = resolve_data_dir(opts.data_dir)
     origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
               else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
-    return _split(opts, by_user, users, "personalllm", featured), origin, f"{source_tag(opts.data_dir)}|{config}"
+    digest = hashlib.sha256()
+    for row in prompts:  # the texts the users chose between, in file order
+        digest.update("\x1f".join((row.prompt, *row.responses)).encode("utf-8") + b"\x1e")
+    simulation = {"n_users": opts.n_users, "alpha": config.alpha, "user_seed": opts.user_seed,
+                  "pairs_per_user": opts.pairs_per_user, "margin": config.margin, "flip_beaver": opts.flip_beaver,
+                  "data_digest": digest.hexdigest()[:16]}
+    return (_split(opts, by_user, users, "personalllm", featured, simulation), origin,
+            f"{source_tag(opts.data_dir)}|{config}")
 
 
 def custom_data(opts: FewshotOptions, data_dir: Any,
@@ -121,18 +128,29 @@ def custom_data(opts: FewshotOptions, data_dir: Any,
     by_user, users = custom_pairs(records)
     rows = sum(len(r.preferences) for r in records)
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
-    return _split(opts, by_user, users, "custom", featured), origin, f"{path}|{path.stat().st_mtime}"
+    file = {"data_digest": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
+    return _split(opts, by_user, users, "custom", featured, file), origin, f"{path}|{path.stat().st_mtime}"
 
 
 def _split(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,
-           featured: bool) -> FewshotData:
-    """Every user's pairs (with the features asked for) split by the protocol."""
+           featured: bool, data: dict[str, Any]) -> FewshotData:
+    """Every user's pairs (with the features asked for) split by the protocol.
+
+    Args:
+        opts: the options (the protocol's keys).
+        by_user: user id -> pairs, oldest first.
+        users: user id -> user.
+        family: ``personalllm`` or ``custom``.
+        featured: compute the features ``opts.features`` asks for.
+        data: the settings that decide which users exist (the file's digest, the simulation's keys).
+    """
     if featured and opts.features == "embedding":
         from prb_tasks.fewshot.features import with_embeddings
 
         by_user = with_embeddings(by_user)
     split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries)
-    return FewshotData(split, users, {p.key: p for ps in by_user.values() for p in ps}, family)
+    settings = {**data, "unseen_share": opts.unseen_share, "split_seed": opts.split_seed}
+    return FewshotData(split, users, {p.key: p for ps in by_user.values() for p in ps}, family, settings)
 
 
 def chosen_shown_first(pair: Pair) -> bool:

@@ -127,6 +127,8 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         manifest = {
             "architecture": options.architecture, "backbone": options.backbone, "family": data.family,
             "data": options.data, "metadata": options.metadata, "options": model_options, "users": data.users,
+            # What decided the split: the evaluation must be on the same one (prb-method checks).
+            "split": data.few_shot.settings if data.few_shot is not None else None,
             "pairs": len(rendered), "steps": int(result.global_step), "train_loss": float(result.training_loss),
             "seconds": round(time.perf_counter() - started, 1),
         }
