@@ -19,8 +19,8 @@ from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
 
 #: Command-line flags, in TrainOptions' field names.
 FLAGS = ("family", "architecture", "backbone", "out", "input_format", "context_parts", "budget", "max_length",
-         "support_max", "latent_dim", "variational", "kl_weight", "heads", "adapt_steps", "adapt_l2", "epochs",
-         "max_steps", "learning_rate", "batch_size", "seed", "bf16", "deepspeed")
+         "support_max", "latent_dim", "variational", "kl_weight", "heads", "user_learning_rate", "adapt_steps",
+         "adapt_l2", "epochs", "max_steps", "learning_rate", "batch_size", "seed", "bf16", "deepspeed")
 _BOOLS = ("variational", "bf16")
 
 
@@ -96,7 +96,9 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     if options.architecture == "context":
         model_options["context_parts"] = parts_for(options.context_parts, list(users.values()),
                                                    families.get(data.family))
-        _check_context(data, model_options["context_parts"])
+        _check_context(model_options["context_parts"], options.support_max)
+        if progress and "history" in model_options["context_parts"]:
+            _print_fit(data, model_options["context_parts"], options.budget, tokenizer)
     rendered = render_examples(data.examples, options.architecture, model_options, tokenizer)
     set_seed(options.seed)
     try:
@@ -107,6 +109,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     model = CLASSES[options.architecture](backbone, model_options, len(data.users))
     cpu = not torch.cuda.is_available()
     trainer = BradleyTerryTrainer(model=model, args=arguments(options, str(out / "trainer"), cpu),
+                                  user_learning_rate=options.user_learning_rate,
                                   train_dataset=rendered, data_collator=Collator(tokenizer, options.max_length,
                                                                                  options.input_format == "chat"))
     # Our own progress and a log file in place of transformers' printed dicts (one landed on stdout).
@@ -143,18 +146,34 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     return out
 
 
-def _check_context(data: Any, parts: tuple[str, ...]) -> None:
-    """One line naming a seen user the context model would know nothing about."""
-    pairs: dict[str, int] = {}
+def _check_context(parts: tuple[str, ...], support_max: int) -> None:
+    """One line, before training, when the context model could read nothing about any user.
+
+    A user without one of the parts (no profile, no demographics) is not refused: the part
+    is empty for that user, in training and in evaluation alike.
+
+    Args:
+        parts: the context parts chosen.
+        support_max: most support pairs per training pair (the history part's source).
+    """
+    if tuple(parts) == ("history",) and support_max == 0:
+        raise TrainError("prb train: --context-parts history with --support-max 0 gives the context model no text "
+                         "about any user; raise --support-max or add demographics or profile")
+
+
+def _print_fit(data: Any, parts: tuple[str, ...], budget: int, tokenizer: Any) -> None:
+    """Say how many support pairs the context budget holds at each k (stderr)."""
+    from prb_tasks.fewshot.split import KS
+    from prb_tasks.train.budget import fit_report
+    from prb_tasks.train.text import token_measure
+
+    people: dict[str, tuple[Any, list[Any]]] = {}
     for example in data.examples:
-        pairs[example.user.user_id] = pairs.get(example.user.user_id, 0) + 1
-    for example in data.examples:
-        user = example.user
-        if not (("demographics" in parts and user.demographics) or ("profile" in parts and user.profile)
-                or ("history" in parts and pairs[user.user_id] > 1)):
-            raise TrainError(f"prb train: user '{user.user_id}' has no text for the context model (parts: "
-                             f"{', '.join(parts)}); give that user \"demographics\" or \"profile\", add history "
-                             "to --context-parts, or use --architecture plain")
+        people.setdefault(example.user.user_id, (example.user, []))[1].append(example.pair)
+    fit = fit_report(list(people.values()), parts, budget, token_measure(tokenizer), KS)
+    if fit:
+        print(f"prb train: context budget {budget} tokens: support pairs that fit at "
+              f"{', '.join(f'k={k}: {n}' for k, n in fit.items())} (median user)", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -108,10 +108,7 @@ class TrainedMethod(Method):
         from prb_tasks.train.collate import render_pair
 
         options = self.manifest["options"]
-        if self.architecture == "context":
-            for part in ("demographics", "profile"):
-                if part in options["context_parts"] and not getattr(user, part):
-                    user.require(part)  # one line: the model was trained to read it
+        # A part the user lacks is an empty part, as in training (render_pair reads what there is).
         self.state = {"user": user, "support": tuple(support)}
         if self.architecture == "latent" and support:
             shots = [render_pair(p, user, (), "plain", options, self.tokenizer) for p in support]
