@@ -183,6 +183,22 @@ def support_for(user: UnseenUser[Pair], query: Pair, k: int, selection: str) -> 
     return tuple(user.pool[i] for i in sorted(best))
 
 
+def _check_method(name: Any, source: str) -> None:
+    """One line, before any data is loaded or embedded, when ``--model_args method=NAME`` cannot
+    run on ``source``'s data (the oracle on your own file)."""
+    if not name:
+        return
+    from prb_tasks.fewshot.registry import MethodError, resolve
+
+    try:
+        method = resolve(str(name))
+    except MethodError:
+        return  # prb-method names an unknown method itself
+    if method.data_families and source not in method.data_families:
+        raise DataError(f"prb: method '{name}' runs on {' or '.join(method.data_families)} data only, not on "
+                        f"{source} data; run it on {' or '.join(f + '_fewshot' for f in method.data_families)}")
+
+
 def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs: Any) -> list[dict[str, Any]]:
     """Documents of one few-shot task.
 
@@ -194,6 +210,8 @@ def build_docs(source: Source, variant: str, selection: str = "recent", **kwargs
     """
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(FewshotOptions, kwargs)
+    if variant == "method":
+        _check_method(kwargs.get("method"), source)
     featured = variant == "method"
     data, origin, tag = (personalllm_data(opts, featured) if source == "personalllm"
                          else custom_data(opts, kwargs.get("data_dir"), featured))

@@ -234,6 +234,9 @@ class Method(ABC):
     """
 
     name: ClassVar[str] = ""
+    #: The data families the method can run on (empty: every one); the few-shot loader checks
+    #: it before any data is loaded or embedded.
+    data_families: ClassVar[tuple[str, ...]] = ()
 
     def check_split(self, facts: SplitFacts) -> None:
         """Refuse a split this method cannot be evaluated on fairly (called before ``learn``).

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
-from prb_tasks.common.hub_reach import hub_model_access
 from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
 
 #: Command-line flags, in TrainOptions' field names.
@@ -64,6 +63,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
 
     from prb_tasks.data import families
     from prb_tasks.train import checkpoint
+    from prb_tasks.train.backbone import check_backbone, load_problem
     from prb_tasks.train.collate import Collator, prepare_tokenizer, render_examples
     from prb_tasks.train.data import load
     from prb_tasks.train.models import CLASSES
@@ -75,20 +75,13 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     out = Path(options.out).expanduser()
     if out.exists() and not out.is_dir():
         raise TrainError(f"prb train: --out {options.out} is a file; give a folder for the checkpoint")
+    check_backbone(options.backbone)  # before the data: a wrong backbone should not wait for it
     data = load(options)
-    if options.backbone.startswith(("/", ".", "~")) and not Path(options.backbone).expanduser().exists():
-        raise TrainError(f"prb train: --backbone {options.backbone} does not exist; give a Hugging Face model id "
-                         "or a model folder")
-    if not Path(options.backbone).expanduser().exists():
-        _, problem = hub_model_access(options.backbone)
-        if problem:
-            raise TrainError(f"prb train: --backbone {options.backbone}: {problem}; download it once on a "
-                             "connected machine (`huggingface-cli download NAME`) or give a model folder")
     try:
         tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(options.backbone))
     except (OSError, ValueError) as exc:
         raise TrainError(f"prb train: --backbone {options.backbone}: cannot load its tokenizer "
-                         f"({' '.join(str(exc).split())[:200]}); give a Hugging Face model id or folder") from None
+                         f"({load_problem(exc)}); give a model folder or another Hugging Face model id") from None
     if options.input_format == "chat":
         check_chat_template(tokenizer, options.backbone)
     model_options = options.model_options()
@@ -105,7 +98,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         backbone = AutoModel.from_pretrained(options.backbone)
     except (OSError, ValueError) as exc:
         raise TrainError(f"prb train: --backbone {options.backbone}: cannot load it with AutoModel "
-                         f"({' '.join(str(exc).split())[:200]})") from None
+                         f"({load_problem(exc)})") from None
     model = CLASSES[options.architecture](backbone, model_options, len(data.users))
     cpu = not torch.cuda.is_available()
     trainer = BradleyTerryTrainer(model=model, args=arguments(options, str(out / "trainer"), cpu),
