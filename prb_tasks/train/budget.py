@@ -68,7 +68,9 @@ def _items(part: str, user: User, support: Sequence[Pair], query: str) -> list[t
     if part == "history":
         return [(i, summary(support[i])) for i in _history_order(support, query)]
     order = _profile_order(user.profile, query, "bm25")
-    return [(rank, f"Post {rank + 1}:\n{user.profile[i].text}") for rank, i in enumerate(order)]
+    posts = [user.profile[i] for i in order]
+    return [(rank, f"Post {rank + 1}{f' (Category: {p.category})' if p.category else ''}:\n{p.text}")
+            for rank, p in enumerate(posts)]
 
 
 def _section(part: str, items: Sequence[tuple[int, str]]) -> str:
