@@ -133,7 +133,7 @@ def custom_data(opts: FewshotOptions, data_dir: Any,
 
 
 def _split(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,
-           featured: bool, data: dict[str, Any]) -> FewshotData:
+           featured: bool, data: dict[str, Any] | None = None) -> FewshotData:
     """Every user's pairs (with the features asked for) split by the protocol.
 
     Args:
@@ -142,14 +142,15 @@ def _split(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str
         users: user id -> user.
         family: ``personalllm`` or ``custom``.
         featured: compute the features ``opts.features`` asks for.
-        data: the settings that decide which users exist (the file's digest, the simulation's keys).
+        data: the settings that decide which users exist (the file's digest, the simulation's keys;
+            None: only the protocol's keys are recorded).
     """
     if featured and opts.features == "embedding":
         from prb_tasks.fewshot.features import with_embeddings
 
         by_user = with_embeddings(by_user)
     split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries)
-    settings = {**data, "unseen_share": opts.unseen_share, "split_seed": opts.split_seed}
+    settings = {**(data or {}), "unseen_share": opts.unseen_share, "split_seed": opts.split_seed}
     return FewshotData(split, users, {p.key: p for ps in by_user.values() for p in ps}, family, settings)
 
 
