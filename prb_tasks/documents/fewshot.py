@@ -105,7 +105,14 @@ def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[Fewsh
     folder = resolve_data_dir(opts.data_dir)
     origin = (provenance.DataSource("hub", HF_REPO, HF_SPLIT, len(prompts)) if folder is None
               else provenance.DataSource("local", str(folder), HF_SPLIT, len(prompts)))
-    return split_users(opts, by_user, users, "personalllm", featured), origin, f"{source_tag(opts.data_dir)}|{config}"
+    digest = hashlib.sha256()
+    for row in prompts:  # the texts the users chose between, in file order
+        digest.update("\x1f".join((row.prompt, *row.responses)).encode("utf-8") + b"\x1e")
+    simulation = {"n_users": opts.n_users, "alpha": config.alpha, "user_seed": opts.user_seed,
+                  "pairs_per_user": opts.pairs_per_user, "margin": config.margin, "flip_beaver": opts.flip_beaver,
+                  "data_digest": digest.hexdigest()[:16]}
+    return (split_users(opts, by_user, users, "personalllm", featured, simulation), origin,
+            f"{source_tag(opts.data_dir)}|{config}")
 
 
 def custom_data(opts: FewshotOptions, data_dir: Any = None,
@@ -121,7 +128,8 @@ def custom_data(opts: FewshotOptions, data_dir: Any = None,
     by_user, users = custom_pairs(records)
     rows = sum(len(r.preferences) for r in records)
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
-    return split_users(opts, by_user, users, "custom", featured), origin, f"{path}|{path.stat().st_mtime}"
+    file = {"data_digest": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
+    return split_users(opts, by_user, users, "custom", featured, file), origin, f"{path}|{path.stat().st_mtime}"
 
 
 def people_data(family: str, opts: FewshotOptions, people: tuple[Person, ...], origin: provenance.DataSource,
@@ -141,22 +149,25 @@ def people_data(family: str, opts: FewshotOptions, people: tuple[Person, ...], o
 
 
 def split_users(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,
-           featured: bool) -> FewshotData:
+                featured: bool, data: dict[str, Any] | None = None) -> FewshotData:
     """Every user's pairs (with the features asked for) split by the protocol.
 
     Args:
-        opts: the protocol's options.
-        by_user: each user's labelled pairs, oldest first.
-        users: user id -> what the data knows about the user.
+        opts: the options (the protocol's keys).
+        by_user: user id -> pairs, oldest first.
+        users: user id -> user.
         family: where the users come from, for messages.
         featured: compute the features ``opts.features`` asks for.
+        data: the settings that decide which users exist (the file's digest, the simulation's keys;
+            None: only the protocol's keys are recorded).
     """
     if featured and opts.features == "embedding":
         from prb_tasks.fewshot.features import with_embeddings
 
         by_user = with_embeddings(by_user)
     split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries)
-    return FewshotData(split, users, {p.key: p for ps in by_user.values() for p in ps}, family)
+    settings = {**(data or {}), "unseen_share": opts.unseen_share, "split_seed": opts.split_seed}
+    return FewshotData(split, users, {p.key: p for ps in by_user.values() for p in ps}, family, settings)
 
 
 def chosen_shown_first(pair: Pair) -> bool:
@@ -189,6 +200,22 @@ def support_for(user: UnseenUser[Pair], query: Pair, k: int, selection: str) -> 
     return tuple(user.pool[i] for i in sorted(best))
 
 
+def _check_method(name: Any, source: str) -> None:
+    """One line, before any data is loaded or embedded, when ``--model_args method=NAME`` cannot
+    run on ``source``'s data (the oracle on your own file)."""
+    if not name:
+        return
+    from prb_tasks.fewshot.registry import MethodError, resolve
+
+    try:
+        method = resolve(str(name))
+    except MethodError:
+        return  # prb-method names an unknown method itself
+    if method.data_families and source not in method.data_families:
+        raise DataError(f"prb: method '{name}' runs on {' or '.join(method.data_families)} data only, not on "
+                        f"{source} data; run it on {' or '.join(f + '_fewshot' for f in method.data_families)}")
+
+
 def build_docs(source: str, variant: str, selection: str = "recent", **kwargs: Any) -> list[dict[str, Any]]:
     """Documents of one few-shot task.
 
@@ -200,6 +227,8 @@ def build_docs(source: str, variant: str, selection: str = "recent", **kwargs: A
     """
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(FewshotOptions, kwargs)
+    if variant == "method":
+        _check_method(kwargs.get("method"), source)
     featured = variant == "method"
     from prb_tasks.data import families
 

@@ -139,6 +139,7 @@ class Oracle(_Linear):
     """The user's true weights (simulated users only): the ceiling."""
 
     name = "oracle"
+    data_families = ("personalllm",)  # only simulated users have true weights
 
     def __init__(self) -> None:
         super().__init__()

@@ -154,6 +154,8 @@ class Session:
         """
         if not self._learned:
             seen = self.data.seen_users()
+            facts = self.data.facts()
+            self._guarded("check_split()", lambda: self.method.check_split(facts))
             self._bounded("learn()", lambda: self._guarded("learn()", lambda: self.method.learn(seen)))
             self._learned = True
         self.data.users[user_id]  # an unknown user fails here, before the method is called

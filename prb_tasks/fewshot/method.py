@@ -210,6 +210,22 @@ class SeenUser:
     pairs: tuple[Pair, ...]
 
 
+@dataclass(frozen=True)
+class SplitFacts:
+    """What decided an evaluation's split, for a method that must check it (no labels).
+
+    Attributes:
+        settings: the settings that decide which users are seen (``split_seed``,
+            ``unseen_share``, the simulation's ``n_users`` ..., ``data_digest`` of a file).
+        seen: the seen users' ids.
+        unseen: the evaluated users' ids.
+    """
+
+    settings: Mapping[str, Any]
+    seen: tuple[str, ...]
+    unseen: tuple[str, ...]
+
+
 class Method(ABC):
     """A personalization method.
 
@@ -218,6 +234,19 @@ class Method(ABC):
     """
 
     name: ClassVar[str] = ""
+    #: The data families the method can run on (empty: every one); the few-shot loader checks
+    #: it before any data is loaded or embedded.
+    data_families: ClassVar[tuple[str, ...]] = ()
+
+    def check_split(self, facts: SplitFacts) -> None:
+        """Refuse a split this method cannot be evaluated on fairly (called before ``learn``).
+
+        A method that arrives trained (a checkpoint) overrides it to refuse users it trained
+        on; the default accepts every split.
+
+        Args:
+            facts: the split's settings and user ids.
+        """
 
     @abstractmethod
     def learn(self, seen: Sequence[SeenUser]) -> None:

@@ -8,13 +8,14 @@ the profile-based RM baselines find profiles (:mod:`prb_tasks.data.profile_store
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from prb_tasks.data.custom.schema import UserRecord
 from prb_tasks.data.people import Person, clearest
 from prb_tasks.data.personalized_rb.schema import PRBRow
 from prb_tasks.data.personalllm.items import Simulation
-from prb_tasks.fewshot.method import Pair, Post, Response, SeenUser, User
+from prb_tasks.fewshot.method import Pair, Post, Response, SeenUser, SplitFacts, User
 from prb_tasks.fewshot.split import Split
 
 
@@ -28,12 +29,19 @@ class FewshotData:
             text where the data has them).
         pairs: pair key -> pair, for every pair of every user.
         source: ``personalllm`` or ``custom``, for messages.
+        settings: what decided the split (protocol keys, simulation keys, the file's digest),
+            so a trained checkpoint can check it is evaluated on the split it was trained for.
     """
 
     split: Split[Pair]
     users: dict[str, User]
     pairs: dict[str, Pair]
     source: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def facts(self) -> SplitFacts:
+        """The split's settings and user ids (:meth:`~prb_tasks.fewshot.method.Method.check_split`)."""
+        return SplitFacts(dict(self.settings), tuple(self.split.seen), tuple(u.user_id for u in self.split.unseen))
 
     def seen_users(self) -> list[SeenUser]:
         """The seen users with all their pairs, in user-id order."""

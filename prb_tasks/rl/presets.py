@@ -125,6 +125,9 @@ DIFFERENCES: tuple[tuple[str, str, str], ...] = (
     ("test data", "LaMP-QA's test split, top-5 posts", "the held-out rows, top-5 posts"),
     ("checkpoints", "verl FSDP checkpoints, converted to HF afterwards", "HF checkpoints from transformers' "
      "Trainer (resumable)"),
+    ("policies", "one policy per subset (verl.sh <DATASET>)", "one policy per reward model, trained on the three "
+     "subsets' rows pooled"),
+    ("prompt length", "prompts over 8,192 tokens dropped", "no prompt dropped: no length limit"),
 )
 
 

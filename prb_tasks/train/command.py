@@ -17,14 +17,13 @@ from typing import Any
 
 from prb_tasks.common.atomic import fresh_staging, publish, recover, staging
 from prb_tasks.common.errors import PRBError
-from prb_tasks.common.hub_reach import hub_model_access
 from prb_tasks.common.install_hint import pip_install
 from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
 
 #: Command-line flags, in TrainOptions' field names.
 FLAGS = ("family", "architecture", "backbone", "out", "input_format", "context_parts", "budget", "max_length",
-         "support_max", "latent_dim", "variational", "kl_weight", "heads", "adapt_steps", "adapt_l2", "epochs",
-         "max_steps", "learning_rate", "batch_size", "seed", "bf16", "deepspeed")
+         "support_max", "latent_dim", "variational", "kl_weight", "heads", "user_learning_rate", "adapt_steps",
+         "adapt_l2", "epochs", "max_steps", "learning_rate", "batch_size", "seed", "bf16", "deepspeed")
 _BOOLS = ("variational", "bf16")
 
 
@@ -73,6 +72,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
 
     from prb_tasks.data import families
     from prb_tasks.train import checkpoint
+    from prb_tasks.train.backbone import check_backbone, load_problem
     from prb_tasks.train.collate import Collator, prepare_tokenizer, render_examples
     from prb_tasks.train.data import load
     from prb_tasks.train.models import CLASSES
@@ -85,20 +85,13 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     if recover(out) and progress:
         print(f"prb train: put back {out} (a run killed while replacing it had moved it aside)", file=sys.stderr)
     checkpoint.check_out(out, options.out)
+    check_backbone(options.backbone)  # before the data: a wrong backbone should not wait for it
     data = load(options)
-    if options.backbone.startswith(("/", ".", "~")) and not Path(options.backbone).expanduser().exists():
-        raise TrainError(f"prb train: --backbone {options.backbone} does not exist; give a Hugging Face model id "
-                         "or a model folder")
-    if not Path(options.backbone).expanduser().exists():
-        _, problem = hub_model_access(options.backbone)
-        if problem:
-            raise TrainError(f"prb train: --backbone {options.backbone}: {problem}; download it once on a "
-                             "connected machine (`huggingface-cli download NAME`) or give a model folder")
     try:
         tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(options.backbone))
     except (OSError, ValueError) as exc:
         raise TrainError(f"prb train: --backbone {options.backbone}: cannot load its tokenizer "
-                         f"({' '.join(str(exc).split())[:200]}); give a Hugging Face model id or folder") from None
+                         f"({load_problem(exc)}); give a model folder or another Hugging Face model id") from None
     if options.input_format == "chat":
         check_chat_template(tokenizer, options.backbone)
     model_options = options.model_options()
@@ -106,20 +99,23 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     if options.architecture == "context":
         model_options["context_parts"] = parts_for(options.context_parts, list(users.values()),
                                                    families.get(data.family))
-        _check_context(data, model_options["context_parts"])
+        _check_context(model_options["context_parts"], options.support_max)
+        if progress and "history" in model_options["context_parts"]:
+            _print_fit(data, model_options["context_parts"], options.budget, tokenizer)
     rendered = render_examples(data.examples, options.architecture, model_options, tokenizer)
     set_seed(options.seed)
     try:
         backbone = AutoModel.from_pretrained(options.backbone)
     except (OSError, ValueError) as exc:
         raise TrainError(f"prb train: --backbone {options.backbone}: cannot load it with AutoModel "
-                         f"({' '.join(str(exc).split())[:200]})") from None
+                         f"({load_problem(exc)})") from None
     model = CLASSES[options.architecture](backbone, model_options, len(data.users))
     cpu = not torch.cuda.is_available()
     # Everything is written to a sibling folder and renamed into place when whole: a kill
     # leaves the previous checkpoint as it was (the log too), never a mix of the two.
     staged = _staging(out)
     trainer = BradleyTerryTrainer(model=model, args=arguments(options, str(staged / "trainer"), cpu),
+                                  user_learning_rate=options.user_learning_rate,
                                   train_dataset=rendered, data_collator=Collator(tokenizer, options.max_length,
                                                                                  options.input_format == "chat"))
     # Our own progress and a log file in place of transformers' printed dicts (one landed on stdout).
@@ -138,6 +134,8 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         manifest = {
             "architecture": options.architecture, "backbone": options.backbone, "family": data.family,
             "data": options.data, "metadata": options.metadata, "options": model_options, "users": data.users,
+            # What decided the split: the evaluation must be on the same one (prb-method checks).
+            "split": data.few_shot.settings if data.few_shot is not None else None,
             "pairs": len(rendered), "steps": int(result.global_step), "train_loss": float(result.training_loss),
             "seconds": round(time.perf_counter() - started, 1),
         }
@@ -164,18 +162,34 @@ def _staging(out: Path) -> Path:
     return staging(out)
 
 
-def _check_context(data: Any, parts: tuple[str, ...]) -> None:
-    """One line naming a seen user the context model would know nothing about."""
-    pairs: dict[str, int] = {}
+def _check_context(parts: tuple[str, ...], support_max: int) -> None:
+    """One line, before training, when the context model could read nothing about any user.
+
+    A user without one of the parts (no profile, no demographics) is not refused: the part
+    is empty for that user, in training and in evaluation alike.
+
+    Args:
+        parts: the context parts chosen.
+        support_max: most support pairs per training pair (the history part's source).
+    """
+    if tuple(parts) == ("history",) and support_max == 0:
+        raise TrainError("prb train: --context-parts history with --support-max 0 gives the context model no text "
+                         "about any user; raise --support-max or add demographics or profile")
+
+
+def _print_fit(data: Any, parts: tuple[str, ...], budget: int, tokenizer: Any) -> None:
+    """Say how many support pairs the context budget holds at each k (stderr)."""
+    from prb_tasks.fewshot.split import KS
+    from prb_tasks.train.budget import fit_report
+    from prb_tasks.train.text import token_measure
+
+    people: dict[str, tuple[Any, list[Any]]] = {}
     for example in data.examples:
-        pairs[example.user.user_id] = pairs.get(example.user.user_id, 0) + 1
-    for example in data.examples:
-        user = example.user
-        if not (("demographics" in parts and user.demographics) or ("profile" in parts and user.profile)
-                or ("history" in parts and pairs[user.user_id] > 1)):
-            raise TrainError(f"prb train: user '{user.user_id}' has no text for the context model (parts: "
-                             f"{', '.join(parts)}); give that user \"demographics\" or \"profile\", add history "
-                             "to --context-parts, or use --architecture plain")
+        people.setdefault(example.user.user_id, (example.user, []))[1].append(example.pair)
+    fit = fit_report(list(people.values()), parts, budget, token_measure(tokenizer), KS)
+    if fit:
+        print(f"prb train: context budget {budget} tokens: support pairs that fit at "
+              f"{', '.join(f'k={k}: {n}' for k, n in fit.items())} (median user)", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,10 +11,11 @@ ignores them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from prb_tasks.fewshot.method import Method, Pair, Response, SeenUser, User
+from prb_tasks.fewshot.method import Method, Pair, Response, SeenUser, SplitFacts, User
 
 
 class TrainedMethod(Method):
@@ -51,6 +52,39 @@ class TrainedMethod(Method):
         self._cache: dict[str, Any] = {}
         self.state: dict[str, Any] = {}
 
+    def check_split(self, facts: SplitFacts) -> None:
+        """Refuse (one line) an evaluation whose unseen users include users the checkpoint trained
+        on, or whose split settings differ from the training's (split_seed, unseen_share, the
+        simulation's keys, the data's digest).
+
+        Args:
+            facts: the evaluation's split.
+        """
+        from prb_tasks.fewshot.registry import MethodError
+
+        trained = set(self.manifest.get("users") or ())
+        leaked = [u for u in facts.unseen if u in trained]
+        theirs = self.manifest.get("split") or {}
+        # A checkpoint from before the split was recorded is checked on its users alone.
+        differ = [k for k in sorted(set(theirs) | set(facts.settings)) if theirs and
+                  theirs.get(k) != facts.settings.get(k)]
+        if not leaked and not differ:
+            return
+        what = (f"trained on {len(leaked)} of this evaluation's {len(facts.unseen)} unseen users "
+                f"({', '.join(leaked[:3])}{', ...' if len(leaked) > 3 else ''})" if leaked
+                else "was trained on another split")
+        keys = {k: theirs.get(k) for k in differ if k != "data_digest"}
+        fixes = []
+        if keys:
+            fixes.append(f"evaluate with the training's --metadata {json.dumps(keys)} (this run: "
+                         f"{json.dumps({k: facts.settings.get(k) for k in keys})})")
+        if "data_digest" in differ:
+            fixes.append(f"evaluate on the data it was trained on ({self.manifest.get('data')}; this data differs)")
+        if not fixes:
+            fixes.append("evaluate with the --metadata it was trained with")
+        raise MethodError(f"prb-method (trained): checkpoint '{self.checkpoint}' {what}; {' and '.join(fixes)}, "
+                          "or train again with this run's")
+
     def learn(self, seen: Sequence[SeenUser]) -> None:
         from prb_tasks.train import checkpoint
         from prb_tasks.train.collate import Collator, prepare_tokenizer
@@ -77,10 +111,7 @@ class TrainedMethod(Method):
         from prb_tasks.train.collate import render_pair
 
         options = self.manifest["options"]
-        if self.architecture == "context":
-            for part in ("demographics", "profile"):
-                if part in options["context_parts"] and not getattr(user, part):
-                    user.require(part)  # one line: the model was trained to read it
+        # A part the user lacks is an empty part, as in training (render_pair reads what there is).
         self.state = {"user": user, "support": tuple(support)}
         if self.architecture == "latent" and support:
             shots = [render_pair(p, user, (), "plain", options, self.tokenizer) for p in support]

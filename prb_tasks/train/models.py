@@ -53,6 +53,8 @@ class RewardModel(nn.Module):
     """
 
     architecture = "plain"
+    #: Name prefixes of the parameters that belong to one user each (their own learning rate).
+    USER_PARAMETERS: tuple[str, ...] = ()
 
     def __init__(self, backbone: nn.Module, options: dict[str, Any], n_users: int = 0) -> None:
         super().__init__()
@@ -165,6 +167,7 @@ class MixtureRM(RewardModel):
     """The ``mixture`` architecture (see the module's docstring)."""
 
     architecture = "mixture"
+    USER_PARAMETERS = ("user_logits.",)
 
     def __init__(self, backbone: nn.Module, options: dict[str, Any], n_users: int = 0) -> None:
         super().__init__(backbone, options, n_users)

@@ -44,6 +44,9 @@ class TrainOptions(BaseModel):
     variational: bool = Field(False, description="latent: a variational encoder with a KL term")
     kl_weight: float = Field(0.01, ge=0, description="latent: weight of the KL term")
     heads: int = Field(4, ge=1, description="mixture: reward heads (the basis' rank)")
+    user_learning_rate: float = Field(0.1, gt=0, description="mixture: Adam's learning rate of the seen users' "
+                                      "weights in training (each sees only its own user's pairs; the rate that "
+                                      "fits an unseen user's)")
     adapt_steps: int = Field(200, ge=1, description="mixture: Adam steps fitting an unseen user's weights")
     adapt_l2: float = Field(0.01, ge=0, description="mixture: penalty on an unseen user's logits")
     epochs: float = Field(1.0, gt=0, description="passes over the training pairs")

@@ -42,19 +42,26 @@ def parts_for(requested: Sequence[str] | None, users: Sequence[User], family: Be
 
 def context_text(user: User, support: Sequence[Pair], query: str, parts: Sequence[str], budget: int,
                  tokenizer: Any) -> str:
-    """The user's text for one RM input, at most ``budget`` tokens (:func:`~prb_tasks.fewshot.context.user_text`).
+    """The user's text for one RM input, at most ``budget`` tokens, each part a share and support
+    pairs as summaries (:func:`~prb_tasks.train.budget.budgeted_context`).
 
     Args:
-        user: the user.
+        user: the user (a part the user lacks is empty).
         support: pairs of the user the model may read (never the one being scored).
         query: the request being scored (ranks history and profile by relevance).
         parts: which sections.
         budget: most tokens.
         tokenizer: the backbone's tokenizer (measures the budget).
     """
-    from prb_tasks.fewshot.context import token_counter, user_text
+    from prb_tasks.train.budget import budgeted_context
 
-    return user_text(user, support, query=query, budget=budget, measure=token_counter(tokenizer), parts=parts)
+    return budgeted_context(user, support, query, parts, budget, token_measure(tokenizer)).text
+
+
+def token_measure(tokenizer: Any) -> Any:
+    """A text's tokens under ``tokenizer`` (no special tokens; no warning for a text longer than the
+    model takes: a whole part is measured before it is cut to its share)."""
+    return lambda text: len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
 def check_chat_template(tokenizer: Any, backbone: str) -> None:
