@@ -463,6 +463,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.scoring.lacking import lacking_lines
     from prb_tasks.scoring.legend import legend_lines
+    from prb_tasks.scoring.negative_ties import negative_ties_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
     results = captured.get("results")
@@ -484,6 +485,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         # Every task counts: a task of the user's that includes one of ours (another N for
         # Best-of-N) has our metrics under its own name.
         lines += lacking_lines(results, set(results.get("results") or {}))
+        lines += negative_ties_lines(results)  # allenai's floor is -1%: say what a negative score is
         failed = failed_line(summary) if summary is not None else None
         if failed:  # the table's last line: numbers that a re-run would change
             lines.append(redact(failed))
