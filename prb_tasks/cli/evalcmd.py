@@ -85,13 +85,24 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
-def _print_error(exc: BaseException) -> None:
+def as_typed(line: str, plain: bool) -> str:
+    """``line`` as the user's command names itself: a run typed as plain ``lm_eval`` (routed here by
+    :mod:`prb_tasks.cli.lm_eval_hook`) did not type ``prb eval``, so its lines start ``prb:``.
+
+    Args:
+        line: a line that may start with ``prb eval:``.
+        plain: the run was typed as plain ``lm_eval``.
+    """
+    return "prb:" + line[len("prb eval:"):] if plain and line.startswith("prb eval:") else line
+
+
+def _print_error(exc: BaseException, plain: bool = False) -> None:
     from prb_tasks.common.redact import redact
 
     text = str(exc).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
     # An error may quote a provider's reply, which may echo a key.
-    print(redact(line), file=sys.stderr)
+    print(redact(as_typed(line, plain)), file=sys.stderr)
 
 
 def _unwritable(folder: Path) -> str | None:
@@ -463,6 +474,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     from prb_tasks.plugin import plugin_task_names
     from prb_tasks.scoring.lacking import lacking_lines
     from prb_tasks.scoring.legend import legend_lines
+    from prb_tasks.scoring.negative_ties import negative_ties_lines
     from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
     results = captured.get("results")
@@ -484,9 +496,10 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         # Every task counts: a task of the user's that includes one of ours (another N for
         # Best-of-N) has our metrics under its own name.
         lines += lacking_lines(results, set(results.get("results") or {}))
+        lines += negative_ties_lines(results)  # allenai's floor is -1%: say what a negative score is
         failed = failed_line(summary) if summary is not None else None
         if failed:  # the table's last line: numbers that a re-run would change
-            lines.append(redact(failed))
+            lines.append(redact(as_typed(failed, plain)))
         # The table keeps its rows; every sentence under it is wrapped by words to 120 columns.
         lines = head + fit_lines(lines)
         if lines:
@@ -495,8 +508,8 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         written = write_judge_usage(summary, args.output_path, started)
     except OSError as exc:
         # A full disk ends here too; the summary was printed above, nothing is lost but the file.
-        print(f"prb eval: could not save the judge's usage summary under {args.output_path} "
-              f"({exc.strerror or exc}); it is printed above", file=sys.stderr)
+        print(as_typed(f"prb eval: could not save the judge's usage summary under {args.output_path} "
+                       f"({exc.strerror or exc}); it is printed above", plain), file=sys.stderr)
         written = None
     if written is not None:
         from prb_tasks.common.terminal import shown_path
@@ -505,7 +518,7 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     stopped = stopped_line(summary) if summary is not None else None
     if stopped:
         # Last, so it is not lost above lm-eval's table; exit 3: the results are incomplete.
-        print(redact(stopped), file=sys.stderr)
+        print(redact(as_typed(stopped, plain)), file=sys.stderr)
         return STOPPED_EARLY
     return 0
 
@@ -641,7 +654,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
             args.namespace.func(args.namespace)
     except RunStopped as exc:
         # A dry run or submitted batches: stopped on purpose, before any results.
-        print(str(exc), flush=True)
+        print(as_typed(str(exc), plain), flush=True)
         return exc.exit_code
     except KeyboardInterrupt as exc:
         from prb_tasks.common.redact import redact
@@ -651,16 +664,16 @@ def _run(argv: list[str], plain: bool = False) -> int:
         # judge leaves its usage summary, which says how many answers were stored.
         summary = take_last_summary()
         line = str(exc) or (interrupted_line(summary) if summary is not None else INTERRUPTED_LINE)
-        print(redact(line), file=sys.stderr, flush=True)
+        print(redact(as_typed(line, plain)), file=sys.stderr, flush=True)
         return INTERRUPTED
     except PRBError as exc:
-        _print_error(exc)
+        _print_error(exc, plain)
         return 2
     except ValueError as exc:
         # lm-eval's own answer to a misspelled task name is a traceback.
         if not str(exc).startswith("Tasks not found"):
             raise
-        print(_missing_tasks(str(exc)), file=sys.stderr)
+        print(as_typed(_missing_tasks(str(exc)), plain), file=sys.stderr)
         return 2
     except Exception as exc:  # only a server that cannot be reached is answered here
         unreachable = unreachable_line(captured.get("args"), exc)
@@ -669,7 +682,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
         # The backend's other requests fail the same way; asyncio would print each one's
         # traceback ("Task exception was never retrieved") as the process ends.
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-        print(unreachable, file=sys.stderr, flush=True)
+        print(as_typed(unreachable, plain), file=sys.stderr, flush=True)
         return 2
     finally:
         declare(None)

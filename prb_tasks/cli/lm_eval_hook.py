@@ -58,6 +58,7 @@ def on_import(name: str, module: ModuleType) -> None:
             register_entry_point_models()
     elif name == "lm_eval._cli.run":
         wrap_run_command(module)
+        guard_dict_options(getattr(module, "MergeDictAction", None))
 
 
 def harness_reads_entry_points(group: str) -> bool:
@@ -188,3 +189,57 @@ def wrap_run_command(module: ModuleType) -> None:
     _execute.__doc__ = execute.__doc__
     assert run_cls is not None  # it has an _execute (checked above)
     run_cls._execute = staticmethod(_execute)
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    """The value of ``name`` (``--model X`` or ``--model=X``) on a command line, without parsing it."""
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(f"{name}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def named_ours(argv: list[str]) -> bool:
+    """Whether a command line that does not parse names a prb model, or only prb's tasks.
+
+    Args:
+        argv: the command line, ``run`` left out.
+    """
+    from prb_tasks.plugin import only_plugin_tasks
+
+    if _option(argv, "--model") in entry_point_models():
+        return True
+    tasks = [t.strip() for t in (_option(argv, "--tasks") or "").split(",") if t.strip()]
+    return bool(tasks) and only_plugin_tasks(tasks)
+
+
+def guard_dict_options(action_cls: Any) -> None:
+    """Answer bad JSON in a dict option (``--metadata '{"k": 1'``) of prb's run in one line.
+
+    lm-eval's parser lets ``try_parse_json``'s ValueError escape as a 42-line traceback,
+    before ``Run._execute`` (and so :func:`wrap_run_command`) is reached. prb's own parser
+    (``prb eval``, a subclass of the action) has its own answer and is left alone.
+
+    Args:
+        action_cls: ``lm_eval._cli.utils.MergeDictAction`` (its ``__call__`` is replaced).
+    """
+    original = getattr(action_cls, "__call__", None)
+    if action_cls is None or original is None or getattr(original, "_prb_wrapped", False):
+        return
+
+    def checked(self: Any, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        try:
+            original(self, parser, namespace, values, option_string)
+        except ValueError as exc:
+            argv = _cli_argv()
+            if type(self) is not action_cls or _inside_prb_eval or argv is None or not named_ours(argv):
+                raise
+            from prb_tasks.common.harness_args import json_problem
+
+            print(f"prb: argument {option_string or self.dest}: {json_problem(values, exc)}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    checked._prb_wrapped = True  # type: ignore[attr-defined]
+    action_cls.__call__ = checked

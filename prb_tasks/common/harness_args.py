@@ -112,7 +112,7 @@ def run_parser(prog: str = "prb eval") -> argparse.ArgumentParser:
             except HarnessArgsError:
                 raise
             except ValueError as exc:
-                parser.error(f"argument {option_string or self.dest}: {_json_problem(values, exc)}")
+                parser.error(f"argument {option_string or self.dest}: {json_problem(values, exc)}")
 
     for action in parser._actions:  # argparse keeps no public list
         if type(action) is MergeDictAction:
@@ -130,12 +130,12 @@ def _checked_type(inner: Any) -> Any:
         try:
             return inner(value)
         except ValueError as exc:
-            raise argparse.ArgumentTypeError(_json_problem(value, exc)) from None
+            raise argparse.ArgumentTypeError(json_problem(value, exc)) from None
 
     return parse_value
 
 
-def _json_problem(values: Any, exc: ValueError) -> str:
+def json_problem(values: Any, exc: ValueError) -> str:
     import json
 
     text = values[0] if isinstance(values, (list, tuple)) and values else str(values)

@@ -143,7 +143,8 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[st
     below = int(whole) // JUDGMENTS_PER_PROMPT * JUDGMENTS_PER_PROMPT
     lost = (f"the {int(whole) - below} judgments past {below} in each domain are" if below else
             f"no prompt is whole and all {int(whole)} judgments of each domain are")
-    print(f"prb eval: warning: --limit {given} with {', '.join(judged)}: a prompt is scored from its "
+    # `prb:`, not `prb eval:`: plain `lm_eval` runs this check too (prb_tasks/cli/lm_eval_hook.py).
+    print(f"prb: warning: --limit {given} with {', '.join(judged)}: a prompt is scored from its "
           f"{JUDGMENTS_PER_PROMPT} judgments (9 style pairs x 2 orders), so {lost} paid for and left out; "
           f"use a multiple of {JUDGMENTS_PER_PROMPT} (e.g. {below or JUDGMENTS_PER_PROMPT}"
           f"{'' if not below else f' or {below + JUDGMENTS_PER_PROMPT}'})", file=sys.stderr)

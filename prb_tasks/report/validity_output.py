@@ -14,6 +14,7 @@ from typing import Any, Callable
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.install_hint import pip_install
 from prb_tasks.report.validity import Estimate, Validity, validity
+from prb_tasks.rl.downstream import TASK as RL_TASK
 
 MEANINGS = {
     "spearman": "rank correlation of accuracy and gain (-1..1)",
@@ -49,10 +50,19 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _gain(report: Validity) -> tuple[str, str]:
+    """What the gain is (for the intro) and the chart's y label: ``prb rl``'s runs (task
+    ``personalized_rb_rl``) measure training against the RM, not picking with it."""
+    if report.downstream == RL_TASK:
+        return ("gold score of the answer of the policy trained against the RM minus the starting policy's",
+                "downstream gain (RL-trained minus starting policy)")
+    return "gold score of the best-of-N pick minus best-of-1's", "downstream gain (best-of-N minus best-of-1)"
+
+
 def _intro(report: Validity) -> list[str]:
     return [
         f"benchmark: {report.benchmark} (accuracy; resampled: {report.units[0]})",
-        f"downstream: {report.downstream} (gain: gold score of the best-of-N pick minus best-of-1's; gold = "
+        f"downstream: {report.downstream} (gain: {_gain(report)[0]}; gold = "
         f"rubric grade, or the simulated user's reward; resampled: {report.units[1]})",
         f"models: {len(report.models)}; 95% intervals from {report.iters} bootstrap draws over questions (users where "
         "the data names them) and over models",
@@ -61,7 +71,10 @@ def _intro(report: Validity) -> list[str]:
 
 def render_text(report: Validity) -> str:
     """What ``prb validity`` prints."""
-    parts = [*(f"WARNING: {w}" for w in report.warnings), *_intro(report), "",
+    from prb_tasks.common.terminal import fit_lines
+
+    # The intro's sentences are wrapped by words to a terminal's 120 columns (the tables are not).
+    parts = [*fit_lines([*(f"WARNING: {w}" for w in report.warnings), *_intro(report)]), "",
              _table(["model", "accuracy %", "gain"], _model_rows(report)), "",
              _table(["measure", "value", "CI over questions", "CI over models", "meaning"], _rows(report))]
     return "\n".join(parts)
@@ -143,7 +156,7 @@ def draw_scatter(report: Validity, stem: Path) -> None:
     label_points(ax, [(x, y, short_label(m.label, 36)) for x, y, m in zip(xs, ys, report.models)])
     rho = report.measures["spearman"].value
     ax.set_xlabel("benchmark accuracy (%)")
-    ax.set_ylabel("downstream gain (best-of-N minus best-of-1)")
+    ax.set_ylabel(_gain(report)[1])
     ax.set_xlim(-5, 105)
     title = (f"Does accuracy predict downstream quality? Spearman {_num(rho, 2)} over {len(xs)} models. "
              f"Benchmark: {report.benchmark}; downstream: {report.downstream}")

@@ -41,6 +41,30 @@ def _leaves(name: str, tree: dict[str, list[str]]) -> list[str]:
     return [leaf for s in subs for leaf in _leaves(s, tree)] if subs else [name]
 
 
+def _group_row(row: dict[str, Any], leaves: list[str], table: dict[str, Any],
+               counts: dict[str, Any]) -> dict[str, Any]:
+    """A group's row with the shares it does not aggregate itself taken from its leaves.
+
+    A group aggregates only the metrics its YAML lists (``rewardbench2_judge``: score), so a
+    judge that never wrote a rating shows ``parse_fail`` in every subset but not in the group
+    row; without this the group would get no line at all.
+
+    Args:
+        row: the group's entry in lm-eval's ``results``.
+        leaves: the names of the tasks under it.
+        table: lm-eval's ``results`` (where the leaves' rows are).
+        counts: lm-eval's ``n-samples`` (each leaf's document count weighs its share).
+    """
+    merged = dict(row)
+    rows = [(table.get(leaf), int((counts.get(leaf) or {}).get("effective") or 0) or 1) for leaf in leaves]
+    for key in {k for r, _ in rows if isinstance(r, dict) for k in r if k.endswith(",none")} - set(row):
+        got = [(v, w) for r, w in rows if isinstance(r, dict)
+               for v in [_value(r, key.removesuffix(",none"))] if v is not None]
+        if got:
+            merged[key] = sum(v * w for v, w in got) / sum(w for _, w in got)
+    return merged
+
+
 def task_line(name: str, row: dict[str, Any], n: int | None) -> str | None:
     """The line for one results row (a task or group), or None when its numbers stand.
 
@@ -108,7 +132,10 @@ def lacking_lines(results: dict[str, Any], ours: set[str]) -> list[str]:
     for name, row in table.items():
         if name not in ours or name in members or not isinstance(row, dict):
             continue
-        n = sum(int((counts.get(t) or {}).get("effective") or 0) for t in _leaves(name, tree)) or None
+        leaves = _leaves(name, tree)
+        n = sum(int((counts.get(t) or {}).get("effective") or 0) for t in leaves) or None
+        if name in tree:
+            row = _group_row(row, leaves, table, counts)
         line = task_line(name, row, n)
         if line:
             lines.append(line)

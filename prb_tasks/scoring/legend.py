@@ -107,6 +107,8 @@ _CI_PAIRS = ("95% CI: bootstrap over pairs within each subset (a judge's two ord
 _ITEMS = ("items: items scored (a Best-of-N question with its candidates, a RewardBench 2 prompt with its 4 or more "
           "responses, an RM-Bench prompt with its 3 chosen and 3 rejected responses)")
 _RATINGS = "ratings: responses the judge rated, one request each (a RewardBench 2 row is 4 or more)"
+_REPLIES = ("replies: what the model wrote, one request each (a Best-of-N policy writes N candidates per "
+            "question)")
 _JUDGMENTS = ("judgments: judge requests, one per (chosen style, rejected style) pair and order of an RM-Bench "
               "prompt (18 per prompt), one per response rated on a RewardBench 2 row")
 _CI_STDERR_SCALAR = "95% CI*: acc +/- 1.96 x lm-eval's standard error (normal approximation); n: pairs scored"
@@ -196,6 +198,8 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
         return [*lines, _ITEMS]
     if "_ratings" in only:  # run_table.RATINGS_MARK
         return [*lines, _RATINGS]
+    if "_replies" in only:  # run_table.REPLIES_MARK
+        return [*lines, _REPLIES]
     if "_judgments" in only:  # run_table.JUDGMENTS_MARK
         return [*lines, _JUDGMENTS]
     # A Best-of-N row scores questions (N candidates each), not pairs.

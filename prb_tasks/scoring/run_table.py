@@ -42,6 +42,8 @@ FULL_TABLES_FLAG = "--full_tables"
 ITEMS_MARK = "_items"
 #: ... and judge ratings (a document per response rated), not items.
 RATINGS_MARK = "_ratings"
+#: ... and what a model wrote, one request each (a Best-of-N policy's N candidates per question).
+REPLIES_MARK = "_replies"
 #: ... and judge calls of RM-Bench style pairs (18 per prompt), perhaps beside ratings.
 JUDGMENTS_MARK = "_judgments"
 
@@ -173,11 +175,23 @@ def _compact_table(results: dict[str, Any], rows: list[tuple[str, str, list[str]
     # Best-of-N, RewardBench 2 and RM-Bench rows score items (a question with all its responses), not
     # pairs, and have no acc: a run of only such rows counts items and shows no acc / interval columns.
     pairwise = any(_value(table[name], "acc") is not None for _, name, _ in rows)
+    # A judge that rates responses one at a time (rewardbench2_judge) has a document per response; an
+    # RM-Bench judge (rmbench_judge) one per style pair and order.
+    configs = results.get("configs") or {}
+    generated = [t for _, _, tasks in rows for t in tasks if configs.get(t, {}).get("output_type") == "generate_until"]
+    judgments = any(_value(table.get(t) or {}, "easy_acc") is not None for t in generated)
+    # A judge's reply is read for a rating (parse_fail counts those it lacked); a policy's reply is an
+    # answer, and personalized_rb_bon_sample asks `repeats` of them (its N candidates) per document.
+    ratings = bool(generated) and not judgments and all(
+        _value(table.get(t) or {}, "parse_fail") is not None for t in generated)
+    replies = bool(generated) and not judgments and not ratings
+    count_label = "judgments" if judgments else "ratings" if ratings else "replies" if replies else "items"
     body = []
     starred = False
     for shown, name, tasks in rows:
         row = table[name]
-        docs = sum(int((counts.get(t) or {}).get("effective") or 0) for t in tasks)
+        docs = sum(int((counts.get(t) or {}).get("effective") or 0)
+                   * (int(configs.get(t, {}).get("repeats") or 1) if replies else 1) for t in tasks)
         if not pairwise:
             body.append([shown, str(docs or "-"), *[_cell(_value(row, m), m) for m in columns]])
             continue
@@ -185,19 +199,12 @@ def _compact_table(results: dict[str, Any], rows: list[tuple[str, str, list[str]
         starred |= ci.endswith("*")
         body.append([shown, str(pairs if pairs is not None else docs or "-"), _cell(_value(row, "acc"), "acc"), ci,
                      *[_cell(_value(row, m), m) for m in columns]])
-    # A judge that rates responses one at a time (rewardbench2_judge) has a document per response; an
-    # RM-Bench judge (rmbench_judge) one per style pair and order.
-    generated = [t for _, _, tasks in rows for t in tasks
-                 if (results.get("configs") or {}).get(t, {}).get("output_type") == "generate_until"]
-    judgments = any(_value(table.get(t) or {}, "easy_acc") is not None for t in generated)
-    ratings = bool(generated) and not judgments
-    count_label = "judgments" if judgments else "ratings" if ratings else "items"
     head = (["task", "n" if starred else "pairs", "acc %", "95% CI", *[_header(m) for m in columns]] if pairwise
             else ["task", count_label, *[_header(m) for m in columns]])
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
 
     shown_metrics = ["acc", *columns] if pairwise else [
-        *columns, JUDGMENTS_MARK if judgments else RATINGS_MARK if ratings else ITEMS_MARK]
+        *columns, JUDGMENTS_MARK if judgments else RATINGS_MARK if ratings else REPLIES_MARK if replies else ITEMS_MARK]
     lines = _folded(head, body, widths)
     from prb_tasks.scoring.fewshot import k_curve_lines
 

@@ -241,3 +241,35 @@ def test_lm_eval_run_goes_through_prb_eval_only_for_prb_runs(monkeypatch: pytest
     with harness_hook.prb_eval_running():
         Run._execute("ns")
     assert seen.pop() == ("lm-eval", "ns")
+
+
+def _real_lm_eval(args: list[str], cwd: Path):
+    """The real ``lm_eval`` command line with the hook installed (as the .pth file does)."""
+    from tests.runner import run_cli
+
+    launch = ("import _prb_lm_eval_hook, sys; sys.argv[0] = 'lm_eval'; "
+              "from lm_eval.__main__ import cli_evaluate; cli_evaluate()")
+    return run_cli(args, cwd=cwd, program=[sys.executable, "-c", launch],
+                   env={"PYTHONPATH": os.pathsep.join([str(REPO), str(STARTUP)]), "PRB_LM_EVAL_HOOK": "1"})
+
+
+def test_plain_lm_eval_errors_of_prb_runs_name_no_prb_eval(tmp_path: Path) -> None:
+    """A prb run typed as plain `lm_eval` was not typed as `prb eval`: its lines say `prb:`."""
+    proc = _real_lm_eval(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_scalr"],
+                         tmp_path)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("prb: unknown task 'personalized_rb_scalr' (did you mean 'personalized_rb_scalar'"), last
+    assert "prb eval" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_plain_lm_eval_with_bad_metadata_json_is_one_line_when_the_run_is_prbs(tmp_path: Path) -> None:
+    proc = _real_lm_eval(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_scalar",
+                          "--metadata", '{"data_dir": "x"'], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "prb: argument --metadata: not valid JSON (Expecting ',' delimiter at line 1, column 17): {\"data_dir\": "
+        "\"x\"; JSON needs double quotes around keys and strings"], proc.stderr[-3000:]
+    # lm-eval's own run keeps lm-eval's own answer.
+    own = _real_lm_eval(["--model", "hf", "--tasks", "hellaswag", "--metadata", "{data_dir: x}"], tmp_path)
+    assert own.returncode != 0 and "Invalid JSON: {data_dir: x}" in own.stderr

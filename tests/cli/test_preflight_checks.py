@@ -23,6 +23,8 @@ def test_a_limit_that_cuts_a_prompt_is_said(monkeypatch, capsys, tasks, limit, c
     err = _prepare(monkeypatch, capsys, tasks, limit)
     lines = [line for line in err.splitlines() if "warning: --limit" in line]
     assert len(lines) == 1, err
+    # Said under plain `lm_eval` too, so it does not name `prb eval`.
+    assert lines[0].startswith(f"prb: warning: --limit {limit} with {tasks.split(',')[0]}:"), lines[0]
     assert f"--limit {limit} with {tasks.split(',')[0]}:" in lines[0] and cut in lines[0]
     assert "use a multiple of 18" in lines[0]
 

@@ -71,6 +71,38 @@ def test_groups_count_their_leaves_and_others_tasks_are_left_alone() -> None:
         "or a template that ends with the verdict"]
 
 
+def test_a_group_that_aggregates_only_its_score_reads_its_leaves_shares() -> None:
+    """rewardbench2_judge's YAML aggregates score alone: parse_fail is only in its subsets."""
+    results = {
+        "results": {"rb2j": _row(score=0.208), "rb2j_math": _row(score=0.25, top1=0.0, parse_fail=1.0),
+                    "rb2j_ties": _row(score=0.0, parse_fail=0.5)},
+        "group_subtasks": {"rb2j": ["rb2j_math", "rb2j_ties"]},
+        "n-samples": {"rb2j_math": {"effective": 8}, "rb2j_ties": {"effective": 24}},
+    }
+    assert lacking_lines(results, set(results["results"])) == [
+        "prb: rb2j: 12 of 32 replies ended with a readable 1-10 rating (a whole number, nothing after it); "
+        "unrated responses never win a row, so the score measures the format more than the judgment; "
+        "try a stronger judge or a larger max_tokens"]
+
+
+@pytest.mark.slow
+def test_a_rating_judge_that_never_rates_gets_its_line(tmp_path: Path) -> None:
+    """rewardbench2_judge against the fake server replying with prose and no rating: one line
+    under the table (the group row has no parse_fail of its own)."""
+    from prb_tasks.testing.benchmark_copies import rewardbench2_rows, write_rewardbench2
+
+    data = write_rewardbench2(tmp_path / "rb2", rewardbench2_rows(2, 2, seed=4))
+    with FakeLLMServer(policy=lambda messages, model: RAMBLE) as server:
+        proc = run_cli(["eval", "--model", "prb-judge", "--model_args",
+                        f"model=openai/fake,api_base={server.openai_base},cache_dir={tmp_path / 'cache'}",
+                        "--tasks", "rewardbench2_judge", "--metadata", json.dumps({"data_dir": str(data)}),
+                        "--output_path", str(tmp_path / "out")],
+                       cwd=tmp_path, env={"OPENAI_API_KEY": "sk-fake-lacking"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert "prb: rewardbench2_judge: 0 of 64 replies ended with a readable 1-10 rating" in proc.stdout, proc.stdout
+
+
 @pytest.mark.slow
 def test_a_grader_without_aspect_lines_ends_in_one_line_at_each_step(tmp_path: Path) -> None:
     """Grading then a contestant, with a grader that writes prose: each run ends in its line

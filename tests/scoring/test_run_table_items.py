@@ -50,3 +50,28 @@ def test_a_table_wider_than_120_columns_is_cut_into_parts_that_repeat_the_task_c
     assert len(heads) == len(rows) >= 2
     shown = [cell for head in heads for cell in head.split()[1:] if cell != "%"]
     assert shown == ["pairs", "acc", "95%", "CI", *metrics[1:]]  # every column once, in order
+
+
+def test_a_policy_run_counts_its_replies_not_its_questions() -> None:
+    """personalized_rb_bon_sample writes 16 candidates for each of 6 questions: 96 replies (was
+    `ratings 6`, a column the legend said counts responses a judge rated)."""
+    name = "personalized_rb_bon_sample"
+    run = {"results": {name: {"alias": name, "candidate_words,none": 40.0, "empty_candidate,none": 0.0,
+                              "failed_candidate,none": 0.0}},
+           "n-samples": {name: {"original": 6, "effective": 6}},
+           "configs": {name: {"output_type": "generate_until", "repeats": 16}}}
+    lines, shown = compact_lines(run, {name})
+    assert lines[0].split()[:2] == ["task", "replies"]
+    assert lines[1].split()[:2] == [name, "96"]
+    legend = legend_lines(run, {name}, shown)
+    assert legend[-1].startswith("replies: what the model wrote, one request each")
+
+
+def test_a_rating_judge_still_counts_ratings() -> None:
+    name = "rewardbench2_judge_math"
+    run = {"results": {name: {"alias": name, "score,none": 0.25, "parse_fail,none": 0.1}},
+           "n-samples": {name: {"effective": 8}},
+           "configs": {name: {"output_type": "generate_until", "repeats": 1}}}
+    lines, shown = compact_lines(run, {name})
+    assert lines[0].split()[:2] == ["task", "ratings"] and lines[1].split()[:2] == [name, "8"]
+    assert legend_lines(run, {name}, shown)[-1].startswith("ratings: responses the judge rated")
