@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import uuid
@@ -94,6 +95,21 @@ def write_layout(root: Path, rows_by_config: dict[str, list[dict]], fmt: str) ->
 
             pq.write_table(pa.Table.from_pylist(rows), folder / f"{FILE}.parquet")
     return root
+
+
+@pytest.fixture(autouse=True)
+def _no_handlers_on_closed_streams():
+    """Drops logging handlers left writing to a test's captured stderr once it is closed.
+
+    A test that runs lm-eval in-process (``run_eval``) lets lm-eval and datasets attach a
+    StreamHandler to the stderr of that moment, capsys's; a later test in the same worker
+    that logs then prints logging's "--- Logging error ---" block into its own stderr.
+    """
+    yield
+    for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
+        for handler in list(getattr(logger, "handlers", [])):
+            if getattr(getattr(handler, "stream", None), "closed", False):
+                logger.removeHandler(handler)
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ def test_config_file_run_takes_the_plugin_only_path(tmp_path, all_sample_rows):
              "import lm_eval.tasks as t; print(len(t.TaskManager().all_tasks))" % str(config))
     count = run_cli(["-c", probe], cwd=tmp_path, program=[sys.executable])
     assert count.returncode == 0, count.stderr[-2000:]
-    assert int(count.stdout.split()[-1]) < 100
+    assert int(count.stdout.split()[-1]) < 1000  # ours (about 100), not the ~14,700 built-in
     proc = run_cli(["eval", "--config", str(config)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"Data: local folder {copy.resolve()}: Art_and_Entertainment 12," in flat(proc.stdout)

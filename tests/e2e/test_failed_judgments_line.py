@@ -7,7 +7,7 @@ from pathlib import Path
 
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.e2e.test_judge_e2e import TASK, chosen_policy
-from tests.runner import run_cli
+from tests.runner import flat, run_cli
 
 
 def test_failed_judgments_are_named_in_the_last_line_and_a_rerun_retries_only_them(tmp_path: Path) -> None:
@@ -21,9 +21,13 @@ def test_failed_judgments_are_named_in_the_last_line_and_a_rerun_retries_only_th
         again = run_cli(args, cwd=tmp_path)
         resent = len(srv.requests) - sent
     assert first.returncode == 0, first.stderr[-2000:]
-    last = first.stdout.strip().splitlines()[-1]
-    assert last == (f"prb eval: 2 of {sent} judgments failed after every retry (server 2) and count as wrong "
-                    "(error_rate); re-run the same command to retry only them: answered judgments are cached "
-                    "and not sent again"), first.stdout[-2000:]
+    # The last sentence of the output (wrapped by words to 120 columns, so read flat).
+    lines = first.stdout.strip().splitlines()
+    start = max(i for i, line in enumerate(lines) if not line.startswith(" "))
+    assert lines[start].startswith("prb eval: 2 of"), first.stdout[-2000:]
+    assert flat("\n".join(lines[start:])) == (
+        f"prb eval: 2 of {sent} judgments failed after every retry (server 2) and count as wrong "
+        "(error_rate); re-run the same command to retry only them: answered judgments are cached "
+        "and not sent again"), first.stdout[-2000:]
     assert again.returncode == 0 and resent == 2  # only the two failed ones went out again
     assert "failed after every retry" not in again.stdout

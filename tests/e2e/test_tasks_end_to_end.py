@@ -152,7 +152,7 @@ def test_plugin_only_runs_skip_the_builtin_task_index(tmp_path):
     proc = run_cli(["-c", probe], cwd=tmp_path, program=[sys.executable])
     assert proc.returncode == 0, proc.stderr
     count, seconds = proc.stdout.split()
-    assert int(count) < 100  # only ours, not the ~14,700 built-in names
+    assert int(count) < 1000  # only ours (about 100), not the ~14,700 built-in names
     assert float(seconds) < 2.0
 
 

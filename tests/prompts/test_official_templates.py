@@ -167,7 +167,7 @@ def test_download_checks_the_pinned_digest(file_server, tmp_path):
 def test_offline_command_fails_with_one_line(tmp_path):
     # A proxy on a closed port stands for "no internet" on any machine.
     proc = run_cli(["templates", "official", str(tmp_path / "t")], cwd=tmp_path,
-                   env={"https_proxy": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}, timeout=120)
+                   env={"https_proxy": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"})
     assert proc.returncode == 2  # a user error, like every other one
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
