@@ -11,7 +11,9 @@ from prb_tasks.train.options import TrainError, parse
 def _train(tmp_path, backbone: str) -> None:
     from prb_tasks.train.command import train
 
-    train(parse({"data": str(tmp_path / "nowhere.jsonl"), "architecture": "plain", "backbone": backbone,
+    # The bundled preference file: the data path is checked first (before the heavy imports), the
+    # backbone next, before any data is read.
+    train(parse({"data": "example", "architecture": "plain", "backbone": backbone,
                  "out": str(tmp_path / "out")}, None), progress=False)
 
 
@@ -32,7 +34,7 @@ def test_offline_missing_backbone_is_whole_and_names_the_id(tmp_path, monkeypatc
     import huggingface_hub.constants as constants
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
-    args = type("Args", (), {"data": str(tmp_path / "d.jsonl"), "metadata": None})()
+    args = type("Args", (), {"data": "example", "metadata": None})()
     for name in FLAGS:
         setattr(args, name, None)
     args.architecture, args.backbone, args.out = "plain", "someorg/some-model", str(tmp_path / "o")
