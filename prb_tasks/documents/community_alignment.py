@@ -21,10 +21,11 @@ FAMILY = "community_alignment"
 class CommunityOptions(PeopleOptions):
     """``--metadata`` options of the Community Alignment tasks (each field's description says what it does)."""
 
-    data_dir: Optional[str] = Field(None, description="local copy in the HF layout (data/filtered_community_alignment"
-                                    f".csv); else ${ENV_VAR}")
-    split: Literal["filtered", "full"] = Field("filtered", description="filtered (default: conversations without "
-                                               "missing turns) or full (every conversation)")
+    data_dir: Optional[str] = Field(None, description="local copy in the HF layout (community_alignment.csv); "
+                                    f"else ${ENV_VAR}")
+    split: Literal["auto", "latest", "filtered", "full"] = Field(
+        "auto", description="which CSV file: latest (community_alignment.csv), filtered or full (the first "
+        "release's data/ files: conversations without missing turns, or all); auto (default): the first present")
 
 
 #: The ``--metadata`` keys of every ``community_alignment*`` task, checked by the shared validator.

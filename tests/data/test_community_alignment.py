@@ -1,4 +1,5 @@
-"""Community Alignment read from a local copy in its exact hub layout (``data/*.csv``)."""
+"""Community Alignment read from a local copy in its exact hub layouts (``community_alignment.csv``,
+the first release's ``data/*.csv``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from prb_tasks.data.community_alignment.constants import HF_REPO
 from prb_tasks.data.community_alignment.reader import data_file, read_community
 from prb_tasks.data.errors import DataError
-from tests.community_alignment_fixture import SHARED, ca_row, ca_rows, write_ca
+from tests.community_alignment_fixture import SHARED, ca_row, ca_rows, write_ca, write_ca_latest
 
 
 def _people(tmp_path: Path, rows=None):
@@ -38,8 +39,9 @@ def test_the_preferred_response_against_each_other_response(tmp_path: Path) -> N
 
 def test_attributes_and_people_with_little(tmp_path: Path) -> None:
     people = _people(tmp_path)
-    assert people["101"].demographics == {"age": "35-44", "gender": "Female", "education level": "Bachelor's degree",
-                                          "political leaning": "Centre", "ethnicity": "White", "country": "France"}
+    assert people["101"].demographics == {
+        "age": "35-45", "gender": "Female", "education level": "Post-secondary graduate",
+        "political leaning": "Middle-of-the-road, centrist", "ethnicity": "White", "country": "France"}
     assert people["101"].country == "France" and people["101"].profile == ()
     hindi = people["104"]
     assert hindi.demographics == {} and hindi.country == "" and len(hindi.choices) == 1
@@ -65,9 +67,32 @@ def test_bad_rows_are_one_line_naming_file_row_and_field(tmp_path: Path, change:
     assert expected in message and "filtered_community_alignment.csv" in message and "\n" not in message
 
 
+def test_the_later_single_file_and_which_file_each_split_reads(tmp_path: Path) -> None:
+    # The later release: one community_alignment.csv at the top, with a wave column; auto reads it.
+    folder = write_ca_latest(tmp_path / "latest")
+    assert data_file(folder, "auto") == data_file(folder, "latest") == folder / "community_alignment.csv"
+    assert [p.person_id for p in read_community(folder).people] == ["101", "102", "103", "104", "105"]
+    # Beside the first release's files, auto takes the newest; filtered and full still name theirs.
+    write_ca(folder, full=ca_rows()[:2])
+    assert data_file(folder, "auto").name == "community_alignment.csv"
+    assert data_file(folder, "full") == folder / "data" / "full_community_alignment.csv"
+    assert data_file(write_ca(tmp_path / "first"), "auto").name == "filtered_community_alignment.csv"
+    with pytest.raises(DataError, match="unknown Community Alignment split 'train'; expected one of auto, latest"):
+        data_file(folder, "train")
+
+
+def test_the_placeholder_of_an_empty_response_is_no_response(tmp_path: Path) -> None:
+    rows = [ca_row(1, 7, "it", [("Ciao?", {"a": "Ciao!", "b": "EMPTY STRING", "c": "Salve.", "d": ""}, "a", "")])]
+    (person,) = read_community(write_ca_latest(tmp_path, rows)).people
+    assert [c.rejected for c in person.choices] == ["Salve."]
+
+
 def test_bad_files_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"has no data/full_community_alignment.csv; .*--family community_alignment"):
         data_file(tmp_path, "full")
+    with pytest.raises(DataError, match=r"has no community_alignment.csv or data/filtered_community_alignment.csv "
+                                        r"or data/full_community_alignment.csv; "):
+        data_file(tmp_path, "auto")
     folder = write_ca(tmp_path / "copy")
     path = folder / "data" / "filtered_community_alignment.csv"
     path.write_text("conversation_id,annotator_id\n1,2\n", encoding="utf-8")
@@ -94,6 +119,9 @@ def test_prb_data_validate_and_download(tmp_path: Path, monkeypatch, capsys: pyt
     assert "  turns that gave no pair: 1 without a preferred response" in out
     assert f"{folder / 'data' / 'full_community_alignment.csv'}: ok" in out and "  conversations: 2" in out
     assert not any("rating gap" in line for line in out) and all(len(line) <= 120 for line in out)
+    latest = write_ca_latest(tmp_path / "latest")
+    assert detect_family(latest) == "community_alignment" and datatools.validate(latest) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"{latest / 'community_alignment.csv'}: ok"
 
     asked: list[tuple[str, list[str]]] = []
 
@@ -104,5 +132,5 @@ def test_prb_data_validate_and_download(tmp_path: Path, monkeypatch, capsys: pyt
 
     monkeypatch.setattr(datatools, "_snapshot", snapshot)
     assert datatools.download(tmp_path / "dl", family="community_alignment") == 0
-    assert asked == [(HF_REPO, ["data/filtered_community_alignment.csv", "data/full_community_alignment.csv",
-                                "README.md"])]
+    assert asked == [(HF_REPO, ["community_alignment.csv", "data/filtered_community_alignment.csv",
+                                "data/full_community_alignment.csv", "README.md"])]

@@ -25,13 +25,13 @@ def test_variants_show_what_they_say(tmp_path: Path) -> None:
     assert (bare[0]["tags"], bare[0]["language"], bare[0]["country"]) == (["language fr"], "fr", "France")
     profile = {(d["pair_key"], d["chosen_position"]): d["prompt"] for d in _docs(tmp_path, "profile")}
     shared = profile[("101/1/first/a", "A")]
-    assert "- political leaning: Centre" in shared and "Propose un plat végétarien" in shared
+    assert "- political leaning: Middle-of-the-road, centrist" in shared and "Propose un plat végétarien" in shared
     assert "Chaque famille est différente." not in shared  # this conversation's own reason: oracle only
     oracle = {(d["pair_key"], d["chosen_position"]): d["prompt"] for d in _docs(tmp_path, "oracle")}
     assert "this very choice" in oracle[("101/1/first/a", "A")] and "Chaque famille" in oracle[("101/1/first/a", "A")]
     assert "this very choice" not in oracle[("102/2/first/a", "A")]  # 102 wrote nothing
     scalar = _docs(tmp_path, "scalar_profile")
-    assert scalar[0]["prompt"].startswith("About me:\n- age: 35-44") and len(scalar) == 13
+    assert scalar[0]["prompt"].startswith("About me:\n- age: 35-45") and len(scalar) == 13
 
 
 def test_split_option(tmp_path: Path, monkeypatch) -> None:

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 
 def validate(folder: Path, bundled: bool = False) -> int:
-    """Check a Community Alignment copy (each of its CSV files present); print people and pairs.
+    """Check a Community Alignment copy (each of its CSV files present: ``community_alignment.csv``,
+    the first release's filtered and full files); print people and pairs.
 
     Args:
         folder: the copy's folder (``data/*.csv`` under it).
@@ -23,7 +24,7 @@ def validate(folder: Path, bundled: bool = False) -> int:
     """
     from prb_tasks.data.people import summary_lines
 
-    present = [split for split, name in FILES.items() if (folder / name).is_file()] or ["filtered"]
+    present = [split for split, name in FILES.items() if (folder / name).is_file()] or ["auto"]
     for split in present:
         copy, code = read_copy(folder, partial(_read_split, split=split))
         if copy is None:
@@ -42,7 +43,7 @@ def _read_split(folder: Path, split: str) -> CommunityCopy:
 
 
 def looks_like(path: Path) -> bool:
-    """A Community Alignment copy: one of its CSV files under ``data/``."""
+    """A Community Alignment copy: one of its CSV files (``community_alignment.csv``, ``data/*.csv``)."""
     return any((path / name).is_file() for name in FILES.values())
 
 
@@ -58,11 +59,11 @@ FAMILY = BenchmarkFamily(
     detect_order=16,
     hub_repo=HF_REPO,
     hub_files=(*FILES.values(), "README.md"),
-    whole="Community Alignment is downloaded whole (its filtered and full CSV files)",
+    whole="Community Alignment is downloaded whole (its CSV files)",
     audit="prb_tasks.documents.community_alignment:audit_docs",
     train="fewshot",
     fewshot="prb_tasks.documents.community_alignment:fewshot_source",
-    describe="a Community Alignment folder (data/filtered_community_alignment.csv)",
+    describe="a Community Alignment folder (community_alignment.csv)",
     pairwise_example="community_alignment_scalar",
     users_have="Community Alignment's annotators have demographics (age, gender, education, politics, ethnicity, "
                "country) and no profile text",

@@ -1,5 +1,6 @@
-"""Read a local Community Alignment copy (``data/filtered_community_alignment.csv`` or
-``data/full_community_alignment.csv``) into people and their choices.
+"""Read a local Community Alignment copy (``community_alignment.csv``, or the first release's
+``data/filtered_community_alignment.csv`` and ``data/full_community_alignment.csv``) into people
+and their choices.
 
 One row is one annotator's conversation of up to four turns. In each turn the annotator saw
 up to four responses (``<turn>_turn_response_a`` .. ``_d``) and named the one they preferred
@@ -18,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from prb_tasks.data.community_alignment.constants import ATTRIBUTES, FILES, LETTERS, TURNS
+from prb_tasks.data.community_alignment.constants import ATTRIBUTES, EMPTY_MARK, FILES, LETTERS, SPLITS, TURNS
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.people import Choice, Person, transcript
 from prb_tasks.data.rawfiles import check_file
@@ -49,21 +50,28 @@ def data_file(folder: Path, split: str) -> Path:
     """The CSV of ``split`` in a copy's folder.
 
     Args:
-        folder: the copy (``data/`` under it).
-        split: ``filtered`` or ``full``.
+        folder: the copy (its top folder, as the hub has it).
+        split: ``auto`` (the first present of ``community_alignment.csv``, the filtered and the
+            full file), ``latest`` (``community_alignment.csv``), ``filtered`` or ``full``.
     """
-    if split not in FILES:
-        raise DataError(f"prb: unknown Community Alignment split '{split}'; expected filtered or full")
-    path = folder / FILES[split]
-    if not path.is_file():
-        raise DataError(f"prb: {folder} has no {FILES[split]}; give the folder of a copy in the HF layout "
-                        f"(`prb data download DIR --family {FAMILY}` makes one)")
-    return path
+    if split not in SPLITS:
+        raise DataError(f"prb: unknown Community Alignment split '{split}'; expected one of {', '.join(SPLITS)}")
+    names = list(FILES.values()) if split == "auto" else [FILES[split]]
+    for name in names:
+        if (folder / name).is_file():
+            return folder / name
+    raise DataError(f"prb: {folder} has no {' or '.join(names)}; give the folder of a copy in the HF layout "
+                    f"(`prb data download DIR --family {FAMILY}` makes one)")
 
 
 def _cell(row: dict[str, str | None], name: str) -> str:
     return (row.get(name) or "").strip()
 
+
+def _response(row: dict[str, str | None], name: str) -> str:
+    # Public loaders of the release read this placeholder as no response: never an answer to rank.
+    text = row.get(name) or ""
+    return "" if text.strip() == EMPTY_MARK else text
 
 
 def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Counter[str]) -> list[Choice]:
@@ -91,7 +99,7 @@ def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Cou
         if letter not in LETTERS or not preferred.startswith("response_"):
             raise DataError(f"prb: bad row in {path}, {where} (conversation {conv!r}): field '{field}': "
                             f"{preferred!r} is not one of response_a, response_b, response_c, response_d; fix the file")
-        responses = {x: row.get(f"{turn}_turn_response_{x}") or "" for x in LETTERS}
+        responses = {x: _response(row, f"{turn}_turn_response_{x}") for x in LETTERS}
         best = responses[letter]
         if not best.strip():
             raise DataError(f"prb: bad row in {path}, {where} (conversation {conv!r}): field "
@@ -114,14 +122,13 @@ def read_community(path: Path) -> CommunityCopy:
     """Read and validate one Community Alignment CSV file.
 
     Args:
-        path: ``data/filtered_community_alignment.csv`` or ``data/full_community_alignment.csv``
-            (a folder: its filtered file).
+        path: one of the copy's CSV files (a folder: the file :func:`data_file` picks for ``auto``).
 
     Raises:
         DataError: the file is missing, lacks a column or has a bad row (one line: file, row, field).
     """
     if path.is_dir():
-        path = data_file(path, "filtered")
+        path = data_file(path, "auto")
     check_file(path)
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # responses and feedback are long cells
     people: dict[str, tuple[dict[str, str], list[Choice]]] = {}
@@ -133,7 +140,7 @@ def read_community(path: Path) -> CommunityCopy:
             missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
             if missing:
                 raise DataError(f"prb: {path}: no column {', '.join(missing)} in its header; is this the Community "
-                                f"Alignment CSV (data/filtered_community_alignment.csv)?")
+                                f"Alignment CSV (community_alignment.csv)?")
             for number, row in enumerate(reader, start=1):
                 where = f"row {number}"
                 for column in ("conversation_id", "annotator_id"):

@@ -1,5 +1,5 @@
 """Where Community Alignment is read from: ``--metadata '{"data_dir": DIR}'``, else
-``PRB_COMMUNITY_ALIGNMENT_DIR``; ``split`` picks the filtered (default) or the full CSV."""
+``PRB_COMMUNITY_ALIGNMENT_DIR``; ``split`` picks the CSV file (``auto``: the newest present)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def load_copy(data_dir: str | os.PathLike[str] | None, split: str) -> CommunityC
 
     Args:
         data_dir: see :func:`resolve_data_dir`.
-        split: ``filtered`` or ``full``.
+        split: ``auto``, ``latest``, ``filtered`` or ``full`` (:func:`~.reader.data_file`).
     """
     path = data_file(resolve_data_dir(data_dir), split)
     return _read(path, path.stat().st_mtime)
