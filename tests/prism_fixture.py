@@ -87,6 +87,41 @@ def prism_rows() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return survey, conversations
 
 
+#: langid's flag of each message of :func:`prism_rows`' conversations, turn by turn.
+LANGUAGES = {"c0001": ["es", "es"], "c0002": ["en"], "c0003": ["en"]}
+
+
+def metadata_rows(survey: list[dict[str, Any]], conversations: list[dict[str, Any]],
+                  languages: dict[str, list[str | None]]) -> list[dict[str, Any]]:
+    """``metadata.jsonl``: one row per text, in the order the authors' ``get_text_instances.py``
+    writes them (survey texts, feedback, then each message and response), with the code book's
+    fields; a person's message in conversation ``c``, turn ``t`` is flagged ``languages[c][t]``
+    (None: no flag, as for a missing text), every other text ``en``."""
+
+    def row(column: str, user: str, conv: Any = None, interaction: Any = None, utterance: Any = None,
+            language: str | None = "en") -> dict[str, Any]:
+        return {"column_id": column, "user_id": user, "conversation_id": conv, "interaction_id": interaction,
+                "utterance_id": utterance, "pii_flag": False, "pii_manual_flag": None, "language_flag": language,
+                "en_flag": language == "en",
+                "moderation_flag": {"flagged": False, "categories": {"hate": False}, "category_scores": {"hate": 0.0}}}
+
+    out = [row(column, s["user_id"]) for column in ("system_string", "self_description") for s in survey]
+    out += [row("open_feedback", c["user_id"], c["conversation_id"]) for c in conversations]
+    interaction = utterance = 0
+    for c in conversations:
+        for entry in c["conversation_history"]:
+            if entry["role"] == "user":
+                interaction += 1
+                flags = languages.get(c["conversation_id"], [])
+                flag = flags[entry["turn"]] if entry["turn"] < len(flags) else "en"
+                out.append(row("user_prompt", c["user_id"], c["conversation_id"], f"int{interaction}", None, flag))
+            else:
+                out.append(row("model_response", c["user_id"], c["conversation_id"], f"int{interaction}",
+                               f"ut{utterance}"))
+                utterance += 1
+    return out
+
+
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     """``rows`` as JSON Lines (non-ASCII kept as UTF-8, as the release writes it)."""
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
@@ -94,14 +129,19 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def write_prism(root: Path, survey: list[dict[str, Any]] | None = None,
-                conversations: list[dict[str, Any]] | None = None) -> Path:
-    """Write a PRISM copy under ``root`` (default rows: :func:`prism_rows`); returns ``root``."""
+                conversations: list[dict[str, Any]] | None = None,
+                languages: dict[str, list[str | None]] | None = None) -> Path:
+    """Write a PRISM copy under ``root`` (default rows: :func:`prism_rows`; the messages' language
+    flags: ``languages``, default :data:`LANGUAGES`, others ``en``); returns ``root``."""
     default_survey, default_conversations = prism_rows()
+    survey = default_survey if survey is None else survey
+    conversations = default_conversations if conversations is None else conversations
     root.mkdir(parents=True, exist_ok=True)
-    write_jsonl(root / "survey.jsonl", default_survey if survey is None else survey)
-    write_jsonl(root / "conversations.jsonl", default_conversations if conversations is None else conversations)
+    write_jsonl(root / "survey.jsonl", survey)
+    write_jsonl(root / "conversations.jsonl", conversations)
     write_jsonl(root / "utterances.jsonl", [])
-    write_jsonl(root / "metadata.jsonl", [])
+    write_jsonl(root / "metadata.jsonl", metadata_rows(survey, conversations, LANGUAGES if languages is None
+                                                       else languages))
     return root
 
 

@@ -113,6 +113,7 @@ def test_prb_data_validate_and_the_layout_guess(tmp_path: Path, capsys: pytest.C
     assert out[0] == f"{folder}: ok"
     assert "  people with pairs: 2 (1 with a single pair, judged with no history); pairs: 6, median 5 per person" in out
     assert "  by rating gap: gap 0-9 1, gap 30+ 5" in out
+    assert "  by language: es 4, en 2" in out
     assert all(len(line) <= 120 for line in out)
     write_jsonl(folder / "conversations.jsonl", [{"conversation_id": "c1", "user_id": "user0001"}])
     assert validate(folder, "prism") == 1
@@ -149,3 +150,41 @@ def test_rows_keep_their_json_types(tmp_path: Path) -> None:
     conversations[2]["conversation_history"][2]["if_chosen"] = "True"
     with pytest.raises(DataError, match=r"field 'conversation_history.2.if_chosen': Input should be a valid boolean"):
         read_prism(write_prism(tmp_path, survey, conversations))
+
+
+def test_a_pairs_language_is_its_conversations_from_the_metadata(tmp_path: Path) -> None:
+    people = {p.person_id: p for p in read_prism(write_prism(tmp_path / "a")).people}
+    assert [(c.key, c.language) for c in people["user0001"].choices] == [
+        ("user0001/c0001/0/1", "es"), ("user0001/c0001/0/2", "es"), ("user0001/c0001/0/3", "es"),
+        ("user0001/c0001/1/1", "es"), ("user0001/c0002/0/1", "en")]
+    assert [c.language for c in people["user0002"].choices] == ["en"]
+    # Most of the person's messages decide; a tie goes to the language flagged first; a message
+    # without a flag and every text that is not the person's message (answers, feedback) count for nothing.
+    survey, conversations = prism_rows()
+    flags = {"c0001": ["de", None], "c0002": ["fr"], "c0003": [None]}
+    people = {p.person_id: p for p in read_prism(write_prism(tmp_path / "b", survey, conversations, flags)).people}
+    assert {c.key.split("/")[1]: c.language for p in people.values() for c in p.choices} == {
+        "c0001": "de", "c0002": "fr", "c0003": ""}
+    conversations[0]["conversation_history"].extend([
+        {"turn": 2, "role": "user", "content": "Und Fisch?"},
+        {"turn": 2, "role": "model", "content": "Ja.", "score": 60, "if_chosen": True, "within_turn_id": 0},
+        {"turn": 2, "role": "model", "content": "Nein.", "score": 10, "if_chosen": False, "within_turn_id": 1}])
+    flags = {"c0001": ["it", "es", "es"]}
+    (first, *_) = read_prism(write_prism(tmp_path / "c", survey, conversations, flags)).people
+    assert {c.language for c in first.choices if c.group == "c0001"} == {"es"}
+    flags = {"c0001": ["it", "es", None]}
+    (first, *_) = read_prism(write_prism(tmp_path / "d", survey, conversations, flags)).people
+    assert {c.language for c in first.choices if c.group == "c0001"} == {"it"}
+
+
+def test_the_metadata_file_is_optional_and_a_bad_row_is_one_line(tmp_path: Path) -> None:
+    folder = write_prism(tmp_path / "copy")
+    (folder / "metadata.jsonl").unlink()
+    assert {c.language for p in read_prism(folder).people for c in p.choices} == {""}
+    write_jsonl(folder / "metadata.jsonl", [{"column_id": "user_prompt", "conversation_id": "c0001",
+                                             "language_flag": "es"},
+                                            {"column_id": "user_prompt", "conversation_id": 7, "language_flag": "en"}])
+    with pytest.raises(DataError) as caught:
+        read_prism(folder)
+    message = str(caught.value)
+    assert "metadata.jsonl, line 2: field 'conversation_id'" in message and "\n" not in message

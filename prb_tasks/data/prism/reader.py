@@ -1,11 +1,15 @@
 """Read a local PRISM copy (its hub layout: ``survey.jsonl`` and ``conversations.jsonl`` at the
-top of the folder) into people and their choices.
+top of the folder, ``metadata.jsonl`` beside them where present) into people and their choices.
 
 Each turn of a conversation is one decision: the person rated every response to their
 message (1-100) and one response is marked ``if_chosen`` (the highest-rated one, with which
 the conversation went on). The chosen response against each other response of the turn is a
 labelled pair, with the rating gap kept. A turn without exactly one chosen response, or
 whose responses are one text, gives no pair; it is counted, never guessed.
+
+A pair's language is its conversation's: the language ``metadata.jsonl`` flags most of the
+person's messages in that conversation with (its ``user_prompt`` rows; a tie: the language
+flagged first). Without that file, or without a flag for the conversation, a pair has none.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from typing import Any
 
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.people import Choice, Person, missing_copy, rows, transcript, validated
-from prb_tasks.data.prism.constants import CONVERSATIONS, REQUIRED, SURVEY
-from prb_tasks.data.prism.schema import ConversationRow, SurveyRow, Turn
+from prb_tasks.data.prism.constants import CONVERSATIONS, METADATA, REQUIRED, SURVEY
+from prb_tasks.data.prism.schema import ConversationRow, MetadataRow, SurveyRow, Turn
 
 FAMILY = "prism"
 
@@ -60,12 +64,31 @@ def _profile(row: SurveyRow) -> tuple[tuple[str, str], ...]:
 
 
 
-def turn_choices(conv: ConversationRow, skipped: Counter[str]) -> list[Choice]:
+def conversation_languages(path: Path) -> dict[str, str]:
+    """Each conversation's language, from ``metadata.jsonl`` (see the module's docstring).
+
+    Args:
+        path: the copy's ``metadata.jsonl``.
+
+    Raises:
+        DataError: a bad row (one line: file, line, field).
+    """
+    flags: dict[str, Counter[str]] = {}
+    for lineno, raw in rows(path):
+        row = validated(MetadataRow, raw, path, f"line {lineno}")
+        if row.column_id == "user_prompt" and row.conversation_id and row.language_flag:
+            flags.setdefault(row.conversation_id, Counter())[row.language_flag] += 1
+    # most_common keeps first-seen order among equal counts: a tie goes to the language flagged first.
+    return {conv: counts.most_common(1)[0][0] for conv, counts in flags.items()}
+
+
+def turn_choices(conv: ConversationRow, skipped: Counter[str], language: str = "") -> list[Choice]:
     """The labelled pairs of one conversation, turn by turn.
 
     Args:
         conv: the conversation.
         skipped: counts the turns that give no pair, by why (added to).
+        language: the conversation's language ("" when unknown).
     """
     messages: dict[int, str] = {}
     responses: dict[int, list[Turn]] = {}
@@ -98,7 +121,7 @@ def turn_choices(conv: ConversationRow, skipped: Counter[str]) -> list[Choice]:
                 key=f"{conv.user_id}/{conv.conversation_id}/{turn}/{rejected_id}",
                 group=conv.conversation_id, interaction=f"{conv.conversation_id}/{turn}", prompt=prompt,
                 chosen=best.content, rejected=other.content, reason=reason,
-                gap=float(best.score - other.score), chosen_first=first,
+                gap=float(best.score - other.score), chosen_first=first, language=language,
             ))
         earlier.append((messages[turn], best.content))
     return out
@@ -108,7 +131,8 @@ def read_prism(folder: Path) -> PrismCopy:
     """Read and validate a PRISM copy.
 
     Args:
-        folder: the copy's folder (``survey.jsonl`` and ``conversations.jsonl`` at its top).
+        folder: the copy's folder (``survey.jsonl`` and ``conversations.jsonl`` at its top;
+            ``metadata.jsonl`` is read for the languages where present).
 
     Raises:
         DataError: a file is missing or a row is bad (one line: file, line, field).
@@ -123,6 +147,7 @@ def read_prism(folder: Path) -> PrismCopy:
             raise DataError(f"prb: bad row in {survey_path}, line {lineno}: field 'user_id': {row.user_id!r} "
                             "appears twice; keep one row per participant")
         surveys[row.user_id] = row
+    languages = conversation_languages(folder / METADATA) if (folder / METADATA).is_file() else {}
     choices: dict[str, list[Choice]] = {}
     skipped: Counter[str] = Counter()
     count = 0
@@ -134,7 +159,8 @@ def read_prism(folder: Path) -> PrismCopy:
             raise DataError(f"prb: bad row in {conv_path}, {where}: field 'user_id': {conv.user_id!r} has no row in "
                             f"{survey_path.name}; use the survey and conversations files of one release")
         count += 1
-        choices.setdefault(conv.user_id, []).extend(turn_choices(conv, skipped))
+        choices.setdefault(conv.user_id, []).extend(
+            turn_choices(conv, skipped, languages.get(conv.conversation_id, "")))
     if not count:
         raise DataError(f"prb: {conv_path} holds no conversations")
     people = tuple(

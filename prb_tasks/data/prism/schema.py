@@ -7,7 +7,11 @@ per conversation (``conversation_id``, ``user_id``, ``conversation_type``,
 ``opening_prompt``, ``conversation_history``, ``open_feedback``). Each entry of
 ``conversation_history`` is a user turn (``turn``, ``role: "user"``, ``content``) or a
 model response (``role: "model"``, ``content``, ``score`` 1-100, ``if_chosen``,
-``within_turn_id``, ``model_name``, ``model_provider``). Fields prb does not read are
+``within_turn_id``, ``model_name``, ``model_provider``). ``metadata.jsonl``: one row per text
+of the release (``column_id`` names which: ``user_prompt``, ``model_response``,
+``open_feedback``, ``self_description``, ``system_string``; the ids ``user_id``,
+``conversation_id``, ``interaction_id``, ``utterance_id`` where they apply; ``language_flag``,
+langid's code of the text's language; PII and moderation flags). Fields prb does not read are
 ignored; the optional ones may be missing or null.
 """
 
@@ -65,3 +69,11 @@ class ConversationRow(_Row):
     conversation_type: Optional[StrictStr] = None
     conversation_history: list[Turn] = Field(min_length=1)
     open_feedback: Optional[StrictStr] = None
+
+
+class MetadataRow(_Row):
+    """One text of ``metadata.jsonl``: which text it is and its detected language."""
+
+    column_id: StrictStr = Field(min_length=1)
+    conversation_id: Optional[StrictStr] = None
+    language_flag: Optional[StrictStr] = None
