@@ -8,7 +8,7 @@ from typing import Any, Literal, Optional
 from pydantic import Field
 
 from prb_tasks.data import provenance
-from prb_tasks.data.community_alignment.constants import ENV_VAR
+from prb_tasks.data.community_alignment.constants import DEFAULT_SPLIT, ENV_VAR
 from prb_tasks.data.community_alignment.sources import load_copy, resolve_data_dir
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import parse_options
@@ -24,7 +24,7 @@ class CommunityOptions(PeopleOptions):
     data_dir: Optional[str] = Field(None, description="local copy in the HF layout (community_alignment.csv); "
                                     f"else ${ENV_VAR}")
     split: Literal["auto", "latest", "filtered", "full"] = Field(
-        "auto", description="which CSV file: latest (community_alignment.csv), filtered or full (the first "
+        DEFAULT_SPLIT, description="which CSV file: latest (community_alignment.csv), filtered or full (the first "
         "release's data/ files: conversations without missing turns, or all); auto (default): the first present")
 
 
@@ -50,13 +50,13 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
 
 def fewshot_source(opts: Any, featured: bool = True) -> tuple[Any, provenance.DataSource, str]:
     """Community Alignment's annotators for the few-shot tasks (``data_family: community_alignment``;
-    the copy is ``data_dir``, its filtered file).
+    the copy is ``data_dir``, the file its ``split`` picks: ``auto`` when not given).
 
     Args:
         opts: the few-shot tasks' options.
         featured: compute the features the options ask for.
     """
-    copy = load_copy(opts.data_dir, "filtered")
+    copy = load_copy(opts.data_dir, opts.split or DEFAULT_SPLIT)
     origin = provenance.DataSource("local", str(copy.path), "labelled pairs", sum(len(p.choices) for p in copy.people))
     from prb_tasks.documents.fewshot import people_data
 

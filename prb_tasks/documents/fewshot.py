@@ -73,6 +73,9 @@ class FewshotOptions(TemplateOptions):
                                 "per user (default 24: a pool of 16 support pairs and 8 queries)")
     # Your own file.
     data_path: Optional[str] = _CUSTOM["data_path"]
+    # A copy published as more than one file (Community Alignment).
+    split: Optional[str] = Field(None, description="which file of a copy published as several, as the family's "
+                                 "split option (Community Alignment: auto, latest, filtered or full); None: default")
     # The protocol.
     unseen_share: float = Field(DEFAULT_UNSEEN_SHARE, gt=0, lt=1, description="share of users evaluated (unseen); "
                                 "the others are seen: all their labels are the method's to learn from")
@@ -85,6 +88,27 @@ class FewshotOptions(TemplateOptions):
 
 METADATA = MetadataSpec.from_options("fewshot", FewshotOptions,
                                      fixed=frozenset({"data_family", "variant", "selection"}))
+
+
+def check_split(source: str, opts: FewshotOptions) -> None:
+    """Refuse ``split`` for a family whose own tasks have no such option (its data is one file set).
+
+    Args:
+        source: the family's name.
+        opts: the few-shot options.
+
+    Raises:
+        DataError: ``split`` was given to such a family (one line).
+    """
+    if opts.split is None:
+        return
+    from prb_tasks.data import families
+
+    if "split" not in families.load(families.get(source).options).model_fields:
+        having = families.either(f.name for f in families.families() if f.fewshot is not None
+                                 and "split" in families.load(f.options).model_fields)
+        raise DataError(f"prb: few-shot ({source}): --metadata split '{opts.split}' picks a file of a copy "
+                        f"published as several ({having}); {source} has one: leave split out")
 
 
 def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[FewshotData, provenance.DataSource, str]:
@@ -227,6 +251,7 @@ def build_docs(source: str, variant: str, selection: str = "recent", **kwargs: A
     """
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(FewshotOptions, kwargs)
+    check_split(source, opts)
     if variant == "method":
         _check_method(kwargs.get("method"), source)
     featured = variant == "method"

@@ -20,22 +20,25 @@ if TYPE_CHECKING:
 People = list[tuple[User, list[Pair]]]
 
 
-def _options(location: str, metadata: dict, key: str) -> FewshotOptions:
+def _options(location: str, metadata: dict, key: str, family: str) -> FewshotOptions:
     """The ``*_fewshot`` tasks' options for ``location``.
 
     Args:
         location: the data's folder or file.
         metadata: ``--metadata`` (an unknown key is one line).
         key: the option that names the data (``data_dir`` or ``data_path``).
+        family: the family read (a ``split`` it has no use for is one line).
     """
     from prb_tasks.common.suggest import did_you_mean
-    from prb_tasks.documents.fewshot import METADATA, FewshotOptions
+    from prb_tasks.documents.fewshot import METADATA, FewshotOptions, check_split
     from prb_tasks.documents.options import parse_options
 
     for unknown in sorted(set(metadata) - set(METADATA.keys)):
         raise TrainError(f"prb train: unknown --metadata key '{unknown}'{did_you_mean(unknown, METADATA.keys)}; "
                          f"accepted: {METADATA.accepted()}")
-    return parse_options(FewshotOptions, {**metadata, key: location})
+    options = parse_options(FewshotOptions, {**metadata, key: location})
+    check_split(family, options)
+    return options
 
 
 def _seen(data: FewshotData) -> tuple[People, FewshotData]:
@@ -46,14 +49,14 @@ def personalllm(location: str, metadata: dict) -> tuple[People, FewshotData]:
     """PersonalLLM's seen users (the few-shot split of its test prompts)."""
     from prb_tasks.documents.fewshot import personalllm_data
 
-    return _seen(personalllm_data(_options(location, metadata, "data_dir"), featured=False)[0])
+    return _seen(personalllm_data(_options(location, metadata, "data_dir", "personalllm"), featured=False)[0])
 
 
 def custom(location: str, metadata: dict) -> tuple[People, FewshotData]:
     """The seen users of your own preference file (the few-shot split)."""
     from prb_tasks.documents.fewshot import custom_data
 
-    return _seen(custom_data(_options(location, metadata, "data_path"), None, featured=False)[0])
+    return _seen(custom_data(_options(location, metadata, "data_path", "custom"), None, featured=False)[0])
 
 
 def from_fewshot(family: str, location: str, metadata: dict) -> tuple[People, FewshotData]:
@@ -66,7 +69,7 @@ def from_fewshot(family: str, location: str, metadata: dict) -> tuple[People, Fe
     """
     from prb_tasks.data import families
 
-    return _seen(families.fewshot_source(family)(_options(location, metadata, "data_dir"), featured=False)[0])
+    return _seen(families.fewshot_source(family)(_options(location, metadata, "data_dir", family), featured=False)[0])
 
 
 def personalized_rb(location: str, metadata: dict) -> tuple[People, None]:

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.data import families
+from prb_tasks.data.errors import DataError
 from prb_tasks.data.families import BenchmarkFamily
 from prb_tasks.documents import fewshot
-from tests.community_alignment_fixture import write_ca
+from tests.community_alignment_fixture import ca_rows, write_ca, write_ca_latest
 from tests.prism_fixture import many_rows, write_prism
 
 
@@ -50,3 +51,34 @@ def test_the_registry_refuses_train_from_fewshot_without_a_source() -> None:
     with pytest.raises(Exception, match="family rmbench has no few-shot tasks; these have: personalllm, custom, "
                                         "prism or community_alignment"):
         families.fewshot_source("rmbench")
+
+
+def test_the_split_option_picks_community_alignments_file_for_fewshot_and_train(tmp_path: Path) -> None:
+    # The full file holds two annotators, the filtered one five; a latest file beside them is auto's.
+    folder = write_ca(tmp_path / "ca", full=ca_rows()[:2])
+    source = families.fewshot_source("community_alignment")
+
+    def annotators(**options: str) -> set[str]:
+        data = source(fewshot.FewshotOptions(data_dir=str(folder), queries=1, **options), featured=False)[0]
+        return set(data.users)
+
+    assert annotators() == annotators(split="filtered") == {"101", "102", "103", "104", "105"}
+    assert annotators(split="full") == {"101", "102"}
+    write_ca_latest(folder, ca_rows()[4:])
+    assert annotators() == annotators(split="latest") == {"104", "105"}
+    train = families.train_source(families.get("community_alignment"))
+    _, full = train(str(folder), {"split": "full", "queries": 1})
+    assert set(full.users) == {"101", "102"}
+    with pytest.raises(DataError, match="unknown Community Alignment split 'train'; expected one of auto, latest"):
+        train(str(folder), {"split": "train", "queries": 1})
+
+
+def test_a_split_is_refused_in_one_line_where_the_data_is_one_file_set(tmp_path: Path) -> None:
+    folder = write_prism(tmp_path / "prism", *many_rows())
+    expected = ("few-shot (prism): --metadata split 'full' picks a file of a copy published as several "
+                "(community_alignment); prism has one: leave split out")
+    for attempt in (lambda: fewshot.build_docs("prism", "method", data_dir=str(folder), split="full"),
+                    lambda: families.train_source(families.get("prism"))(str(folder), {"split": "full"})):
+        with pytest.raises(DataError) as caught:
+            attempt()
+        assert expected in str(caught.value) and "\n" not in str(caught.value)

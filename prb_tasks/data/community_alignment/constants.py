@@ -23,11 +23,13 @@ against the dataset card and against several independent public loaders of the f
   ``in_balanced_subset_10``.
 """
 
+from typing import Literal
+
 HF_REPO = "facebook/community-alignment-dataset"
 #: ``split`` option -> the file of a copy (the newest layout first: ``auto`` takes the first present).
 FILES = {"latest": "community_alignment.csv", "filtered": "data/filtered_community_alignment.csv",
          "full": "data/full_community_alignment.csv"}
-DEFAULT_SPLIT = "auto"
+DEFAULT_SPLIT: Literal["auto"] = "auto"
 SPLITS = ("auto", *FILES)
 ENV_VAR = "PRB_COMMUNITY_ALIGNMENT_DIR"
 TURNS = ("first", "second", "third", "fourth")
