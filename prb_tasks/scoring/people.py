@@ -1,7 +1,9 @@
 """Lines under the compact table for the tasks of real people (PRISM, Community Alignment),
-from the run's logged samples (``--log_samples``): accuracy by language and by country, and the
-majority baseline (what most *other* people chose on the same pair) beside the model on the
-pairs where others answered, so a reader sees whether a model personalizes or predicts the crowd.
+from the run's logged samples (``--log_samples``): accuracy by language and by country (over
+judgments, as the table's ``acc``: the groups' accuracies average to the table's, whatever
+``--limit`` cut), and the majority baseline (what most *other* people chose on the same pair)
+beside the model on the pairs where others answered (a judge's two orders of a pair: one pair,
+their mean), so a reader sees whether a model personalizes or predicts the crowd.
 """
 
 from __future__ import annotations
@@ -13,16 +15,23 @@ from typing import Any
 WIDTH = 120
 
 
-def _pairs(samples: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
+def _judgments(samples: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
+    """(document, acc) per logged judgment of a real people's pair (a judge's two orders: two)."""
+    out = []
+    for sample in samples:
+        doc = sample.get("doc")
+        if isinstance(doc, dict) and "item" in doc and isinstance(sample.get("acc"), (int, float)):
+            out.append((doc, float(sample["acc"])))
+    return out
+
+
+def _pairs(judgments: list[tuple[dict[str, Any], float]]) -> list[tuple[dict[str, Any], float]]:
     """(document, credit) per pair: a judge's two orders of one pair count as one, their mean."""
     by_pair: dict[str, list[float]] = defaultdict(list)
     docs: dict[str, dict[str, Any]] = {}
-    for sample in samples:
-        doc = sample.get("doc")
-        if not isinstance(doc, dict) or "item" not in doc or not isinstance(sample.get("acc"), (int, float)):
-            continue
+    for doc, acc in judgments:
         key = str(doc.get("pair_key"))
-        by_pair[key].append(float(sample["acc"]))
+        by_pair[key].append(acc)
         docs.setdefault(key, doc)
     return [(docs[key], sum(v) / len(v)) for key, v in by_pair.items()]
 
@@ -62,19 +71,24 @@ def people_lines(name: str, samples: list[dict[str, Any]]) -> list[str]:
         name: the task as the table shows it.
         samples: the task's logged samples.
     """
-    pairs = _pairs(samples)
-    if not pairs:
+    judgments = _judgments(samples)
+    if not judgments:
         return []
+    pairs = _pairs(judgments)
     lines = []
     for field in ("language", "country"):
+        # Over judgments, as the table's acc counts (under --limit a judge may have run one order of
+        # a pair only); the pairs they belong to in brackets.
         groups: dict[str, list[float]] = defaultdict(list)
-        for doc, credit in pairs:
+        keys: dict[str, set[str]] = defaultdict(set)
+        for doc, acc in judgments:
             if doc.get(field):
-                groups[str(doc[field])].append(credit)
+                groups[str(doc[field])].append(acc)
+                keys[str(doc[field])].add(str(doc.get("pair_key")))
         if groups:
-            cells = [f"{g[:24]} {100 * sum(v) / len(v):.1f} ({len(v)})"
-                     for g, v in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
-            lines.append(_fit(f"{name} by {field}, acc % (pairs): ", cells))
+            cells = [f"{g[:24]} {100 * sum(v) / len(v):.1f} ({len(keys[g])})"
+                     for g, v in sorted(groups.items(), key=lambda kv: -len(keys[kv[0]]))]
+            lines.append(_fit(f"{name} by {field}, acc % as in the table (pairs): ", cells))
     found = _majority(pairs)
     if found is None:
         lines.append(f"{name}: no pair was answered by another person, so there is no majority baseline")

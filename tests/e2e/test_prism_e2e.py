@@ -56,8 +56,8 @@ def test_community_alignment_scalar_rm(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = read_results(tmp_path / "rm")
     # Under the compact table: by language, by country, and the crowd beside the model.
-    assert "community_alignment_scalar by language, acc % (pairs): fr " in proc.stdout
-    assert "community_alignment_scalar by country, acc % (pairs): France " in proc.stdout
+    assert "community_alignment_scalar by language, acc % as in the table (pairs): fr " in proc.stdout
+    assert "community_alignment_scalar by country, acc % as in the table (pairs): France " in proc.stdout
     assert "community_alignment_scalar: majority of other people 71.4%, this model " in proc.stdout
     expected = sum(len(d["choices"][0]) > len(d["choices"][1])
                    for d in community_alignment.build_docs("scalar", data_dir=str(copy))) / 13

@@ -20,8 +20,10 @@ def test_groups_and_the_majority_baseline() -> None:
         _sample("u4", "i2", "z", 1.0, language="en", country="United States"),  # nobody else answered i2
     ]
     lines = people_lines("ca", samples)
-    assert lines[0] == "ca by language, acc % (pairs): fr 75.0 (2), hi 0.0 (1), en 100.0 (1)"
-    assert lines[1] == "ca by country, acc % (pairs): France 75.0 (2), India 0.0 (1), United States 100.0 (1)"
+    # Over judgments, as the table's acc: fr's three judgments (1, 0, 1) of two pairs.
+    assert lines[0] == "ca by language, acc % as in the table (pairs): fr 66.7 (2), hi 0.0 (1), en 100.0 (1)"
+    assert lines[1] == ("ca by country, acc % as in the table (pairs): France 66.7 (2), India 0.0 (1), "
+                        "United States 100.0 (1)")
     # i1: u1 (x) sees u2 x, u3 y: a tie, 1/2; u2 (x) sees x, y: 1/2; u3 (y) sees x, x: wrong. The model: 1/2, 1, 0.
     assert lines[2] == "ca: majority of other people 33.3%, this model 50.0% on the 3 pairs others answered"
 
@@ -32,3 +34,14 @@ def test_lines_fit_and_other_tasks_get_none() -> None:
     assert all(len(line) <= 120 for line in lines) and lines[1].endswith("more")
     assert lines[2].endswith("no pair was answered by another person, so there is no majority baseline")
     assert people_lines("personalllm", [{"doc": {"pair_key": "p", "user_id": "u"}, "acc": 1.0}]) == []
+
+
+def test_under_limit_the_groups_agree_with_the_tables_acc() -> None:
+    # --limit cut the judge's second order of u2's and u3's pairs: five judgments of three pairs.
+    samples = [_sample("u1", "i1", "x", 1.0), _sample("u1", "i1", "x", 1.0, order="B"),
+               _sample("u2", "i2", "x", 0.0), _sample("u3", "i3", "x", 1.0, language="en"),
+               _sample("u4", "i4", "x", 0.0, language="en"), _sample("u4", "i4", "x", 0.0, language="en", order="B")]
+    table_acc = sum(s["acc"] for s in samples) / len(samples)
+    (country, *_) = people_lines("t", samples)[1:]
+    assert country == f"t by country, acc % as in the table (pairs): France {100 * table_acc:.1f} (4)"
+    assert people_lines("t", samples)[0] == "t by language, acc % as in the table (pairs): fr 66.7 (2), en 33.3 (2)"
