@@ -1,19 +1,18 @@
-"""Community Alignment's tasks (``prb_tasks/tasks/community_alignment/``): the shared builder of
+"""Community Alignment's tasks (``prb_tasks/tasks/community_alignment/``): the shared builders of
 :mod:`prb_tasks.documents.people` on a local copy (:mod:`prb_tasks.data.community_alignment`)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Literal, Optional
 
 from pydantic import Field
 
-from prb_tasks.data import provenance
 from prb_tasks.data.community_alignment.constants import DEFAULT_SPLIT, ENV_VAR
 from prb_tasks.data.community_alignment.sources import load_copy, resolve_data_dir
-from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
-from prb_tasks.documents.options import parse_options
-from prb_tasks.documents.pairs import DocList, to_dataset
-from prb_tasks.documents.people import PeopleOptions, build_people_docs
+from prb_tasks.documents import people
+from prb_tasks.documents.metadata import MetadataSpec, data_dir_preflight
+from prb_tasks.documents.people import CopyRead, PeopleOptions, PeopleSource
 
 FAMILY = "community_alignment"
 
@@ -32,52 +31,16 @@ class CommunityOptions(PeopleOptions):
 METADATA = MetadataSpec.from_options(FAMILY, CommunityOptions, fixed=frozenset({"variant"}))
 
 
-def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
-    """Documents of one variant for every pair of a Community Alignment copy.
-
-    Args:
-        variant: one of :data:`prb_tasks.documents.people.VARIANTS`.
-        **kwargs: ``--metadata`` / ``--model_args`` keys; see :class:`CommunityOptions`.
-    """
-    check_options(METADATA, kwargs, task_name(kwargs))
-    opts = parse_options(CommunityOptions, kwargs)
-    copy = load_copy(opts.data_dir, opts.split)
-    pairs = sum(len(p.choices) for p in copy.people)
-    provenance.record(kwargs, provenance.DataSource("local", str(copy.path), "labelled pairs", pairs),
-                      task_name(kwargs) or f"{FAMILY}_{variant}")
-    return build_people_docs(FAMILY, copy.people, variant, opts, f"{copy.path}|{copy.path.stat().st_mtime}")
-
-
-def fewshot_source(opts: Any, featured: bool = True) -> tuple[Any, provenance.DataSource, str]:
-    """Community Alignment's annotators for the few-shot tasks (``data_family: community_alignment``;
-    the copy is ``data_dir``, the file its ``split`` picks: ``auto`` when not given).
-
-    Args:
-        opts: the few-shot tasks' options.
-        featured: compute the features the options ask for.
-    """
+def read(opts: Any) -> CopyRead:
+    """The file of the copy ``opts.data_dir`` that ``opts.split`` picks (``auto`` when None)."""
     copy = load_copy(opts.data_dir, opts.split or DEFAULT_SPLIT)
-    origin = provenance.DataSource("local", str(copy.path), "labelled pairs", sum(len(p.choices) for p in copy.people))
-    from prb_tasks.documents.fewshot import people_data
-
-    return people_data(FAMILY, opts, copy.people, origin, f"{copy.path}|{copy.path.stat().st_mtime}", featured)
+    return CopyRead(str(copy.path), copy.people, f"{copy.path}|{copy.path.stat().st_mtime}")
 
 
-def load_dataset(**kwargs: Any) -> dict[str, DocList]:
-    """``custom_dataset`` entry point for the Community Alignment task YAMLs."""
-    variant = kwargs.pop("variant")
-    return to_dataset(build_docs(variant, **kwargs))
-
-
-def audit_docs(location: str, options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The documents ``prb audit`` reads: the ``scalar_profile`` pairs of a copy.
-
-    Args:
-        location: the copy's folder.
-        options: the user's ``--metadata`` keys.
-    """
-    return build_docs("scalar_profile", **{**options, "data_dir": location})
-
-
+SOURCE = PeopleSource(FAMILY, CommunityOptions, METADATA, read)
+build_docs = partial(people.build_docs, SOURCE)
+load_dataset = partial(people.load_dataset, SOURCE)
+fewshot_source = partial(people.fewshot_source, SOURCE)
+audit_docs = partial(people.audit_docs, SOURCE)
 #: ``prb eval``'s check before a model loads: a named copy must be a folder.
 preflight = data_dir_preflight(resolve_data_dir)

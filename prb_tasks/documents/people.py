@@ -17,21 +17,27 @@ Each document carries the rating gap (``rating_gap``, and its bucket as the item
 language instead), the language and the person's
 country (accuracy split by them in ``prb audit``) and ``item``, the hash of the request and
 the two answers that another person's identical pair shares (disagreement, majority baseline).
+
+Each family is registration only: it declares its options and how its copy is read in a
+:class:`PeopleSource`, and takes its task entry points (``build_docs``, ``load_dataset``,
+``fewshot_source``, ``audit_docs``) from the functions here, bound to that source.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from pydantic import Field
 
-from prb_tasks.data import profile_store
+from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.people import Choice, Person, clearest
-from prb_tasks.documents.options import TemplateOptions
-from prb_tasks.documents.pairs import judge_pair_docs, judge_system_prompt, scalar_pair_doc
+from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
+from prb_tasks.documents.options import TemplateOptions, parse_options
+from prb_tasks.documents.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.templates import render, resolve
 from prb_tasks.prompts.user_history import PastChoice, profile_texts, traits
 
@@ -157,3 +163,88 @@ def _user_message(ref: Any, context: str, question: str, profile: tuple[tuple[st
                       profile=profile, reason=reason)
 
     return message
+
+
+@dataclass(frozen=True)
+class CopyRead:
+    """What one family's reader gives the builders.
+
+    Attributes:
+        where: the file or folder read (named in the run's provenance).
+        people: the people with their choices.
+        tag: names the copy and its state (a cache key of one copy is never another's).
+    """
+
+    where: str
+    people: tuple[Person, ...]
+    tag: str
+
+
+@dataclass(frozen=True)
+class PeopleSource:
+    """One family of real people's choices, as the builders here read it.
+
+    Attributes:
+        family: the family's name (documents' ``subset``, few-shot users' family).
+        options: the pydantic model of its tasks' ``--metadata``.
+        metadata: its tasks' accepted keys (:func:`~prb_tasks.documents.metadata.check_options`).
+        read: the copy the options name: takes the options (its own, or the few-shot tasks':
+            ``data_dir`` and, where the family has one, ``split``), returns a :class:`CopyRead`.
+    """
+
+    family: str
+    options: type[PeopleOptions]
+    metadata: MetadataSpec
+    read: Callable[[Any], CopyRead]
+
+
+def _pairs(copy: CopyRead) -> int:
+    return sum(len(p.choices) for p in copy.people)
+
+
+def build_docs(source: PeopleSource, variant: str, **kwargs: Any) -> list[dict[str, Any]]:
+    """Documents of one variant for every pair of the family's copy.
+
+    Args:
+        source: the family.
+        variant: one of :data:`VARIANTS`.
+        **kwargs: ``--metadata`` / ``--model_args`` keys; see the family's options.
+    """
+    check_options(source.metadata, kwargs, task_name(kwargs))
+    opts = parse_options(source.options, kwargs)
+    copy = source.read(opts)
+    provenance.record(kwargs, provenance.DataSource("local", copy.where, "labelled pairs", _pairs(copy)),
+                      task_name(kwargs) or f"{source.family}_{variant}")
+    return build_people_docs(source.family, copy.people, variant, opts, copy.tag)
+
+
+def load_dataset(source: PeopleSource, **kwargs: Any) -> dict[str, DocList]:
+    """``custom_dataset`` entry point of the family's task YAMLs (``variant`` names the variant)."""
+    variant = kwargs.pop("variant")
+    return to_dataset(build_docs(source, variant, **kwargs))
+
+
+def fewshot_source(source: PeopleSource, opts: Any, featured: bool = True) -> tuple[Any, provenance.DataSource, str]:
+    """The family's people for the few-shot tasks (``data_family``: the family's name).
+
+    Args:
+        source: the family.
+        opts: the few-shot tasks' options (the copy is ``data_dir``).
+        featured: compute the features the options ask for.
+    """
+    copy = source.read(opts)
+    origin = provenance.DataSource("local", copy.where, "labelled pairs", _pairs(copy))
+    from prb_tasks.documents.fewshot import people_data
+
+    return people_data(source.family, opts, copy.people, origin, copy.tag, featured)
+
+
+def audit_docs(source: PeopleSource, location: str, options: dict[str, Any]) -> list[dict[str, Any]]:
+    """The documents ``prb audit`` reads: the ``scalar_profile`` pairs of a copy.
+
+    Args:
+        source: the family.
+        location: the copy's folder.
+        options: the user's ``--metadata`` keys.
+    """
+    return build_docs(source, "scalar_profile", **{**options, "data_dir": location})
