@@ -79,6 +79,9 @@ def test_the_later_single_file_and_which_file_each_split_reads(tmp_path: Path) -
     assert data_file(write_ca(tmp_path / "first"), "auto").name == "filtered_community_alignment.csv"
     with pytest.raises(DataError, match="unknown Community Alignment split 'train'; expected one of auto, latest"):
         data_file(folder, "train")
+    with pytest.raises(DataError, match=r"latest has no data/full_community_alignment.csv; it has "
+                                        r"community_alignment.csv: give split latest \(or auto\)"):
+        data_file(write_ca_latest(tmp_path / "only latest"), "full")
 
 
 def test_the_placeholder_of_an_empty_response_is_no_response(tmp_path: Path) -> None:

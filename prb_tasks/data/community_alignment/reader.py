@@ -60,6 +60,10 @@ def data_file(folder: Path, split: str) -> Path:
     for name in names:
         if (folder / name).is_file():
             return folder / name
+    present = [key for key, name in FILES.items() if (folder / name).is_file()]
+    if present:
+        raise DataError(f"prb: {folder} has no {FILES[split]}; it has {', '.join(FILES[k] for k in present)}: "
+                        f"give split {' or '.join(present)} (or auto)")
     raise DataError(f"prb: {folder} has no {' or '.join(names)}; give the folder of a copy in the HF layout "
                     f"(`prb data download DIR --family {FAMILY}` makes one)")
 
