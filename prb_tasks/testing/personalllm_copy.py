@@ -1,4 +1,8 @@
-"""Write small PersonalLLM copies in the exact HF layout (``<dir>/data/test-*.parquet``)."""
+"""Small SYNTHETIC PersonalLLM copies in the exact HF layout (``<dir>/data/test-*.parquet``), for tests
+and the offline example of ``docs/personalllm.md``; their rewards are random and say nothing about any model.
+
+Usage: ``python -m prb_tasks.testing.personalllm_copy DIR [--prompts N] [--seed S]``.
+"""
 
 from __future__ import annotations
 
@@ -49,3 +53,22 @@ def write_personalllm(root: Path, rows: list[dict[str, Any]], fmt: str = "parque
 
         pq.write_table(pa.Table.from_pylist(rows), target)
     return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m prb_tasks.testing.personalllm_copy DIR``: write a copy and say where (one line)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m prb_tasks.testing.personalllm_copy",
+                                     description="write a small SYNTHETIC PersonalLLM copy in the hub layout")
+    parser.add_argument("folder", type=Path, help="where to write it (DIR/data/test-00000-of-00001.parquet)")
+    parser.add_argument("--prompts", type=int, default=24, help="prompts (rows) to write (default 24)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random rewards (default 0)")
+    args = parser.parse_args(argv)
+    write_personalllm(args.folder, fixture_rows(args.prompts, args.seed))
+    print(f"wrote a SYNTHETIC PersonalLLM copy of {args.prompts} prompts in {args.folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
