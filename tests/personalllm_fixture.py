@@ -1,51 +1,6 @@
-"""Write small PersonalLLM copies in the exact HF layout (``<dir>/data/test-*.parquet``)."""
+"""Small PersonalLLM copies for the tests: the writer lives in :mod:`prb_tasks.testing.personalllm_copy`
+(the docs' offline example runs it as a command too)."""
 
-from __future__ import annotations
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 
-import json
-import random
-from pathlib import Path
-from typing import Any
-
-from prb_tasks.data.personalllm.constants import N_RESPONSES, NORMALISATION, REWARD_MODELS, score_column
-
-TOPICS = ("gardening", "tax returns", "sourdough", "bicycle repair", "chess openings", "job interviews",
-          "sleep", "budget travel", "houseplants", "learning guitar", "running", "saving money")
-STYLES = ("in three short steps", "with a worked example", "as a friendly chat", "with a list of pros and cons",
-          "in formal language", "with a joke at the start", "citing numbers", "in one sentence")
-
-
-def fixture_rows(n_prompts: int = 24, seed: int = 0) -> list[dict[str, Any]]:
-    """Wide rows like the HF table: prompt, subset, prompt_id, 8 responses with models and 80 rewards."""
-    rng = random.Random(seed)
-    rows: list[dict[str, Any]] = []
-    for p in range(n_prompts):
-        topic = TOPICS[p % len(TOPICS)]
-        row: dict[str, Any] = {
-            "prompt": f"Question {p}: what should I know about {topic}?",
-            "subset": ("anthropic_hh", "ultrafeedback")[p % 2],
-            "prompt_id": f"pid-{p:03d}",
-        }
-        for i in range(1, N_RESPONSES + 1):
-            row[f"response_{i}"] = f"Answer {i} to question {p} about {topic}, {STYLES[i - 1]}."
-            row[f"response_{i}_model"] = f"writer-{i}"
-            for model in REWARD_MODELS:
-                mean, sd = NORMALISATION[model]
-                row[score_column(i, model)] = round(mean + sd * rng.gauss(0.0, 1.0), 4)
-        rows.append(row)
-    return rows
-
-
-def write_personalllm(root: Path, rows: list[dict[str, Any]], fmt: str = "parquet", split: str = "test") -> Path:
-    """Write ``rows`` as ``root/data/<split>-00000-of-00001.<fmt>``; returns ``root``."""
-    folder = root / "data"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{split}-00000-of-00001.{fmt}"
-    if fmt == "jsonl":
-        target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pylist(rows), target)
-    return root
+__all__ = ["fixture_rows", "write_personalllm"]

@@ -20,6 +20,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
+from prb_tasks.common.terminal import fit
 from prb_tasks.data import provenance
 from prb_tasks.data.custom.sources import example_path, load_users
 from prb_tasks.data.errors import DataError
@@ -264,11 +265,11 @@ def build_docs(source: str, variant: str, selection: str = "recent", **kwargs: A
         f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}|"
         f"{featured and opts.features}".encode()).hexdigest()[:12]
     remember(key, data)
-    print(f"prb: few-shot split ({source}): {len(split.seen)} seen users, {len(split.unseen)} unseen "
-          f"(split_seed {split.seed}), {split.queries} query pairs per unseen user, k = "
-          f"{', '.join(map(str, split.ks))}", file=sys.stderr)
+    print(fit(f"prb: few-shot split ({source}): {len(split.seen)} seen users, {len(split.unseen)} unseen "
+              f"(split_seed {split.seed}), {split.queries} query pairs per unseen user, k = "
+              f"{', '.join(map(str, split.ks))}"), file=sys.stderr)
     for line in split.shortfall_lines():
-        print(f"prb: few-shot split ({source}): {line}", file=sys.stderr)
+        print(fit(f"prb: few-shot split ({source}): {line}"), file=sys.stderr)
     if variant == "judge":
         system_prompt = judge_system_prompt(opts.templates, opts.system_template)
         user_ref = resolve("judge/user_history.jinja", opts.templates, opts.user_template)

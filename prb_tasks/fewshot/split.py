@@ -32,6 +32,8 @@ KS: tuple[int, ...] = (0, 1, 2, 4, 8, 16)
 DEFAULT_QUERIES = 8
 DEFAULT_UNSEEN_SHARE = 0.5
 DEFAULT_SPLIT_SEED = 0
+#: How many users a shortfall line names before it counts the rest ("and N more").
+SHORTFALL_NAMED = 3
 
 P = TypeVar("P")
 
@@ -82,11 +84,13 @@ class Split(Generic[P]):
         return [u for u in self.unseen if len(u.queries) == self.queries and len(u.pool) >= k]
 
     def shortfall_lines(self) -> list[str]:
-        """One line per k that misses users, naming up to five of them."""
+        """One line per k that misses users, naming three of them and counting the rest."""
         lines = []
         for k, users in sorted(self.short.items()):
             if users:
-                named = ", ".join(users[:5]) + (", ..." if len(users) > 5 else "")
+                # A few names show who; a list of hundreds of ids ran far past a terminal's width.
+                named = ", ".join(users[:SHORTFALL_NAMED]) + (
+                    f" and {len(users) - SHORTFALL_NAMED} more" if len(users) > SHORTFALL_NAMED else "")
                 lines.append(f"k={k}: {len(users)} of {len(self.unseen)} unseen users have too few pairs "
                              f"(need {self.queries} queries + {k} support) and are not evaluated: {named}")
         return lines

@@ -191,7 +191,8 @@ def build_tiny_base_lm(folder: Path, arch: Arch = "gpt2", hidden: int = 32, laye
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m prb_tasks.testing.tiny_rm FOLDER [--seed N] [--arch gpt2|llama]``: one tiny random RM.
+    """``python -m prb_tasks.testing.tiny_rm FOLDER [--seed N] [--arch gpt2|llama] [--chat-template]``: one
+    tiny random RM.
 
     Without torch and transformers (the ``rm`` extra) it says so in one line and exits 2,
     where ``python -c "...build_tiny_rm(...)"`` ended in a ``ModuleNotFoundError`` traceback.
@@ -210,12 +211,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path, help="where to write it")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
     parser.add_argument("--arch", choices=("gpt2", "llama"), default="gpt2", help="architecture (default gpt2)")
+    parser.add_argument("--chat-template", action="store_true",
+                        help="store a small chat template with the tokenizer (protocol=official renders it)")
     args = parser.parse_args(argv)
     missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
     if missing:
         print(f"tiny_rm: needs {' and '.join(missing)}, from the 'rm' extra: {pip_install('rm')}", file=sys.stderr)
         return 2
-    print(build_tiny_rm(args.folder, arch=args.arch, seed=args.seed))
+    print(build_tiny_rm(args.folder, arch=args.arch, seed=args.seed,
+                        chat_template=TINY_CHAT_TEMPLATE if args.chat_template else None))
     return 0
 
 

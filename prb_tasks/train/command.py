@@ -70,6 +70,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         raise TrainError(f"prb train needs torch and transformers (missing: {exc.name}); install the extra: "
                          f"{pip_install('train')}") from None
 
+    from prb_tasks.common.plain_logs import plain_transformers_logs
     from prb_tasks.data import families
     from prb_tasks.train import checkpoint
     from prb_tasks.train.backbone import check_backbone, load_problem
@@ -104,6 +105,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
             _print_fit(data, model_options["context_parts"], options.budget, tokenizer)
     rendered = render_examples(data.examples, options.architecture, model_options, tokenizer)
     set_seed(options.seed)
+    plain_transformers_logs()  # its LOAD REPORT (a backbone without its head) in bold codes, in a log file too
     try:
         backbone = AutoModel.from_pretrained(options.backbone)
     except (OSError, ValueError) as exc:
@@ -144,12 +146,14 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
             shutil.rmtree(staged / "trainer")  # the Trainer's scratch (save_strategy "no": nothing kept)
         publish(staged, out, crash="train")
         if progress:
-            how = (f"--model prb-rm --model_args pretrained={out} on the personalized_rb *_scalar tasks"
-                   if data.few_shot is None else
-                   f"--model prb-method --model_args method=trained,checkpoint={out} on the *_fewshot task "
-                   "with the same --metadata")
+            from prb_tasks.train.data import resolve_family
+            from prb_tasks.train.hint import evaluation_command
+
+            family, location = resolve_family(options.data, options.family)
+            how = evaluation_command(options.out, family.name, location, family.data_is_file,
+                                     dict(options.metadata), data.few_shot)
             print(f"prb train: wrote {out} ({result.global_step} steps, loss {result.training_loss:.4f}, "
-                  f"{time.perf_counter() - started:.1f} s); evaluate with {how}", file=sys.stderr)
+                  f"{time.perf_counter() - started:.1f} s); evaluate it with\n  {how}", file=sys.stderr)
     return out
 
 

@@ -503,6 +503,7 @@ def test_cli_prints_ready_and_serves(tmp_path: Path) -> None:
         proc.terminate()
         _, err = communicate_watched(proc)
     assert proc.returncode == 0
-    final_stats = json.loads(err.strip().splitlines()[-1])
-    assert final_stats["total_requests"] == 10
-    assert final_stats["faults"]["429"] == statuses.count(429)
+    # One short line at the stop (the whole counters ran to about 20,000 characters after a walkthrough).
+    assert err.strip().splitlines()[-1] == (
+        f"fake server: stopped after 10 requests ({statuses.count(200)} answered, {statuses.count(429)} faults "
+        "injected); while it runs, GET /_stats has every counter")

@@ -1,0 +1,76 @@
+"""The evaluation command ``prb train`` prints when it has written a checkpoint.
+
+The hint is a whole command that runs on the data the model was trained on: the few-shot
+task of the data's family with the data and the split's ``--metadata``, and a ``queries``
+the data can meet. (Before, it said "the *_fewshot task with the same --metadata", and on a
+small file that evaluation stopped with "no user has 8 query pairs" until ``queries`` was
+guessed; issue 49, item 2.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+from prb_tasks.common.resources import tasks_dir
+from prb_tasks.fewshot.sources import FewshotData
+
+#: How a continued line of the printed command starts (under ``prb train: ``'s text).
+_CONTINUED = " \\\n    "
+
+
+def fewshot_task(family: str) -> str:
+    """The ``prb-method`` few-shot task of ``family`` (its YAML says ``data_family: <family>``).
+
+    Args:
+        family: a family name with few-shot tasks (``custom``, ``personalllm``, ``prism``...).
+    """
+    for path in sorted((tasks_dir() / "fewshot").glob("*_fewshot.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if re.search(rf"^\s*data_family:\s*{re.escape(family)}\s*$", text, re.M):
+            return path.stem
+    return f"{family}_fewshot"
+
+
+def fitting_queries(few_shot: FewshotData) -> int | None:
+    """A ``queries`` the unseen users can meet, or None when the split's own leaves someone to evaluate.
+
+    Half the pairs of the unseen user with the most (at least 1), so that user is scored at
+    k = 0 and keeps support pairs for the next k points.
+
+    Args:
+        few_shot: the split the model was trained on.
+    """
+    split = few_shot.split
+    if split.evaluated(0) or not split.unseen:
+        return None
+    most = max(len(u.pool) + len(u.queries) for u in split.unseen)
+    return max(1, most // 2)
+
+
+def evaluation_command(out: str, family: str, location: str, is_file: bool, metadata: dict[str, Any],
+                       few_shot: FewshotData | None) -> str:
+    """The ``prb eval`` command that evaluates the checkpoint in ``out``, lines joined by ``\\``.
+
+    Args:
+        out: the checkpoint folder, as the user gave it.
+        family: the training data's family.
+        location: the training data as resolved (a path, or a bundled name such as ``example``).
+        is_file: the family's data is a file (``data_path``) rather than a folder (``data_dir``).
+        metadata: the training's ``--metadata`` (the split's settings are repeated in the evaluation).
+        few_shot: the training's split (None: Personalized RewardBench, no split).
+    """
+    if few_shot is None:
+        if location == "sample":
+            return (f"prb eval --model prb-rm --model_args pretrained={out}{_CONTINUED}"
+                    "--tasks personalized_rb_sample_scalar")
+        return (f"prb eval --model prb-rm --model_args pretrained={out}{_CONTINUED}--tasks personalized_rb_scalar "
+                f"--metadata {shlex.quote(json.dumps({'data_dir': location}))}")
+    meta = {"data_path" if is_file else "data_dir": location, **metadata}
+    queries = fitting_queries(few_shot)
+    if queries is not None and "queries" not in metadata:
+        meta["queries"] = queries
+    return (f"prb eval --model prb-method --model_args method=trained,checkpoint={out}{_CONTINUED}"
+            f"--tasks {fewshot_task(family)} --metadata {shlex.quote(json.dumps(meta))}")
