@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.common import harness_args
+from prb_tasks.common.resources import tasks_dir as prb_tasks_dir
 from prb_tasks.documents.metadata import MetadataError, MetadataSpec, check_options
 from prb_tasks.documents.personalized_rb import METADATA, build_docs
 from tests.runner import run_cli
@@ -95,7 +96,7 @@ def test_plain_lm_eval_rejects_metadata_typos_but_not_model_args(tmp_path):
     beside = Path(sys.executable).parent / "lm_eval"
     lm_eval = str(beside) if beside.exists() else shutil.which("lm_eval")
     assert lm_eval
-    tasks_dir = run_cli(["tasks-dir"], cwd=tmp_path).stdout.strip()
+    tasks_dir = str(prb_tasks_dir())  # what `prb tasks-dir` prints, without a process
     base = ["--include_path", tasks_dir, "--model", "dummy", "--tasks", "personalized_rb_sample_scalar_art"]
     ok = run_cli([*base, "--model_args", "colour=1", "--limit", "2"], cwd=tmp_path, program=[lm_eval])
     assert ok.returncode == 0, ok.stderr[-3000:]

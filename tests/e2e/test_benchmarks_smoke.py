@@ -18,7 +18,9 @@ import pytest
 from tests.runner import REPO, run_cli
 
 SECTIONS = ("The fake judge server alone", "Judge throughput", "Full runs with a fast judge", "Fully cached re-run",
-            "Start-up on the bundled sample", "Scalar reward models", "Scaling with the data")
+            "Start-up on the bundled sample", "Scalar reward models", "Scaling with the data",
+            "A small first run: CPU, wall and memory", "Provider prompt caching on `personalized_rb_profile`",
+            "Dense retrieval: embedding throughput on the CPU")
 
 
 @pytest.mark.slow
@@ -32,7 +34,11 @@ def test_smoke_run_writes_every_section(tmp_path: Path):
     for title in SECTIONS:
         assert f"## {title}" in report, title
     raw = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))["results"]
-    assert {"server", "judge", "full", "cached", "startup", "rm_tiny", "rm_baselines", "scaling"} <= raw.keys()
+    assert {"server", "judge", "full", "cached", "startup", "rm_tiny", "rm_baselines", "scaling", "lean",
+            "prompt_cache", "embedding_speed"} <= raw.keys()
+    # The embedding section ran its agreement pass for every setup (on the one row the smoke run embeds).
+    embedding = raw["embedding_speed"]
+    assert embedding["agree_rows"] == 1 and all(v["same_top5"] in (0, 1) for v in embedding["setups"].values())
     # The cached re-runs sent nothing; every full run judged every document.
     assert all(r["requests"] == 0 for entry in raw["cached"] for r in entry["reruns"])
     assert all(t["requests"] > 0 and t["first_request"] is not None for e in raw["full"] for t in e["trials"])

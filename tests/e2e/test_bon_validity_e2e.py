@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from prb_tasks.common.resources import tasks_dir as prb_tasks_dir
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows
@@ -80,7 +81,7 @@ def evaluate(args: list[str], tmp: Path) -> None:
 @pytest.mark.slow
 def test_sample_grade_contestants_validity(tmp_path: Path, server: FakeLLMServer) -> None:
     cache, out = tmp_path / "jcache", tmp_path / "out"
-    tasks_dir = run_cli(["tasks-dir"], cwd=tmp_path).stdout.strip()
+    tasks_dir = str(prb_tasks_dir())  # what `prb tasks-dir` prints, without a process
     # N = 4 candidates: a user's own task that includes ours with another `repeats`.
     own = tmp_path / "own_tasks"
     own.mkdir()
@@ -150,7 +151,7 @@ def test_validity_with_nothing_graded_is_one_line(tmp_path: Path, server: FakeLL
     """A grader that never writes ``Aspect i: n`` leaves every question ungraded: no gain
     can be computed, and prb validity says so in one line (exit 2), not a traceback."""
     cache, out = tmp_path / "jcache", tmp_path / "out"
-    tasks_dir = run_cli(["tasks-dir"], cwd=tmp_path).stdout.strip()
+    tasks_dir = str(prb_tasks_dir())  # what `prb tasks-dir` prints, without a process
     own = tmp_path / "own_tasks"
     own.mkdir()
     (own / "bon_sample_4.yaml").write_text(

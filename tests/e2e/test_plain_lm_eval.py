@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from prb_tasks.common.resources import tasks_dir as prb_tasks_dir
 from tests.runner import run_cli
 
 
@@ -42,7 +43,7 @@ def test_plain_lm_eval_cli_without_the_hook_does_not_know_prb_rm(tmp_path: Path)
     beside = Path(sys.executable).parent / "lm_eval"
     lm_eval = str(beside) if beside.exists() else shutil.which("lm_eval")
     assert lm_eval
-    tasks_dir = run_cli(["tasks-dir"], cwd=tmp_path).stdout.strip()
+    tasks_dir = str(prb_tasks_dir())  # what `prb tasks-dir` prints, without a process
     proc = run_cli(["--include_path", tasks_dir, "--model", "prb-rm", "--model_args", "scorer=bm25",
                     "--tasks", "personalized_rb_sample_scalar_art"], cwd=tmp_path, program=[lm_eval],
                    env={"PRB_LM_EVAL_HOOK": "0"})
