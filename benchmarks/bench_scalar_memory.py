@@ -10,6 +10,10 @@ in the hub's parquet layout and as ``.jsonl`` (the same rows). Scorers:
 - ``hf``: ``personalized_rb_scalar_profile`` (the question with the user's top posts)
   scored by a tiny random GPT-2 classifier (``prb_tasks.testing.tiny_rm``), every pair.
 
+Layouts ``custom-jsonl`` and ``custom-json`` run the same scorers on a user's own preference
+file made of the same rows (``custom_data.py``): ``personalized_custom_scalar`` (``hf``:
+``personalized_custom_scalar_history``, the prompt after the user's other preferences).
+
 Runs are interleaved: each trial walks every layout, scorer and scale once (a scorer's
 scales one after the other, each right after the baseline's run when there is one), so
 a drift in the machine's load hits all alike. The table gives each median and the growth from
@@ -37,11 +41,19 @@ from measure import BENCH, Spread, load, python, run
 
 SCORERS = ("length", "bm25", "embedding", "hf")
 LAYOUTS = ("parquet", "jsonl")
+#: A user's own preference file (``custom_data.py``: the same rows, five per user), as .jsonl or a .json array.
+CUSTOM = {"custom-jsonl": "jsonl", "custom-json": "json"}
 
 
 def _data(work: Path, layout: str, scale: float) -> Path:
     """The synthetic data at ``scale`` in ``layout`` under ``work`` (generated once, kept)."""
     folder = work / f"{layout}-{scale:g}x"
+    if layout in CUSTOM:
+        path = folder / f"preferences.{CUSTOM[layout]}"
+        if not path.is_file():
+            run(python(str(BENCH / "custom_data.py"), str(folder), "--scale", str(scale), "--seed", "0",
+                       "--format", CUSTOM[layout])).check()
+        return path
     if not (folder / "Society_and_Culture").is_dir():
         run(python(str(BENCH / "fullsize_data.py"), str(folder), "--scale", str(scale), "--seed", "0",
                    "--format", layout)).check()
@@ -50,19 +62,24 @@ def _data(work: Path, layout: str, scale: float) -> Path:
 
 def _command(scorer: str, data: Path, tiny_rm: Path, embedding_limit: int) -> list[str]:
     """The ``prb eval`` command line of one scorer on one copy of the data."""
+    custom = data.is_file()
     task, model_args, extra = "personalized_rb_scalar", f"scorer={scorer},cache=off", []
     if scorer == "hf":
         task, model_args = "personalized_rb_scalar_profile", f"scorer=hf,pretrained={tiny_rm},cache=off,device=cpu"
+    if custom:  # the bare prompt, or (hf) the prompt after the user's other preferences
+        task = "personalized_custom_scalar_history" if scorer == "hf" else "personalized_custom_scalar"
     if scorer == "embedding":
         extra = ["--limit", str(embedding_limit)]
+    metadata = {"data_path": str(data)} if custom else {"data_dir": str(data)}
     return python("-m", "prb_tasks", "eval", "--model", "prb-rm", "--model_args", model_args, "--tasks", task,
-                  "--metadata", json.dumps({"data_dir": str(data)}), *extra)
+                  "--metadata", json.dumps(metadata), *extra)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scales", default="1,2,4", help="data sizes, multiples of the published 2,830 rows")
-    parser.add_argument("--layouts", default=",".join(LAYOUTS), help="parquet, jsonl or both")
+    parser.add_argument("--layouts", default=",".join(LAYOUTS),
+                        help=f"any of {', '.join([*LAYOUTS, *CUSTOM])} (custom-*: a user's own preference file)")
     parser.add_argument("--scorers", default=",".join(SCORERS), help=f"any of {', '.join(SCORERS)}")
     parser.add_argument("--trials", type=int, default=1)
     parser.add_argument("--embedding-limit", type=int, default=50, help="pairs per subset for scorer=embedding")

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.custom.schema import Preference, UserRecord
-from prb_tasks.data.custom.sources import example_path, load_users, missing_path_line
+from prb_tasks.data.custom.sources import example_path, missing_path_line, stream_users
 from prb_tasks.data.errors import DataError
 from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
 from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options
@@ -97,10 +97,8 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
             f"prb: the personalized_custom_example tasks always use the bundled example; drop data_path "
             f"'{opts.data_path}' or run personalized_custom with it"
         )
-    path, users = load_users(source or opts.data_path, kwargs.get("data_dir"))
-    rows = sum(len(user.preferences) for user in users)
-    origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
-    provenance.record(kwargs, origin, task_name(kwargs) or f"personalized_custom_{variant}")
+    # One user at a time: a user's preferences and profile are let go once their documents are built.
+    path, users = stream_users(source or opts.data_path, kwargs.get("data_dir"))
     tag = hashlib.sha256(f"{path}|{path.stat().st_mtime}|{opts.k}".encode()).hexdigest()[:12]
     system_prompt = judge_system_prompt(opts.templates, opts.system_template) if variant == "judge" else ""
     user_ref = (
@@ -110,6 +108,7 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
     )
     history_ref = resolve("judge/history.jinja", opts.templates) if variant == "judge" else None
     docs: list[dict[str, Any]] = []
+    rows = 0
     for user in users:
         about = traits(user.demographics)
         for index, pref in enumerate(user.preferences):
@@ -131,6 +130,9 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
             profile_store.remember(profile_key, profile_texts(history))
             docs.append(scalar_pair_doc(identity, pref.prompt, prompt, pref.chosen, pref.rejected, profile_key,
                                         chosen_first=pref.chosen_letter == "A"))
+        rows += len(user.preferences)
+    origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
+    provenance.record(kwargs, origin, task_name(kwargs) or f"personalized_custom_{variant}")
     return docs
 
 

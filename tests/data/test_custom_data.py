@@ -192,3 +192,43 @@ def test_data_validate_takes_example_like_the_tasks_and_audit(capsys: pytest.Cap
     assert validate(Path("example")) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{example_path()}: ok") and "users: 6" in out
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _live_users() -> int:
+    """This test's users alive in the process (other tests' cached files do not count)."""
+    import gc
+
+    from prb_tasks.data.custom.schema import UserRecord
+
+    return sum(isinstance(o, UserRecord) and str(o.user_id).startswith("mem-") for o in gc.get_objects())
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+@pytest.mark.parametrize("variant", ["judge", "scalar", "scalar_history"])
+def test_documents_are_built_holding_one_user_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str, variant: str
+) -> None:
+    # Issue 51: the reader kept every user (preferences and profile) for the whole run; a
+    # scorer needs one user's history at a time. Counted at each user's first item.
+    users = [user(f"mem-{n}", [pref(3 * n + i) for i in range(3)], profile=[f"post {n}"] * 50) for n in range(40)]
+    path = tmp_path / f"prefs{suffix}"
+    if suffix == ".json":
+        path.write_text(json.dumps(users), encoding="utf-8")
+    else:
+        write_jsonl(path, users)
+    seen: list[int] = []
+    history = custom.leave_one_out
+
+    def counting(preferences: list, held_out: int, k: int) -> list:
+        if held_out == 0:
+            seen.append(_live_users())
+        return history(preferences, held_out, k)
+
+    monkeypatch.setattr(custom, "leave_one_out", counting)
+    docs = custom.build_docs(variant, data_path=str(path))
+    assert len(seen) == 40 and len({d["user_id"] for d in docs}) == 40
+    assert max(seen) <= 2, seen
+    assert _live_users() <= 1  # and nothing of the file once the documents are built

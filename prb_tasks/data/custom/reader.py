@@ -7,7 +7,7 @@ Every problem stops the run with one line naming the file, the user, the prefere
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +60,13 @@ def _problem(path: Path, entry: int, item: Any, exc: ValidationError) -> DataErr
     return DataError(f"prb: bad user in {path}, {who}: field '{field}': {first['msg']}; fix the file")
 
 
-def read_users(path: Path) -> list[UserRecord]:
-    """Validated users of one file, in file order (entries counted from 1).
+def iter_users(path: Path) -> Iterator[UserRecord]:
+    """Validated users of one file, in file order (entries counted from 1), one at a time.
+
+    A ``.jsonl`` file is read line by line and keeps nothing of a user once the next one is
+    asked for (only the ids seen, to name a repeated one), so a caller that builds what it
+    needs from each user holds one user's preferences and profile at a time. A ``.json``
+    array is parsed whole first (JSON has no way to read one element of an array alone).
 
     Args:
         path: a ``.json`` file holding an array of user objects, or a ``.jsonl``
@@ -69,15 +74,19 @@ def read_users(path: Path) -> list[UserRecord]:
     """
     if path.suffix not in SUFFIXES:
         raise DataError(f"prb: {path}: expected a .json or .jsonl file of users")
-    users: list[UserRecord] = []
     seen: dict[str, int] = {}
-    for entry, item in enumerate(_objects(path), start=1):
+    items = _objects(path)
+    if isinstance(items, list):
+        items.reverse()  # popped from the end, so each raw object is let go once validated
+        items = _drain(items)
+    for entry, item in enumerate(items, start=1):
         if not isinstance(item, dict):
             raise DataError(f"prb: bad user in {path}, entry {entry}: expected an object, got {type(item).__name__}")
         try:
             user = UserRecord.model_validate(item)
         except ValidationError as exc:
             raise _problem(path, entry, item, exc) from None
+        del item
         uid = str(user.user_id)
         if uid in seen:
             raise DataError(
@@ -85,7 +94,21 @@ def read_users(path: Path) -> list[UserRecord]:
                 "put all of a user's preferences in one object"
             )
         seen[uid] = entry
-        users.append(user)
-    if not users:
+        yield user
+    if not seen:
         raise DataError(f"prb: {path} holds no users")
-    return users
+
+
+def _drain(items: list[Any]) -> Iterator[Any]:
+    """Pop ``items`` from the end (a reversed array), so none stays referenced once handed out."""
+    while items:
+        yield items.pop()
+
+
+def read_users(path: Path) -> list[UserRecord]:
+    """Every validated user of one file, in file order (see :func:`iter_users`).
+
+    Args:
+        path: a ``.json`` or ``.jsonl`` file of users.
+    """
+    return list(iter_users(path))
