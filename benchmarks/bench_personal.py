@@ -10,8 +10,9 @@ the few-shot protocol; then again on a file where the field it should read is sh
 (follows a random group), so its gain there should go.
 
 Prints one row per run: training seconds, peak resident MB of the child, accuracy (%) at
-k = 0 and k = 8 on all unseen users, at k = 0 on the users whose group shows in their
-demographics / profile, and at k = 8 on the users whose group shows only in their choices.
+k = 0, 1, 2, 4, 8 on all unseen users and the area under that k-curve (aukc, over every k
+evaluated), at k = 0 on the users whose group shows in their demographics / profile, and at
+k = 8 on the users whose group shows only in their choices.
 
     python benchmarks/bench_personal.py [--arch plain,context,latent,mixture] [--users 36]
         [--pairs 16] [--epochs 2] [--threads 2] [--no-shuffle] [--backbone FOLDER]
@@ -33,6 +34,7 @@ import torch
 args = json.loads(sys.argv[1])
 torch.set_num_threads(args["threads"])
 from prb_tasks.fewshot.evaluate import run
+from prb_tasks.fewshot.metrics import area_under_curve
 from prb_tasks.testing.taste_groups import user_field
 from prb_tasks.train.command import train
 from prb_tasks.train.data import load
@@ -50,9 +52,10 @@ outcomes = run(TrainedMethod(options.out, device="cuda" if torch.cuda.is_availab
 def acc(k, field=None):
     hits = [o.correct for o in outcomes if o.k == k and (field is None or user_field(int(o.user_id[1:])) == field)]
     return 100 * float(np.mean(hits)) if hits else float("nan")
+curve = {k: acc(k) for k in sorted({o.k for o in outcomes})}
 print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "k0": acc(0), "k8": acc(8), "demographics": acc(0, "demographics"), "profile": acc(0, "profile"),
-                  "choices": acc(8, "choices")}))
+                  "curve": curve, "aukc": area_under_curve(curve), "demographics": acc(0, "demographics"),
+                  "profile": acc(0, "profile"), "choices": acc(8, "choices")}))
 """
 #: The field each architecture should read (shuffled in the second run).
 READS = {"context": ("demographics", "profile"), "latent": ("choices",), "mixture": ("choices",)}
@@ -83,7 +86,8 @@ def main() -> int:
     name = args.backbone or "all-MiniLM-L6-v2"
     print(f"{args.users} users x {args.pairs} pairs (10% noise), backbone {name}, "
           f"{args.epochs:g} epochs, {args.threads} threads")
-    print("architecture  shuffled      train s  peak MB   k=0    k=8  demo k0  prof k0  choice k8")
+    print("architecture  shuffled      train s  peak MB   k=0   k=1   k=2   k=4   k=8  aukc  demo k0  prof k0  "
+          "choice k8")
     with tempfile.TemporaryDirectory() as tmp:
         for arch in args.arch.split(","):
             for shuffle in (None, *(() if args.no_shuffle else READS.get(arch, ()))):
@@ -97,8 +101,9 @@ def main() -> int:
                     print(proc.stderr[-2000:], file=sys.stderr)
                     return 1
                 got = json.loads(proc.stdout.strip().splitlines()[-1])
-                print(f"{arch:<12}  {shuffle or '-':<12}  {got['seconds']:7.1f}  {got['peak_mb']:7.0f}  "
-                      f"{got['k0']:5.1f}  {got['k8']:5.1f}  {got['demographics']:7.1f}  {got['profile']:7.1f}  "
+                curve = " ".join(f"{got['curve'].get(str(k), float('nan')):5.1f}" for k in (0, 1, 2, 4, 8))
+                print(f"{arch:<12}  {shuffle or '-':<12}  {got['seconds']:7.1f}  {got['peak_mb']:7.0f}  {curve} "
+                      f"{got['aukc']:5.1f}  {got['demographics']:7.1f}  {got['profile']:7.1f}  "
                       f"{got['choices']:9.1f}", flush=True)
     return 0
 

@@ -12,8 +12,12 @@ def _gguf_line(backbone: str) -> str:
     """How to turn a GGUF file into a folder ``AutoModel`` loads (transformers reads GGUF with ``gguf``)."""
     path = Path(backbone).expanduser()
     out = path.with_suffix("")
-    code = (f"from transformers import AutoModel as M, AutoTokenizer as T; d, f = '{path.parent}', '{path.name}'; "
-            f"[c.from_pretrained(d, gguf_file=f).save_pretrained('{out}') for c in (M, T)]")
+    # transformers 5 keeps GGUF weights quantized (and refuses to save them) unless asked to
+    # dequantize; transformers 4 has no GgufConfig and always dequantized.
+    code = (f"import transformers as t; d, f, o = '{path.parent}', '{path.name}', '{out}'; "
+            "q = {'quantization_config': t.GgufConfig(dequantize=True)} if hasattr(t, 'GgufConfig') else {}; "
+            "t.AutoModel.from_pretrained(d, gguf_file=f, **q).save_pretrained(o); "
+            "t.AutoTokenizer.from_pretrained(d, gguf_file=f).save_pretrained(o)")
     return (f"prb train: --backbone {backbone} is a GGUF file (quantized, for llama.cpp), which prb train cannot "
             f"fine-tune; give the Hugging Face model it was made from, or convert it once (pip install gguf; "
             f"python -c \"{code}\") and give --backbone {out}")

@@ -24,7 +24,10 @@ def test_a_gguf_file_says_how_to_convert_it(tmp_path):
         _train(tmp_path, str(gguf))
     line = str(caught.value)
     assert "\n" not in line and line.startswith(f"prb train: --backbone {gguf} is a GGUF file")
-    assert f"gguf_file=f).save_pretrained('{tmp_path / 'SmolLM2-135M-Instruct.Q4_1'}')" in line
+    # transformers 5 saves a GGUF model only when it was loaded dequantized (seen: the plain
+    # from_pretrained(gguf_file=).save_pretrained() of SmolLM2-135M-Instruct.Q4_1.gguf raised ValueError).
+    assert f"'SmolLM2-135M-Instruct.Q4_1.gguf', '{tmp_path / 'SmolLM2-135M-Instruct.Q4_1'}'; " in line
+    assert "from_pretrained(d, gguf_file=f, **q).save_pretrained(o)" in line and "GgufConfig(dequantize=True)" in line
     assert line.endswith(f"give --backbone {tmp_path / 'SmolLM2-135M-Instruct.Q4_1'}")
 
 
