@@ -110,7 +110,7 @@ def _time_case(source: Path, name: str, trials: int, timeout: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ref", help="also time prb_tasks/scoring/verdict.py as it is in this git revision")
+    parser.add_argument("--ref", help="also time prb_tasks/replies/verdict.py as it is in this git revision")
     parser.add_argument("--cases", choices=["all", "issue", "1mb"], default="all")
     parser.add_argument("--trials", type=int, default=3, help="calls per case; the best is reported")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a case is stopped")
@@ -119,7 +119,7 @@ def main() -> None:
     parsers = {"working tree": ROOT / "prb_tasks" / "scoring" / "verdict.py"}
     tmp = tempfile.TemporaryDirectory()
     if args.ref:
-        old = subprocess.run(["git", "-C", str(ROOT), "show", f"{args.ref}:prb_tasks/scoring/verdict.py"],
+        old = subprocess.run(["git", "-C", str(ROOT), "show", f"{args.ref}:prb_tasks/replies/verdict.py"],
                              capture_output=True, text=True, check=True).stdout
         path = Path(tmp.name) / "verdict_ref.py"
         path.write_text(old, encoding="utf-8")

@@ -20,7 +20,7 @@ the pick is uniform among the top-scored candidates; an unreadable score ranks l
 Metrics for a k above the run's N are NaN and are left out of means.
 
 Documents of the ``official`` preset (``rule: official``) are read by the authors' rules
-instead (:mod:`prb_tasks.scoring.bon_official`): their grade parsing (an unreadable grade
+instead (:mod:`prb_tasks.replies.bon_official`): their grade parsing (an unreadable grade
 is 0) and their pick (the first of tied rewards).
 """
 
@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from prb_tasks.scoring import bon_official as official
+from prb_tasks.replies import bon_official as official
+from prb_tasks.replies.pointwise import parse_score
+from prb_tasks.replies.verdict import Outcome, marker_outcome, strip_reasoning
 from prb_tasks.scoring.bestofn import top_indices
-from prb_tasks.scoring.pointwise import parse_score
-from prb_tasks.scoring.verdict import Outcome, marker_outcome, strip_reasoning
 
 SIZES = (1, 2, 4, 8, 16)
 FIELDS = ("gold", "gain", "top")

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK
 from prb_tasks.scoring.rewardbench2 import ties_score
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
 
 #: Their value for a reply without a rating.
 UNRATED = -1

@@ -6,7 +6,7 @@ prompt (THU-KEG/RM-Bench @73c52d7, the prompt they used for DeepSeek-R1): ``A>>B
 inside ``\\boxed{...}``. They publish no code that reads them; these rules are prb's:
 
 - hidden reasoning is removed first, as for every prb verdict
-  (:func:`prb_tasks.scoring.verdict.strip_reasoning`);
+  (:func:`prb_tasks.replies.verdict.strip_reasoning`);
 - the **last** ``\\boxed{...}`` of the reply is the verdict. One or two backslashes and
   single or doubled braces are accepted (the README prints the prompt as the escaped
   Python string ``\\\\boxed{{A>>B}}``, which a model may copy as written), and spaces
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-from prb_tasks.scoring.verdict import TAIL_CHARS, Outcome, marker_outcome, strip_reasoning
+from prb_tasks.replies.verdict import TAIL_CHARS, Outcome, marker_outcome, strip_reasoning
 
 #: The five verdicts of the authors' prompt -> (the preferred position, None for a tie; strength 0-2).
 FORMS: dict[str, tuple[Optional[str], int]] = {
