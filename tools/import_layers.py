@@ -19,7 +19,8 @@ PKG = Path(__file__).resolve().parents[1] / "prb_tasks"
 # Ground floor first. A name missing here is reported as "unplaced".
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("common", "stats"),
-    ("text", "data"),
+    ("text", "replies"),
+    ("data",),
     ("prompts", "documents"),
     ("judge", "rm", "fewshot", "train"),
     ("scoring",),

@@ -44,7 +44,7 @@ def _pairwise(text: str) -> bool:
 
 
 def _trailing_rating(text: str) -> bool:
-    from prb_tasks.scoring.rewardbench2_ratings import UNRATED, parse_rating
+    from prb_tasks.replies.ratings import UNRATED, parse_rating
 
     return parse_rating(text) != UNRATED
 
