@@ -648,7 +648,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
 
         setup_logging()
         started = time.time()
-        from prb_tasks.cli.lm_eval_hook import prb_eval_running
+        from prb_tasks.cli.running import prb_eval_running
 
         with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)), prb_eval_running():
             args.namespace.func(args.namespace)
