@@ -1,11 +1,12 @@
 """Issue 47's module moves, mechanical and repeatable: ``git mv`` each module (and its mirrored
 test file), then rewrite every reference to its old name in the checkout.
 
-Run from a checkout: ``python tools/house_move.py`` moves what is still at its old place and
-rewrites every tracked text file; ``python tools/house_move.py --rewrite-only [PATH ...]``
-only rewrites (the whole checkout, or the files given), for code written against the old
-names on another branch. A reference is a dotted name (``prb_tasks.scoring.verdict``, in
-imports, ``mock.patch`` strings, YAML ``!function`` paths, docs' ``:::`` lines, entry points),
+Run in a checkout (the one of the current folder, wherever the script lies):
+``python tools/house_move.py`` moves what is still at its old place and rewrites every
+tracked text file; ``python tools/house_move.py --rewrite-only [PATH ...]`` only rewrites
+(the whole checkout, or the files given), for code written against the old names on another
+branch. A reference is a dotted name (``prb_tasks.scoring.verdict``, in imports,
+``mock.patch`` strings, YAML ``!function`` paths, docs' ``:::`` lines, entry points),
 ``from prb_tasks.scoring import verdict``, or a path (``prb_tasks/scoring/verdict.py``,
 ``tests/scoring/test_verdict.py``).
 """
@@ -17,7 +18,9 @@ import re
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+# The checkout the command runs in (not this file's), so a copy of the script rewrites another branch.
+ROOT = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                           check=False).stdout.strip() or ".").resolve()
 
 #: old module -> new module (below ``prb_tasks``).
 MOVES: dict[str, str] = {
