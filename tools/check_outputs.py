@@ -1,19 +1,23 @@
 """Run every offline command on the bundled samples and print one sha256 per output file.
 
-``python tools/check_outputs.py OUT`` runs, in a fresh folder ``OUT`` (and a throw-away
-``HOME``, so no cache of an earlier run answers): ``prb tasks``, ``prb data validate`` on the
-sample and the example file, ``prb audit`` on both, ``prb eval`` with ``prb-rm`` (BM25, length)
-on the sample and the example file, ``prb eval`` with ``prb-judge`` against the fake server
-(pairwise, both orders) and as a dry run, ``prb compare`` (table, Markdown and JSON) on those
-runs, ``prb cache info``, then normalises every file it wrote and prints ``sha256  name`` per
-file. Made for issue 47's "no behaviour change": run it on the old and the new code and
-``diff`` the two listings (the commands' stdout and stderr are files too).
+``python tools/check_outputs.py OUT --ref REV`` exports git revision ``REV`` of this checkout
+to one fixed folder (``/tmp/prb-check-outputs-src``: documents carry the data's path, so both
+sides must run from the same place) and runs its code there, in a fresh folder ``OUT`` (and a
+throw-away ``HOME``, so no cache of an earlier run answers): ``prb tasks``, ``prb data
+validate`` on the sample, the example file and a missing file, ``prb audit`` on the sample and
+the example, ``prb eval`` with ``prb-rm`` (BM25, length) on the sample and the example file,
+``prb eval`` with ``prb-judge`` against the fake server (pairwise, both orders), as a dry run
+and with a mistyped task, ``prb compare`` (table, Markdown, JSON, ``--out``) on those runs,
+``prb cache info``; then it normalises every file written and prints ``sha256  name`` per
+file. Made for issue 47's "no behaviour change": run it with the old and the new revision,
+one after the other, and ``diff`` the two listings (each command's stdout, stderr and exit
+status are files too).
 
 Normalised, because they differ from run to run without any code change: absolute paths
-(``OUT``, ``HOME``, the checkout), timestamps (in text and in file names), lm-eval's timing and
-environment keys in results files, progress bars, durations printed in seconds, and the
-fake server's port. Needs no network: the judge runs against ``prb_tasks.testing.fake_server``
-on a loopback port.
+(``OUT``, ``HOME``, the source folder), timestamps (in text and in file names), lm-eval's
+timing and environment keys in results files, progress bars, durations and rates per second,
+latencies, function addresses in configs, and the fake server's port. Needs no network: the
+judge runs against ``prb_tasks.testing.fake_server`` on a loopback port.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -30,16 +35,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parents[1]
+#: Where the revision under test is exported (the same for every run: see the module docstring).
+ROOT = Path(tempfile.gettempdir()) / "prb-check-outputs-src"
 
 #: Keys of lm-eval's results files that hold times, versions or the machine, not results.
 VOLATILE_KEYS = {
     "date", "start_time", "end_time", "total_evaluation_time_seconds", "git_hash", "upper_git_hash",
     "pretty_env_info", "transformers_version", "lm_eval_version", "pid", "elapsed", "seconds",
-    "wall_seconds", "duration_s",
+    "wall_seconds", "duration_s", "wall_s", "latency_s",
 }
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T _:-]\d{2}[:-]\d{2}[:-]\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T _:-]\d{2}[:-]\d{2}(?:[:-]\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|sec|seconds|min)\b")
+_RATE = re.compile(r"\b\d+(?:\.\d+)?\s?[\w ]{0,20}/s\b")
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 _PROGRESS = re.compile(r"(it/s|s/it|\d+%\|)")
 
 
@@ -88,7 +97,8 @@ def _normal_text(text: str, swaps: dict[str, str]) -> str:
     for old, new in swaps.items():
         text = text.replace(old, new)
     lines = [line for line in text.splitlines() if not _PROGRESS.search(line)]
-    return _DURATION.sub("<DURATION>", _TIMESTAMP.sub("<TIME>", "\n".join(lines)))
+    text = _ADDRESS.sub(" at <ADDRESS>", _RATE.sub("<RATE>", "\n".join(lines)))
+    return _DURATION.sub("<DURATION>", _TIMESTAMP.sub("<TIME>", text))
 
 
 def _normal_json(value: Any) -> Any:
@@ -124,7 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run the commands into ``OUT`` and print the digests; return 0 (a command's failure is output too)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="an empty or missing folder for every output")
+    parser.add_argument("--ref", default="HEAD", help="the git revision to run (default: HEAD)")
     args = parser.parse_args(argv)
+    shutil.rmtree(ROOT, ignore_errors=True)
+    ROOT.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(HERE), "archive", args.ref], capture_output=True, check=False)
+    if archive.returncode:
+        sys.exit(f"check_outputs: git archive {args.ref}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(ROOT)], input=archive.stdout, check=True)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
@@ -132,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     home = Path(tempfile.mkdtemp(prefix="prb-check-home-"))
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "COLUMNS": "120",
            "OPENAI_API_KEY": "sk-fake", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0", "TQDM_DISABLE": "1"}
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONHASHSEED": "0", "TQDM_DISABLE": "1",
+           "PYTHONPATH": str(ROOT)}
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "prb_tasks.testing.fake_server", "--port", str(port),
                                "--policy", "A"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
