@@ -49,6 +49,7 @@ _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T _:-]\d{2}[:-]\d{2}(?:[:-]\d{2})?(?
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|sec|seconds|min)\b")
 _RATE = re.compile(r"\b\d+(?:\.\d+)?\s?[\w ]{0,20}/s\b")
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
+_NONCE = re.compile(r"nonce(-|=\")[A-Za-z0-9_-]+")
 _PROGRESS = re.compile(r"(it/s|s/it|\d+%\|)")
 
 
@@ -93,17 +94,52 @@ def commands(out: Path, port: int) -> list[tuple[str, list[str]]]:
     ]
 
 
+def _mask_markdown_latency(text: str) -> str:
+    """Cells of a Markdown table's ``latency`` columns as ``<LATENCY>`` (measured, not computed)."""
+    out: list[str] = []
+    masked: list[int] = []
+    for line in text.splitlines():
+        cells = line.split("|")
+        if not line.startswith("|"):
+            masked = []
+        elif "latency" in line:
+            masked = [i for i, cell in enumerate(cells) if "latency" in cell]
+        elif masked and not set(line) <= set("|-: "):
+            cells = [("<LATENCY>" if i in masked else cell) for i, cell in enumerate(cells)]
+        out.append("|".join(cells))
+    return "\n".join(out)
+
+
+def _mask_html_latency(text: str) -> str:
+    """The same for the HTML report's tables."""
+    def table(match: re.Match[str]) -> str:
+        body = match.group(0)
+        heads = re.findall(r"<th[^>]*>(.*?)</th>", body)
+        masked = {i for i, head in enumerate(heads) if "latency" in head}
+        if not masked:
+            return body
+
+        def row(found: re.Match[str]) -> str:
+            cells = re.findall(r"<td[^>]*>.*?</td>", found.group(0))
+            return "<tr>" + "".join("<td>&lt;LATENCY&gt;</td>" if i in masked else c
+                                    for i, c in enumerate(cells)) + "</tr>"
+        return re.sub(r"<tr>(?:(?!</tr>).)*<td.*?</tr>", row, body, flags=re.S)
+    return re.sub(r"<table.*?</table>", table, text, flags=re.S)
+
+
 def _normal_text(text: str, swaps: dict[str, str]) -> str:
     for old, new in swaps.items():
         text = text.replace(old, new)
+    text = _mask_html_latency(_mask_markdown_latency(text))
     lines = [line for line in text.splitlines() if not _PROGRESS.search(line)]
-    text = _ADDRESS.sub(" at <ADDRESS>", _RATE.sub("<RATE>", "\n".join(lines)))
+    text = _NONCE.sub(r"nonce\1<NONCE>", _ADDRESS.sub(" at <ADDRESS>", _RATE.sub("<RATE>", "\n".join(lines))))
     return _DURATION.sub("<DURATION>", _TIMESTAMP.sub("<TIME>", text))
 
 
 def _normal_json(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: "<VOLATILE>" if k in VOLATILE_KEYS else _normal_json(v) for k, v in value.items()}
+        return {k: "<VOLATILE>" if k in VOLATILE_KEYS or k.startswith("latency") else _normal_json(v)
+                for k, v in value.items()}
     if isinstance(value, list):
         return [_normal_json(v) for v in value]
     return value
@@ -114,7 +150,7 @@ def normalised(path: Path, swaps: dict[str, str]) -> bytes:
     if path.suffix in (".png", ".gz", ".parquet", ".sqlite", ".db"):
         return path.read_bytes()
     text = _normal_text(path.read_text(encoding="utf-8", errors="replace"), swaps)
-    if path.suffix == ".json":
+    if path.suffix == ".json" or text.lstrip().startswith("{"):
         try:
             return json.dumps(_normal_json(json.loads(text)), sort_keys=True, indent=1).encode()
         except json.JSONDecodeError:
@@ -142,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     if archive.returncode:
         sys.exit(f"check_outputs: git archive {args.ref}: {archive.stderr.decode().strip()}")
     subprocess.run(["tar", "-x", "-C", str(ROOT)], input=archive.stdout, check=True)
+    # git archive stamps files with the commit's time; some cache keys read the data file's mtime.
+    for path in ROOT.rglob("*"):
+        os.utime(path, (1_700_000_000, 1_700_000_000), follow_symlinks=False)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
