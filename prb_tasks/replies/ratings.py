@@ -1,6 +1,7 @@
-"""A RewardBench 2 judge's 1-10 rating, read as allenai's ``scripts/run_generative_v2.py`` reads it
-(allenai/reward-bench at 05a9005; the rules and the scores built on them:
-:mod:`prb_tasks.scoring.rewardbench2_ratings`).
+"""A RewardBench 2 judge's 1-10 rating, read as allenai's ``scripts/run_generative_v2.py`` reads it.
+
+allenai/reward-bench at 05a9005; the rules and the scores built on them:
+:mod:`prb_tasks.scoring.rewardbench2_ratings`.
 
 The rating is an integer 1-10 standing alone as a word at the very end of the reply, once
 whitespace at both ends is removed; anything else is unrated (their ``-1``).
