@@ -110,17 +110,21 @@ def _time_case(source: Path, name: str, trials: int, timeout: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ref", help="also time prb_tasks/scoring/verdict.py as it is in this git revision")
+    parser.add_argument("--ref", help="also time prb_tasks/replies/verdict.py as it is in this git revision")
     parser.add_argument("--cases", choices=["all", "issue", "1mb"], default="all")
     parser.add_argument("--trials", type=int, default=3, help="calls per case; the best is reported")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a case is stopped")
     args = parser.parse_args()
 
-    parsers = {"working tree": ROOT / "prb_tasks" / "scoring" / "verdict.py"}
+    parsers = {"working tree": ROOT / "prb_tasks" / "replies" / "verdict.py"}
     tmp = tempfile.TemporaryDirectory()
     if args.ref:
-        old = subprocess.run(["git", "-C", str(ROOT), "show", f"{args.ref}:prb_tasks/scoring/verdict.py"],
-                             capture_output=True, text=True, check=True).stdout
+        # Before issue 47 the parser lived in scoring/.
+        shown = [subprocess.run(["git", "-C", str(ROOT), "show", f"{args.ref}:prb_tasks/{pkg}/verdict.py"],
+                                capture_output=True, text=True) for pkg in ("replies", "scoring")]
+        old = next((s.stdout for s in shown if s.returncode == 0), None)
+        if old is None:
+            sys.exit(f"bench_verdict: no prb_tasks/replies/verdict.py or prb_tasks/scoring/verdict.py at '{args.ref}'")
         path = Path(tmp.name) / "verdict_ref.py"
         path.write_text(old, encoding="utf-8")
         parsers = {args.ref: path, **parsers}

@@ -1,7 +1,7 @@
 """Calibrate the similarity threshold of the plan-quality metric on the bundled sample.
 
 A plan aspect "matches" a gold rubric aspect when their all-MiniLM-L6-v2 cosine
-similarity reaches a threshold (``prb_tasks.scoring.plans.MATCH_THRESHOLD``). To pick
+similarity reaches a threshold (``prb_tasks.replies.plans.MATCH_THRESHOLD``). To pick
 it, every gold aspect of the bundled sample has a hand-written, planner-style rewording
 (``benchmarks/data/plan_paraphrases.json``, written for this project), and we ask, for
 each candidate threshold:
@@ -28,7 +28,7 @@ import numpy as np
 
 from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
-from prb_tasks.scoring.plans import MATCH_THRESHOLD, match_counts
+from prb_tasks.replies.plans import MATCH_THRESHOLD, match_counts
 from prb_tasks.text.encoder import shared_encoder
 
 PARAPHRASES = Path(__file__).resolve().parent / "data" / "plan_paraphrases.json"

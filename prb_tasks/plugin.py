@@ -8,21 +8,18 @@ nothing heavy is imported until a model is actually used.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.resources import tasks_dir
+from prb_tasks.common.taskindex import plugin_task_names
 
 MODELS = {
     "prb-judge": "prb_tasks.judge.model:JudgeLM",
     "prb-rm": "prb_tasks.rm.model:RewardModelLM",
     "prb-method": "prb_tasks.fewshot.model:MethodLM",
 }
-
-_NAME_LINE = re.compile(r"^(?:task|group):\s*([A-Za-z0-9_\-]+)\s*$", re.MULTILINE)
 
 
 def register_models() -> None:
@@ -35,15 +32,6 @@ def register_models() -> None:
     for name, target in MODELS.items():
         if name not in model_registry:
             model_registry.register(name, target=target)
-
-
-@lru_cache(maxsize=1)
-def plugin_task_names() -> frozenset[str]:
-    """Every task and group name our YAML folder defines (read without importing code)."""
-    names: set[str] = set()
-    for path in tasks_dir().rglob("*.yaml"):
-        names.update(_NAME_LINE.findall(path.read_text(encoding="utf-8")))
-    return frozenset(names)
 
 
 def only_plugin_tasks(requested: Iterable[str]) -> bool:

@@ -1,5 +1,7 @@
 """The package layout holds (issue 27): no import circles among ``prb_tasks.judge``
-modules, and runtime code never imports the test doubles in ``prb_tasks.testing``.
+modules, and runtime code never imports the test doubles in ``prb_tasks.testing``; and
+(issue 47) the layers of ``tools/import_layers.py`` hold across ``prb_tasks``: no package
+circle, no module circle, no import running back up a layer beyond its allow-list.
 
 Both are read from the source with :mod:`ast`, so an import inside a function or under
 ``TYPE_CHECKING`` counts too: a circle there still ties two modules together.
@@ -81,3 +83,29 @@ def test_library_code_does_not_import_the_command_line() -> None:
         if target == "prb_tasks.cli" or target.startswith("prb_tasks.cli.")
     )
     assert offenders == []
+
+
+def test_layers_hold_across_the_library() -> None:
+    """Every package placed, no circle, every upward import allowed with a reason (at most 3)."""
+    graph = layers.module_graph()
+    assert len(graph) > 250 and "prb_tasks.replies.verdict" in graph
+    assert layers.problems(graph) == []
+    assert len(layers.ALLOWED_UPWARD) <= 3
+    assert all(reason.strip() for reason in layers.ALLOWED_UPWARD.values())
+    # An allowed import that is gone is a stale entry: drop it from the list.
+    assert set(layers.ALLOWED_UPWARD) <= set(layers.upward(graph))
+
+
+def test_layer_check_names_each_breach() -> None:
+    """The check sees a new circle or a new upward import (a graph made up for the test)."""
+    graph = {"prb_tasks.common.a": set(), "prb_tasks.data.b": {"prb_tasks.common.a"},
+             "prb_tasks.scoring.c": {"prb_tasks.data.b"}}
+    assert layers.problems(graph) == []
+    graph["prb_tasks.data.b"].add("prb_tasks.scoring.c")
+    assert layers.problems(graph) == [
+        "import runs back up a layer: prb_tasks.data.b -> prb_tasks.scoring.c",
+        "package circle: data -> scoring -> data",
+        "module circle: prb_tasks.data.b -> prb_tasks.scoring.c -> prb_tasks.data.b",
+    ]
+    graph["prb_tasks.attic.d"] = set()
+    assert layers.problems(graph)[0] == "unplaced package attic (add it to LAYERS)"

@@ -472,10 +472,10 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
     from prb_tasks.data import provenance
     from prb_tasks.judge.usage import failed_line, stopped_line, take_last_summary
     from prb_tasks.plugin import plugin_task_names
+    from prb_tasks.report.run_table import FULL_TABLES_FLAG, compact_lines, model_line
     from prb_tasks.scoring.lacking import lacking_lines
     from prb_tasks.scoring.legend import legend_lines
     from prb_tasks.scoring.negative_ties import negative_ties_lines
-    from prb_tasks.scoring.run_table import FULL_TABLES_FLAG, compact_lines, model_line
 
     results = captured.get("results")
     summary = take_last_summary()
@@ -635,7 +635,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
         # Two ordinary lm-eval runs (planner, then judge), each through this function.
         return run_planner(argv, lambda stage: run_eval(stage, plain))
     from prb_tasks.judge.errors import RunStopped
-    from prb_tasks.scoring.run_table import FULL_TABLES_FLAG
+    from prb_tasks.report.run_table import FULL_TABLES_FLAG
 
     # prb's own flag: lm-eval's parser must not see it.
     full_tables = FULL_TABLES_FLAG in argv
@@ -648,7 +648,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
 
         setup_logging()
         started = time.time()
-        from prb_tasks.cli.lm_eval_hook import prb_eval_running
+        from prb_tasks.cli.running import prb_eval_running
 
         with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)), prb_eval_running():
             args.namespace.func(args.namespace)

@@ -20,12 +20,12 @@ development branch and has a proposal open for task entry points.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
+
+from prb_tasks.cli.running import inside_prb_eval, prb_eval_running  # noqa: F401 - prb_eval_running: its name
 
 #: The distribution whose entry points name prb's models.
 DISTRIBUTION = "prb-tasks"
@@ -37,9 +37,6 @@ _READERS = {
     MODEL_GROUP: ("lm_eval.api.registry", "lm_eval.models"),
     TASK_GROUP: ("lm_eval.tasks", "lm_eval.tasks.manager", "lm_eval.tasks._index", "lm_eval.api.registry"),
 }
-
-_inside_prb_eval = 0
-
 
 def on_import(name: str, module: ModuleType) -> None:
     """Act on one of lm-eval's modules that has just been executed.
@@ -113,17 +110,6 @@ def register_entry_point_models() -> None:
             model_registry.register(name, target=target)
 
 
-@contextlib.contextmanager
-def prb_eval_running() -> Iterator[None]:
-    """Marks a run started by ``prb eval``, so ``lm_eval run``'s wrapper does not route it again."""
-    global _inside_prb_eval
-    _inside_prb_eval += 1
-    try:
-        yield
-    finally:
-        _inside_prb_eval -= 1
-
-
 def _cli_argv() -> list[str] | None:
     """The arguments of ``lm_eval run`` as typed, or None when not run from lm-eval's CLI.
 
@@ -176,7 +162,7 @@ def wrap_run_command(module: ModuleType) -> None:
 
     def _execute(args: Any) -> None:
         argv = _cli_argv()
-        if _inside_prb_eval or argv is None or not wants_prb(argv):
+        if inside_prb_eval() or argv is None or not wants_prb(argv):
             execute(args)
             return
         from prb_tasks.cli.evalcmd import run_eval
@@ -234,7 +220,7 @@ def guard_dict_options(action_cls: Any) -> None:
             original(self, parser, namespace, values, option_string)
         except ValueError as exc:
             argv = _cli_argv()
-            if type(self) is not action_cls or _inside_prb_eval or argv is None or not named_ours(argv):
+            if type(self) is not action_cls or inside_prb_eval() or argv is None or not named_ours(argv):
                 raise
             from prb_tasks.common.harness_args import json_problem
 

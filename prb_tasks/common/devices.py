@@ -53,3 +53,18 @@ def resolve_dtype(requested: str, device: str) -> Any:
     if device == "mps":
         return torch.float16
     return torch.float32
+
+
+NO_BF16_ENV = "PRB_NO_BF16"
+
+
+def bf16_switched_off() -> bool:
+    """True when ``PRB_NO_BF16=1``: behave as on a CPU without bfloat16 instructions.
+
+    ``dtype=auto`` then resolves to float32 and the openvino backend compiles in float32
+    even when asked for bfloat16 (what OpenVINO does on such a CPU), so the suite can be
+    run as on one (docs/development.md, "CPU features").
+    """
+    import os
+
+    return os.environ.get(NO_BF16_ENV, "").strip() not in ("", "0")

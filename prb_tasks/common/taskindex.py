@@ -10,16 +10,27 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.resources import tasks_dir
 from prb_tasks.common.terminal import WIDTH, fit
 
+_NAME_LINE = re.compile(r"^(?:task|group):\s*([A-Za-z0-9_\-]+)\s*$", re.MULTILINE)
 _BACKENDS = {
     "generate_until": "prb-judge, lm-eval chat backends",
     "multiple_choice": "prb-rm (hf/vllm: log-likelihood reference)",
 }
+
+
+@lru_cache(maxsize=1)
+def plugin_task_names() -> frozenset[str]:
+    """Every task and group name our YAML folder defines (read without importing code)."""
+    names: set[str] = set()
+    for path in tasks_dir().rglob("*.yaml"):
+        names.update(_NAME_LINE.findall(path.read_text(encoding="utf-8")))
+    return frozenset(names)
 
 
 @dataclass(frozen=True)

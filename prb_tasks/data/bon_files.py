@@ -24,8 +24,8 @@ from typing import Any, Optional
 
 from prb_tasks.common.textfiles import json_lines
 from prb_tasks.data.errors import DataError
-from prb_tasks.scoring.bestofk import grade_value
-from prb_tasks.scoring.verdict import marker_outcome
+from prb_tasks.replies.grades import grade_value
+from prb_tasks.replies.verdict import marker_outcome
 
 SAMPLE_VARIANT = "bon_sample"
 GRADE_VARIANT = "bon_grade"

@@ -54,8 +54,8 @@ from prb_tasks.prompts.retrieval import (
 )
 from prb_tasks.prompts.selection_cache import cached_selection
 from prb_tasks.prompts.templates import TemplateRef, render, resolve
-from prb_tasks.scoring.order import official_positions
-from prb_tasks.scoring.plans import parse_plan
+from prb_tasks.replies.order import official_positions
+from prb_tasks.replies.plans import parse_plan
 from prb_tasks.text.encoder import BACKENDS, DTYPES
 
 Variant = Literal["both", "official", "profile", "oracle", "planned", "plan", "scalar", "scalar_profile"]

@@ -18,7 +18,7 @@ the pairwise tasks, so ``prb validity`` can match them.
 do (see docs/reproducing.md): their policy system message and prompts (written by
 ``prb templates official``), Contriever retrieval of whole posts, the question and the
 posts concatenated with nothing between them as the scalar RM's user turn, their grader
-prompt and its list reply (:mod:`prb_tasks.scoring.bon_official`). Documents of the
+prompt and its list reply (:mod:`prb_tasks.replies.bon_official`). Documents of the
 preset carry ``rule: official``, so grades made under one preset are never read under
 the other.
 """
@@ -45,7 +45,7 @@ from prb_tasks.documents.pairs import ASK_ONCE, GENERATION, DocList, judge_syste
 from prb_tasks.documents.personalized_rb import DocOptions, selected_posts, subset_source
 from prb_tasks.prompts.retrieval import DEFAULT_MAX_POST_CHARS, RETRIEVERS, format_posts
 from prb_tasks.prompts.templates import render, resolve
-from prb_tasks.scoring.bon_official import RULE as OFFICIAL
+from prb_tasks.replies.bon_official import RULE as OFFICIAL
 
 #: Posts shown in the Best-of-N tasks: the authors' Best-of-N pipeline shows the top 10.
 BON_K = 10

@@ -47,6 +47,7 @@ from prb_tasks.data.personalllm.items import (
 from prb_tasks.data.personalllm.presets import PRESETS
 from prb_tasks.data.personalllm.schema import PromptRow
 from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
+from prb_tasks.data.personalllm.users import user_name
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options
 from prb_tasks.documents.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
@@ -161,11 +162,6 @@ def simulation_for(rows: list[PromptRow], config: SimulationConfig,
                   f"per user from the {preset.history_split} split ({shown} shown), {len(sim.items)} items over "
                   f"{len(rows)} test prompts, {sim.ties} exact ties labelled b, near-ties kept", file=sys.stderr)
     return hit[1]
-
-
-def user_name(user: int) -> str:
-    """The ``user_id`` of simulated user number ``user``."""
-    return f"user{user:04d}"
 
 
 def _past(sim: Simulation, choice: Choice) -> PastChoice:

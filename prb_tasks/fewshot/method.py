@@ -58,6 +58,10 @@ def thaw(value: Any) -> Any:
     return value
 
 
+class MethodError(PRBError):
+    """A method that cannot be found or built; the message is one line for the user."""
+
+
 class MissingUserInfo(PRBError):
     """A method asked for something about a user that the data does not have."""
 

@@ -17,23 +17,25 @@ import inspect
 from importlib.metadata import entry_points
 from typing import Any
 
-from prb_tasks.common.errors import PRBError
 from prb_tasks.common.suggest import did_you_mean
-from prb_tasks.fewshot.method import Method
+from prb_tasks.fewshot.method import Method, MethodError
 
 ENTRY_POINT_GROUP = "prb_tasks.methods"
 
-
-class MethodError(PRBError):
-    """A method that cannot be found or built; the message is one line for the user."""
+#: Shipped methods that live in a package built on this one, named by import path (as
+#: ``prb_tasks.plugin.MODELS`` names the models): ``prb_tasks.train`` subclasses the Method
+#: interface here, so importing it from here would tie the two packages in a circle.
+SHIPPED_ABOVE = {"trained": "prb_tasks.train.method:TrainedMethod"}
 
 
 def builtin_methods() -> dict[str, type[Method]]:
     """The baselines shipped with prb, by name."""
     from prb_tasks.fewshot.baselines import BASELINES
-    from prb_tasks.train.method import TrainedMethod  # imports torch only when a checkpoint loads
 
-    return {**BASELINES, "trained": TrainedMethod}
+    # Each module imports torch only when a checkpoint loads.
+    above = {name: getattr(importlib.import_module(target.partition(":")[0]), target.partition(":")[2])
+             for name, target in SHIPPED_ABOVE.items()}
+    return {**BASELINES, **above}
 
 
 def _entry_point_methods() -> dict[str, Any]:

@@ -55,7 +55,7 @@ def personalllm_pairs(sim: Simulation) -> tuple[dict[str, list[Pair]], dict[str,
         sim: a simulation with ``items_per_user`` 1, whose one item per user holds the
             user's whole walk (the history, then the item's own choice).
     """
-    from prb_tasks.documents.personalllm import user_name
+    from prb_tasks.data.personalllm.users import user_name
 
     by_user: dict[str, list[Pair]] = {}
     users: dict[str, User] = {}

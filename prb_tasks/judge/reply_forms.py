@@ -38,25 +38,25 @@ class ReplyForm:
 
 
 def _pairwise(text: str) -> bool:
-    from prb_tasks.scoring.verdict import parse_verdict
+    from prb_tasks.replies.verdict import parse_verdict
 
     return parse_verdict(text).outcome != "unparsed"
 
 
 def _trailing_rating(text: str) -> bool:
-    from prb_tasks.scoring.rewardbench2_ratings import UNRATED, parse_rating
+    from prb_tasks.replies.ratings import UNRATED, parse_rating
 
     return parse_rating(text) != UNRATED
 
 
 def _score(text: str) -> bool:
-    from prb_tasks.scoring.pointwise import parse_score
+    from prb_tasks.replies.pointwise import parse_score
 
     return parse_score(text).outcome != "unparsed"
 
 
 def _boxed(text: str) -> bool:
-    from prb_tasks.scoring.boxed_verdict import parse_boxed
+    from prb_tasks.replies.boxed_verdict import parse_boxed
 
     return parse_boxed(text).outcome != "unparsed"
 
@@ -72,7 +72,7 @@ FORMS: dict[str, ReplyForm] = {
     "score": ReplyForm("score", _score,
                        "Your reply did not end with a score. Answer with exactly one line: `Score: N`, where N "
                        "is a whole number from 1 to 10."),
-    # RM-Bench's five verdicts (scoring/boxed_verdict.py).
+    # RM-Bench's five verdicts (replies/boxed_verdict.py).
     "boxed": ReplyForm("boxed", _boxed,
                        "Your reply did not end with a verdict. Answer with exactly one of: \\boxed{A>>B}, "
                        "\\boxed{A>B}, \\boxed{A=B}, \\boxed{B>A}, \\boxed{B>>A}."),

@@ -50,7 +50,7 @@ from prb_tasks.judge.reply_forms import FORMS, reask_prompt
 from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
 from prb_tasks.judge.storage import CacheDiskFull
 from prb_tasks.judge.usage import UsageTracker
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK
 
 T = TypeVar("T")
 

@@ -182,7 +182,7 @@ class UsageTracker:
 
     def count_verdicts(self, completions: list[str]) -> None:
         """Count the replies that carry a readable verdict (for the no-verdict warning)."""
-        from prb_tasks.scoring.verdict import parse_verdict
+        from prb_tasks.replies.verdict import parse_verdict
 
         outcomes = [parse_verdict(c).outcome for c in completions]
         self.answered = sum(o in ("verdict", "unparsed") for o in outcomes)

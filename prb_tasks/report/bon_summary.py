@@ -5,7 +5,7 @@ Reads the samples of ``personalized_rb_bon`` runs made with ``--metadata preset 
 every candidate) and prints, per run, per subset and per k in 1, 2, 4, ..., 128, the
 number of questions and the mean and standard deviation of the picks' grades: the table
 their ``BoN/evaluate.py`` prints (``--json`` writes their ``evaluation_summary.json``
-shape, with min and max). Picks and statistics: :mod:`prb_tasks.scoring.bon_official`.
+shape, with min and max). Picks and statistics: :mod:`prb_tasks.replies.bon_official`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.textfiles import json_lines
 from prb_tasks.data.bon_files import samples_with_variant
-from prb_tasks.scoring.bon_official import RULE, KSummary, summarize, summary_json
+from prb_tasks.replies.bon_official import RULE, KSummary, summarize, summary_json
 
 TASK_VARIANT = "bon"
 

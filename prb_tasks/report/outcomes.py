@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from prb_tasks.replies.verdict import parse_verdict
 from prb_tasks.report.runs import Family, Run
-from prb_tasks.scoring.verdict import parse_verdict
 from prb_tasks.stats.resampling import Design, design_for
 
 OUTCOMES = ("verdict", "unparsed", "error", "skipped")

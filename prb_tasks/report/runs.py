@@ -177,7 +177,7 @@ def _kind(configs: dict[str, Any], subtasks: list[str], samples: dict[str, list[
 
 
 def _is_ours(name: str, subtasks: list[str], samples: dict[str, list[dict[str, Any]]]) -> bool:
-    from prb_tasks.plugin import plugin_task_names
+    from prb_tasks.common.taskindex import plugin_task_names
 
     ours = plugin_task_names()
     if name in ours or any(t in ours for t in subtasks):

@@ -20,23 +20,23 @@ the pick is uniform among the top-scored candidates; an unreadable score ranks l
 Metrics for a k above the run's N are NaN and are left out of means.
 
 Documents of the ``official`` preset (``rule: official``) are read by the authors' rules
-instead (:mod:`prb_tasks.scoring.bon_official`): their grade parsing (an unreadable grade
+instead (:mod:`prb_tasks.replies.bon_official`): their grade parsing (an unreadable grade
 is 0) and their pick (the first of tied rewards).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from prb_tasks.scoring import bon_official as official
+from prb_tasks.replies import bon_official as official
+from prb_tasks.replies.grades import GRADE_LEVELS, GradeReading, grade_value, parse_grade  # noqa: F401 - its names
+from prb_tasks.replies.pointwise import parse_score
+from prb_tasks.replies.verdict import marker_outcome
 from prb_tasks.scoring.bestofn import top_indices
-from prb_tasks.scoring.pointwise import parse_score
-from prb_tasks.scoring.verdict import Outcome, marker_outcome, strip_reasoning
 
 SIZES = (1, 2, 4, 8, 16)
 FIELDS = ("gold", "gain", "top")
@@ -44,65 +44,10 @@ METRICS = (
     tuple(f"bon_{field}_k{k}" for k in SIZES for field in FIELDS if not (field == "gain" and k == 1))
     + tuple(f"bon_{field}" for field in FIELDS)
 )
-GRADE_LEVELS = (0, 1, 2)
 _NAN = float("nan")
 
 
 # ----------------------------------------------------------------------------- gold grades
-
-
-@dataclass(frozen=True)
-class GradeReading:
-    """A parsed rubric grade.
-
-    Attributes:
-        outcome: ``verdict`` when every aspect got a readable 0/1/2, else why not.
-        value: the mean of the aspect grades (0-2) when readable.
-        per_aspect: the grade of each aspect, in rubric order.
-    """
-
-    outcome: Outcome
-    value: Optional[float] = None
-    per_aspect: tuple[int, ...] = ()
-
-
-_ASPECT_LINE = re.compile(r"aspect\s*(\d+)\s*[*_`]*\s*[:=\-]\s*[*_`\[(\s]*([0-2])(?![\d.])", re.IGNORECASE)
-
-
-def parse_grade(completion: object, aspects: int) -> GradeReading:
-    """Read ``Aspect i: g`` lines (g in 0, 1, 2) for aspects 1..``aspects``; never raises.
-
-    The last line for an aspect wins (graders restate their final answer). A missing
-    aspect, or a grade outside 0-2, makes the whole grade unreadable.
-
-    Args:
-        completion: the grader's text (anything else is unreadable).
-        aspects: how many rubric aspects the row has.
-    """
-    marked = marker_outcome(completion)
-    if marked is not None or not isinstance(completion, str):
-        return GradeReading(marked or "unparsed")
-    found: dict[int, int] = {}
-    for match in _ASPECT_LINE.finditer(strip_reasoning(completion)):
-        found[int(match.group(1))] = int(match.group(2))
-    wanted = range(1, aspects + 1)
-    if aspects < 1 or any(i not in found for i in wanted):
-        return GradeReading("unparsed")
-    grades = tuple(found[i] for i in wanted)
-    return GradeReading("verdict", sum(grades) / aspects, grades)
-
-
-def grade_value(doc: dict[str, Any], completion: object) -> Optional[float]:
-    """One candidate's gold grade by the rule its document names (None: no grade).
-
-    Args:
-        doc: a ``personalized_rb_bon_grade`` document (``aspects``: how many; ``rule``:
-            ``official`` for the authors' parsing, else prb's).
-        completion: the grader's reply.
-    """
-    if doc.get("rule") == official.RULE:
-        return official.official_grade(completion)
-    return parse_grade(completion, int(doc.get("aspects", 0))).value
 
 
 def process_grade(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, float]:

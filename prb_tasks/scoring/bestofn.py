@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from prb_tasks.scoring.pointwise import parse_score
+from prb_tasks.replies.pointwise import parse_score
 
 SIZES = (2, 4, 8)
 FIELDS = ("reward", "regret", "win_random", "win_popular")

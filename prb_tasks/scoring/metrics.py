@@ -23,9 +23,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from prb_tasks.replies.verdict import parse_verdict
 from prb_tasks.scoring.group_weights import Measured
 from prb_tasks.scoring.official import official_judgment
-from prb_tasks.scoring.verdict import parse_verdict
 
 _NAN = float("nan")
 

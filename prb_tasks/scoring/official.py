@@ -1,7 +1,7 @@
 """The original evaluation script's reading of a judge's verdict, re-implemented.
 
 It feeds only the ``*_official`` metrics of the official task, so that numbers can be
-set next to the paper's. Our own reading (:mod:`prb_tasks.scoring.verdict`) stays the
+set next to the paper's. Our own reading (:mod:`prb_tasks.replies.verdict`) stays the
 default everywhere else. The rules, restated from the authors' ``evaluation/pairwise.py``:
 
 1. strip the completion, keep what follows the last ``</think>`` (case-sensitive) and
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK
 
 _THINK_END = "</think>"
 _KEY = "result:"
@@ -73,7 +73,7 @@ def official_judgment(completion: object) -> OfficialReading | None:
     """The original reading of one of our judgments, or None if nothing was generated.
 
     A request that failed for good or was skipped for the budget (our backends mark
-    them, see :mod:`prb_tasks.scoring.verdict`) has no completion the original script
+    them, see :mod:`prb_tasks.replies.verdict`) has no completion the original script
     could have read; the ``*_official`` metrics count it wrong and never as a letter.
 
     Args:

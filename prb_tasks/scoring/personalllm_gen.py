@@ -129,7 +129,7 @@ def usable_generations(path: Path, generations: list[Generated]) -> list[Generat
         path: the samples file (named in the lines).
         generations: what :func:`read_generations` read from it.
     """
-    from prb_tasks.scoring.verdict import marker_outcome
+    from prb_tasks.replies.verdict import marker_outcome
 
     kept = [g for g in generations if marker_outcome(g.response) is None]
     failed = len(generations) - len(kept)

@@ -26,33 +26,18 @@ shuffles the correct answer into a random position; prb does not reproduce that 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from prb_tasks.replies.ratings import UNRATED, parse_rating
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK
 from prb_tasks.scoring.rewardbench2 import ties_score
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
 
-#: Their value for a reply without a rating.
-UNRATED = -1
 #: What a best-of-N row scores when no response was rated.
 ALL_UNRATED_SCORE = 0.25
-_TRAILING_RATING = re.compile(r"\b([1-9]|10)\b\s*$")
-
-
-def parse_rating(reply: object) -> int:
-    """The 1-10 rating at the end of a judge's reply, or :data:`UNRATED`.
-
-    Args:
-        reply: the judge's text; prb-judge's error and skipped markers and non-text are unrated.
-    """
-    if not isinstance(reply, str) or not reply or reply.startswith((ERROR_MARK, SKIPPED_MARK)):
-        return UNRATED
-    found = _TRAILING_RATING.search(reply.strip())
-    return int(found.group(1)) if found else UNRATED
 
 
 def best_of_n_from_ratings(ratings: Sequence[int]) -> float:

@@ -5,7 +5,7 @@ RM-Bench's official matrix (:mod:`prb_tasks.scoring.rmbench`, the authors'
 response in style i scores strictly higher than the rejected one in style j. A judge
 gives no scores, so each cell of each prompt becomes judge calls; the authors publish
 no rule for this (their README gives only the pairwise prompt and its five boxed
-verdicts, :mod:`prb_tasks.scoring.boxed_verdict`). prb's reading, one rule per step:
+verdicts, :mod:`prb_tasks.replies.boxed_verdict`). prb's reading, one rule per step:
 
 - **pairs**: every (chosen style i, rejected style j) of a prompt, the 3 x 3 = 9 cells
   of the matrix, is one pair; the same responses meet in several cells, as they do in
@@ -38,7 +38,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
-from prb_tasks.scoring.boxed_verdict import parse_boxed
+from prb_tasks.replies.boxed_verdict import parse_boxed
 from prb_tasks.scoring.metrics import game_vote
 from prb_tasks.scoring.rmbench import METRICS, SIZE, StyleAccuracy, accuracy_of_wins, part
 

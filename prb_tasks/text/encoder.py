@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from prb_tasks.common.devices import NO_BF16_ENV, bf16_switched_off  # noqa: F401 - NO_BF16_ENV: its name here too
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.install_hint import pip_install
 
@@ -135,21 +136,6 @@ def check_backend(what: str, backend: str, dtype: str = "float32", device: str =
 
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-
-
-NO_BF16_ENV = "PRB_NO_BF16"
-
-
-def bf16_switched_off() -> bool:
-    """True when ``PRB_NO_BF16=1``: behave as on a CPU without bfloat16 instructions.
-
-    ``dtype=auto`` then resolves to float32 and the openvino backend compiles in float32
-    even when asked for bfloat16 (what OpenVINO does on such a CPU), so the suite can be
-    run as on one (docs/development.md, "CPU features").
-    """
-    import os
-
-    return os.environ.get(NO_BF16_ENV, "").strip() not in ("", "0")
 
 
 def native_bf16() -> bool:

@@ -108,7 +108,7 @@ class OpenVINOModel:
     def hint(self, dtype: str) -> str:
         """The precision hint ``dtype`` compiles with: ``bf16`` only where this CPU computes
         bfloat16 (OpenVINO's own capability list) and ``PRB_NO_BF16`` is not set, else ``f32``."""
-        from prb_tasks.text.encoder import bf16_switched_off
+        from prb_tasks.common.devices import bf16_switched_off
 
         if dtype == "bfloat16" and (bf16_switched_off()
                                     or "BF16" not in self._core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")):

@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from prb_tasks.fewshot.method import Method, Pair, Response, SeenUser, SplitFacts, User
+from prb_tasks.fewshot.method import Method, MethodError, Pair, Response, SeenUser, SplitFacts, User
 
 
 class TrainedMethod(Method):
@@ -60,8 +60,6 @@ class TrainedMethod(Method):
         Args:
             facts: the evaluation's split.
         """
-        from prb_tasks.fewshot.registry import MethodError
-
         trained = set(self.manifest.get("users") or ())
         leaked = [u for u in facts.unseen if u in trained]
         theirs = self.manifest.get("split") or {}

@@ -17,7 +17,7 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.plan_files import load_plans, question_sha
 from prb_tasks.documents.personalized_rb import build_docs
 from prb_tasks.prompts import rank_cache
-from prb_tasks.scoring.plans import (
+from prb_tasks.replies.plans import (
     MATCH_THRESHOLD,
     match_counts,
     parse_plan,

@@ -82,7 +82,7 @@ def test_missing_paths_and_options(tmp_path: Path) -> None:
 
 
 def test_failed_generations_leave_the_question_out(tmp_path: Path) -> None:
-    from prb_tasks.scoring.verdict import ERROR_MARK
+    from prb_tasks.replies.verdict import ERROR_MARK
 
     sample = {"doc": {"pair_key": "art/0", "variant": "bon_sample"}, "filtered_resps": [["ok", ERROR_MARK + " x"]]}
     good = {"doc": {"pair_key": "art/1", "variant": "bon_sample"}, "filtered_resps": [["a", "b"]]}

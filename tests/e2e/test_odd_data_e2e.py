@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
-from prb_tasks.scoring.order import official_positions
+from prb_tasks.replies.order import official_positions
 from prb_tasks.testing.fake_server import FakeLLMServer, scripted
 from tests.conftest import sample_rows, write_layout
 from tests.runner import metric, read_results, read_samples, run_cli

@@ -107,7 +107,7 @@ def test_official_variant_on_sample_through_plain_lm_eval_with_litellm(tmp_path)
         assert server.stats()["total_requests"] == 36
     results = read_results(out)
     # With "always A", accuracy is the share of pairs where the seeded draw put chosen in A.
-    from prb_tasks.scoring.order import official_positions
+    from prb_tasks.replies.order import official_positions
 
     expected = [official_positions(12) for _ in SUBSETS]
     share = sum(sum(p) for p in expected) / 36

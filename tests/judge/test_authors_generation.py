@@ -102,7 +102,7 @@ def test_an_explicit_gen_kwargs_equal_to_theirs_says_nothing(tmp_path: Path, cap
 
 
 def test_empty_grader_replies_are_told_as_scored_not_unparsed(tmp_path: Path, capsys: Any) -> None:
-    from prb_tasks.scoring.bon_official import official_grade
+    from prb_tasks.replies.bon_official import official_grade
 
     docs = grade_docs(tmp_path, "official")
     with FakeLLMServer(lambda messages, model: "") as srv:

@@ -19,7 +19,7 @@ from prb_tasks.judge.client import CallError
 from prb_tasks.judge.health import EndpointWatch
 from prb_tasks.judge.limiter import AdaptiveLimiter
 from prb_tasks.judge.usage import take_last_summary
-from prb_tasks.scoring.verdict import SKIPPED_MARK
+from prb_tasks.replies.verdict import SKIPPED_MARK
 from prb_tasks.testing.fake_server import FakeLLMServer, always
 from tests.e2e.test_judge_e2e import PERFECT, TASK, N, chosen_policy, eval_args, group_metrics, usage_of
 from tests.e2e.test_judge_e2e_reliability import lines, popen

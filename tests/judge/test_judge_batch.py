@@ -28,7 +28,7 @@ from prb_tasks.judge.batch.ledger import Ledger
 from prb_tasks.judge.errors import RunStopped
 from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.usage import take_last_summary
-from prb_tasks.scoring.verdict import ERROR_MARK, parse_verdict
+from prb_tasks.replies.verdict import ERROR_MARK, parse_verdict
 from prb_tasks.testing.fake_batches import BatchScript
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, prefer_texts
 from tests.conftest import sample_rows

@@ -18,7 +18,7 @@ from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.options import DEFAULT_REASK_PROMPT
 from prb_tasks.judge.request import cache_key, request_digest
 from prb_tasks.judge.usage import take_last_summary
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
 from prb_tasks.testing.fake_server import FakeLLMServer, Message, always, prefer_texts
 from tests.conftest import sample_rows
 

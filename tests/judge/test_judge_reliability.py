@@ -21,9 +21,9 @@ from prb_tasks.judge.errors import JudgeConfigError, JudgeFatalError
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
 from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.usage import UsageTracker, take_last_summary
+from prb_tasks.replies.verdict import SKIPPED_MARK
 from prb_tasks.rm.errors import ServedRMError
 from prb_tasks.rm.scorers.served import ServedScorer
-from prb_tasks.scoring.verdict import SKIPPED_MARK
 from prb_tasks.testing.fake_server import FakeLLMServer, always, garbage, scripted
 from tests.judge.test_judge_model import DOCS, chosen_policy, expected, judge, letters, requests_for
 

@@ -20,10 +20,10 @@ from prb_tasks.judge.options import DEFAULT_REASK_PROMPT
 from prb_tasks.judge.reply_forms import FORMS, form_name
 from prb_tasks.judge.usage import take_last_summary
 from prb_tasks.prompts.prompt_store import doc_prompt
-from prb_tasks.scoring.boxed_verdict import parse_boxed
-from prb_tasks.scoring.pointwise import parse_score
+from prb_tasks.replies.boxed_verdict import parse_boxed
+from prb_tasks.replies.pointwise import parse_score
+from prb_tasks.replies.verdict import parse_verdict
 from prb_tasks.scoring.rewardbench2_ratings import parse_rating
-from prb_tasks.scoring.verdict import parse_verdict
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
 from tests.personalllm_fixture import fixture_rows, write_personalllm
 

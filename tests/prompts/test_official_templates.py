@@ -227,7 +227,7 @@ def test_judge_receives_the_authors_messages_byte_for_byte(tmp_path, checkout):
         sent = [r["body"]["messages"] for r in server.requests]
     system_text = loaded(SYSTEM_FIXTURE)
     user_text = loaded(USER_FIXTURE)
-    from prb_tasks.scoring.order import official_positions
+    from prb_tasks.replies.order import official_positions
 
     expected = []
     for row, chosen_in_a in zip(rows, official_positions(len(rows))):

@@ -7,6 +7,8 @@ import random
 
 import pytest
 
+from prb_tasks.replies.pointwise import parse_score
+from prb_tasks.replies.verdict import ERROR_MARK
 from prb_tasks.scoring.bestofn import (
     METRICS,
     bon_outcome,
@@ -18,8 +20,6 @@ from prb_tasks.scoring.bestofn import (
     process_bon_scalar,
     top_indices,
 )
-from prb_tasks.scoring.pointwise import parse_score
-from prb_tasks.scoring.verdict import ERROR_MARK
 
 USER = [0.3, -1.2, 2.0, 0.7, -0.4, 1.1, -2.5, 0.0]
 POPULAR = [1.5, 0.2, -0.3, 0.9, 0.1, -1.0, 0.4, 0.0]

@@ -144,8 +144,8 @@ def _generated(response: str, user: str = "u1") -> "Generated":
 
 
 def test_personalllm_score_leaves_failed_generations_out_and_says_so(capsys) -> None:
+    from prb_tasks.replies.verdict import ERROR_MARK
     from prb_tasks.scoring.personalllm_gen import usable_generations
-    from prb_tasks.scoring.verdict import ERROR_MARK
 
     kept = usable_generations(Path("s.jsonl"), [_generated("Boil it six minutes."), _generated(ERROR_MARK)])
     assert [g.response for g in kept] == ["Boil it six minutes."]
@@ -156,8 +156,8 @@ def test_personalllm_score_leaves_failed_generations_out_and_says_so(capsys) -> 
 
 def test_personalllm_score_says_when_it_would_score_silence(capsys) -> None:
     from prb_tasks.common.errors import PRBError
+    from prb_tasks.replies.verdict import SKIPPED_MARK
     from prb_tasks.scoring.personalllm_gen import usable_generations
-    from prb_tasks.scoring.verdict import SKIPPED_MARK
 
     kept = usable_generations(Path("s.jsonl"), [_generated(""), _generated("  "), _generated("Tea: steep 4 min.")])
     assert len(kept) == 3  # an empty answer is the model's answer: scored, but said

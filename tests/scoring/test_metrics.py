@@ -145,7 +145,7 @@ def test_double_game_on_judgments_with_known_answers():
 
 
 def test_a_line_beside_acc_official_when_replies_had_no_verdict():
-    from prb_tasks.scoring.run_table import official_prior_line
+    from prb_tasks.report.run_table import official_prior_line
 
     row = {"acc_official,none": 0.636, "parse_fail_official,none": 0.76, "always_a_official,none": 0.606}
     assert official_prior_line("personalized_rb_official", row, 158) == (

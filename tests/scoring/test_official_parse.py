@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
 from prb_tasks.scoring.official import official_judgment, official_reading
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, parse_verdict
 
 
 def _transcribed(completion: str) -> tuple[str, bool]:

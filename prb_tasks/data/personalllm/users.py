@@ -19,6 +19,11 @@ from prb_tasks.data.personalllm.constants import COST_MODEL, NORMALISATION, REWA
 from prb_tasks.data.personalllm.schema import PromptRow
 
 
+def user_name(user: int) -> str:
+    """The ``user_id`` of simulated user number ``user``."""
+    return f"user{user:04d}"
+
+
 def sample_weights(n_users: int, alpha: float, seed: int) -> np.ndarray:
     """Weight vectors of ``n_users`` users, shape ``(n_users, 10)``, rows summing to 1.
 

@@ -59,7 +59,7 @@ from prb_tasks.judge.request import (
 )
 from prb_tasks.judge.runner import Outcome, run_sync
 from prb_tasks.judge.usage import Money, UsageTracker
-from prb_tasks.scoring.verdict import ERROR_MARK
+from prb_tasks.replies.verdict import ERROR_MARK
 
 if TYPE_CHECKING:  # pragma: no cover
     from prb_tasks.judge.runner import JudgeRunner

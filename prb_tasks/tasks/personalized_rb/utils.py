@@ -3,6 +3,7 @@ package so every task shares one copy of its state."""
 
 from prb_tasks.documents.personalized_rb import load_dataset  # noqa: F401
 from prb_tasks.prompts.prompt_store import doc_prompt  # noqa: F401
+from prb_tasks.replies.plans import plan_precision, plan_recall, process_plan  # noqa: F401
 from prb_tasks.scoring.group_weights import install
 from prb_tasks.scoring.metrics import (  # noqa: F401
     acc_chosen_in_a,
@@ -16,7 +17,6 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     process_scalar,
     share_of_a,
 )
-from prb_tasks.scoring.plans import plan_precision, plan_recall, process_plan  # noqa: F401
 
 # Group rows weight subsets by what each metric measured (a subset without a readable
 # verdict no longer turns the group's pos_a_rate into NaN); see group_weights.

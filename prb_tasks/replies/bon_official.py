@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from prb_tasks.scoring.verdict import marker_outcome
+from prb_tasks.replies.verdict import marker_outcome
 
 #: Their best-of-k sizes (``K_VALUES`` of their score.py and evaluate.py).
 OFFICIAL_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)

@@ -3,8 +3,8 @@ items, not pairs, and no empty acc / interval columns; a pairwise run keeps its 
 
 from __future__ import annotations
 
+from prb_tasks.report.run_table import compact_lines
 from prb_tasks.scoring.legend import legend_lines
-from prb_tasks.scoring.run_table import compact_lines
 
 RB2 = {
     "results": {"rewardbench2": {"alias": "rewardbench2", "score,none": 0.303},

@@ -1,4 +1,4 @@
-"""RM-Bench's boxed pairwise verdicts (prb_tasks/scoring/boxed_verdict.py) against a transcription of
+"""RM-Bench's boxed pairwise verdicts (prb_tasks/replies/boxed_verdict.py) against a transcription of
 every verdict form in the authors' README (THU-KEG/RM-Bench @73c52d7, "The prompt template used for
 comparision"), as printed there and as a model sees it once the Python string is formatted."""
 
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from prb_tasks.scoring.boxed_verdict import FORMS, parse_boxed
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK
+from prb_tasks.replies.boxed_verdict import FORMS, parse_boxed
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK
 
 # The README's five lines, transcribed: the form, what it says, and the verdict as printed there
 # (an escaped Python string: two backslashes, doubled braces).

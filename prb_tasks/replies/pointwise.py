@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, Outcome, strip_reasoning
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK, Outcome, strip_reasoning
 
 LOW, HIGH = 1.0, 10.0
 

@@ -7,7 +7,7 @@ import random
 from prb_tasks.data.personalized_rb.sources import load_rows
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
 from prb_tasks.documents.personalized_rb import build_docs
-from prb_tasks.scoring.order import official_positions
+from prb_tasks.replies.order import official_positions
 
 
 def _reference(n: int) -> list[bool]:

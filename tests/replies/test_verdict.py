@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prb_tasks.scoring.verdict import (
+from prb_tasks.replies.verdict import (
     ERROR_MARK,
     SKIPPED_MARK,
     TAIL_CHARS,

@@ -175,8 +175,10 @@ def _statements(text: str) -> list[tuple[int, str]]:
 
 
 def marker_outcome(completion: object) -> Outcome | None:
-    """The outcome of a reply that has nothing to read (not text, or a backend's error or
-    skip marker); None for text a parser should read."""
+    """The outcome of a reply that has nothing to read; None for text a parser should read.
+
+    Nothing to read: not text, or a backend's error or skip marker.
+    """
     if not isinstance(completion, str):
         return "unparsed"
     if completion.startswith(ERROR_MARK):

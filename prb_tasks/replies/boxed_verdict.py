@@ -1,18 +1,18 @@
-"""Read RM-Bench's five-way pairwise verdict, ``\\boxed{A>>B}`` ... ``\\boxed{B>>A}``, out of a reply.
+r"""Read RM-Bench's five-way pairwise verdict, ``\boxed{A>>B}`` ... ``\boxed{B>>A}``, out of a reply.
 
 The verdict forms are the five the RM-Bench authors list in their README's comparison
 prompt (THU-KEG/RM-Bench @73c52d7, the prompt they used for DeepSeek-R1): ``A>>B``
 (A significantly better), ``A>B`` (slightly), ``A=B`` (tie), ``B>A``, ``B>>A``, each
-inside ``\\boxed{...}``. They publish no code that reads them; these rules are prb's:
+inside ``\boxed{...}``. They publish no code that reads them; these rules are prb's:
 
 - hidden reasoning is removed first, as for every prb verdict
-  (:func:`prb_tasks.scoring.verdict.strip_reasoning`);
-- the **last** ``\\boxed{...}`` of the reply is the verdict. One or two backslashes and
+  (:func:`prb_tasks.replies.verdict.strip_reasoning`);
+- the **last** ``\boxed{...}`` of the reply is the verdict. One or two backslashes and
   single or doubled braces are accepted (the README prints the prompt as the escaped
-  Python string ``\\\\boxed{{A>>B}}``, which a model may copy as written), and spaces
-  inside (``\\boxed{ A > B }``); the letters may be lower case;
+  Python string ``\\boxed{{A>>B}}``, which a model may copy as written), and spaces
+  inside (``\boxed{ A > B }``); the letters may be lower case;
 - its content must be one of the five forms; anything else in the last box
-  (``\\boxed{A}``, ``\\boxed{A or B}``, ``\\boxed{B<A}``) makes the reply unparsed,
+  (``\boxed{A}``, ``\boxed{A or B}``, ``\boxed{B<A}``) makes the reply unparsed,
   even when an earlier box held a verdict (the judge's last word was not one);
 - a reply without a box, an empty reply and a backend's error or skip marker are never
   a verdict.
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-from prb_tasks.scoring.verdict import TAIL_CHARS, Outcome, marker_outcome, strip_reasoning
+from prb_tasks.replies.verdict import TAIL_CHARS, Outcome, marker_outcome, strip_reasoning
 
 #: The five verdicts of the authors' prompt -> (the preferred position, None for a tie; strength 0-2).
 FORMS: dict[str, tuple[Optional[str], int]] = {

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from prb_tasks.scoring.verdict import ERROR_MARK, SKIPPED_MARK, strip_reasoning
+from prb_tasks.replies.verdict import ERROR_MARK, SKIPPED_MARK, strip_reasoning
 
 PlanOutcome = Literal["plan", "empty", "error", "skipped"]
 
