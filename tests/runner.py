@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,13 @@ def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None,
     # so what it started (a benchmark's fake server) cannot outlive the test.
     return run_watched(command, cwd=cwd, env=full_env, capture_output=True, text=True, stall=stall,
                        ceiling=ceiling)
+
+
+def ctrl_c_reaches_child() -> None:
+    """``preexec_fn`` for a process a test interrupts with SIGINT: a shell that runs pytest in the
+    background (``nohup``, ``cmd &`` without job control) starts it with SIGINT ignored, every child
+    inherits that, and Python then never raises KeyboardInterrupt: the test would wait for nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def flat(text: str) -> str:

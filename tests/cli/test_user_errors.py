@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.cli import main
-from tests.runner import run_cli
+from tests.runner import ctrl_c_reaches_child, run_cli
 from tests.watchdog import communicate_watched, run_watched, wait_for
 
 SAMPLE_RM = ["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_sample_scalar"]
@@ -227,7 +227,8 @@ def _start(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> sub
     full = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1",
             "HF_DATASETS_OFFLINE": "1", **(env or {})}
     return subprocess.Popen([sys.executable, "-m", "prb_tasks", *args], cwd=cwd, env=full,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_reaches_child)
 
 
 def _wait_until(condition, proc: subprocess.Popen) -> None:

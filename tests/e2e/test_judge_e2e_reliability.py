@@ -19,14 +19,15 @@ from prb_tasks.judge.answer_cache import cache_info
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.e2e.test_judge_e2e import ENV, KEY, PERFECT, TASK, N, chosen_policy, eval_args, group_metrics, usage_of
 from tests.judge.test_judge_reliability import canaries, leaked
-from tests.runner import metric, read_results, read_samples, run_cli
+from tests.runner import ctrl_c_reaches_child, metric, read_results, read_samples, run_cli
 from tests.watchdog import communicate_watched, wait_for
 
 
 def popen(tmp_path: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
     full = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_DATASETS_OFFLINE": "1", **ENV, **(env or {})}
     return subprocess.Popen([sys.executable, "-m", "prb_tasks", *args], cwd=tmp_path, env=full,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_reaches_child)
 
 
 def lines(text: str) -> list[str]:
