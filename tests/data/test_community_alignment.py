@@ -137,3 +137,13 @@ def test_prb_data_validate_and_download(tmp_path: Path, monkeypatch, capsys: pyt
     assert datatools.download(tmp_path / "dl", family="community_alignment") == 0
     assert asked == [(HF_REPO, ["community_alignment.csv", "data/filtered_community_alignment.csv",
                                 "data/full_community_alignment.csv", "README.md"])]
+
+
+def test_reading_leaves_the_process_wide_csv_limit_as_it_found_it(tmp_path: Path) -> None:
+    # A raised limit left behind made prb validity accept a 200,000-character --scores cell it refuses
+    # (tests/report/test_validity_benchmarks.py failed when a Community Alignment test ran first in its worker).
+    import csv
+
+    before = csv.field_size_limit()
+    people = _people(tmp_path)
+    assert people and csv.field_size_limit() == before

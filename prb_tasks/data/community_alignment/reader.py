@@ -134,10 +134,12 @@ def read_community(path: Path) -> CommunityCopy:
     if path.is_dir():
         path = data_file(path, "auto")
     check_file(path)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # responses and feedback are long cells
     people: dict[str, tuple[dict[str, str], list[Choice]]] = {}
     skipped: Counter[str] = Counter()
     count = 0
+    # Responses and feedback are long cells. The limit is process-wide: put it back, or every later CSV read in
+    # this process (prb validity's --scores, a custom file) silently accepts cells it should refuse.
+    limit = csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -159,6 +161,8 @@ def read_community(path: Path) -> CommunityCopy:
         raise DataError(f"prb: {path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except csv.Error as exc:
         raise DataError(f"prb: {path}: not a readable CSV file ({exc}); fix the file") from None
+    finally:
+        csv.field_size_limit(limit)
     if not count:
         raise DataError(f"prb: {path} holds no conversations")
     found = tuple(Person(pid, attrs, (), attrs.get("country", ""), tuple(choices))
