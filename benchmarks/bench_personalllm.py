@@ -44,7 +44,7 @@ print(json.dumps(out))
 
 def write_copy(root: Path, chars: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.personalllm_fixture import fixture_rows, write_personalllm
+    from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 
     rows = fixture_rows(1000, seed=0)
     rng = random.Random(0)

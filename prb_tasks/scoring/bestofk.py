@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from prb_tasks.replies import bon_official as official
-from prb_tasks.replies.grades import GRADE_LEVELS, GradeReading, grade_value, parse_grade  # noqa: F401 - its names
+from prb_tasks.replies.grades import parse_grade
 from prb_tasks.replies.pointwise import parse_score
 from prb_tasks.replies.verdict import marker_outcome
 from prb_tasks.scoring.bestofn import top_indices

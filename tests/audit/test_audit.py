@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 from tests.conftest import sample_rows, write_layout
-from tests.personalllm_fixture import fixture_rows, write_personalllm
 from tests.runner import run_cli
 
 NAMES = ["longer", "shorter", "question overlap", "profile overlap", "position"]

@@ -18,8 +18,8 @@ from prb_tasks.data.personalized_rb.subsets import subset_by_name
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.judge.configs import load_config
 from prb_tasks.judge.errors import JudgeConfigError
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 from tests.conftest import FILE, write_layout
-from tests.personalllm_fixture import fixture_rows, write_personalllm
 from tests.runner import run_cli
 
 ART = subset_by_name("art")

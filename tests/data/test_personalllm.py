@@ -17,7 +17,7 @@ from prb_tasks.data.personalllm.reader import read_split, usable
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.data.personalllm.users import normalised_scores, sample_weights
 from prb_tasks.documents import personalllm as docs_module
-from tests.personalllm_fixture import fixture_rows, write_personalllm
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 from tests.runner import closed_port
 
 # The authors' published (mean, sd) per reward model, typed out here on purpose: the

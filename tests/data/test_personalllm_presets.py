@@ -24,10 +24,10 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.personalllm.items import simulate
 from prb_tasks.data.personalllm.sources import load_prompts
 from prb_tasks.documents import personalllm as docs_module
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 
 # The published constants as typed out independently of the package (see there).
 from tests.data.test_personalllm import PUBLISHED
-from tests.personalllm_fixture import fixture_rows, write_personalllm
 
 
 def authors_database(ds: list[dict], n_persons: int, alpha: float, seed: int, lo: int, hi: int) -> list[list[tuple]]:

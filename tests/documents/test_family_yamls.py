@@ -13,7 +13,7 @@ import yaml
 
 from prb_tasks.common.resources import tasks_dir
 from prb_tasks.documents import custom, personalllm
-from tests.personalllm_fixture import fixture_rows, write_personalllm
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 
 FOLDERS = ("personalllm", "personalized_custom")
 

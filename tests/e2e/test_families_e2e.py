@@ -17,7 +17,7 @@ from prb_tasks.rm.scorers.lexical import BM25ProfileScorer
 from prb_tasks.scoring.bestofn import METRICS, process_bon_scalar
 from prb_tasks.scoring.breakdowns import group_means, mean_over_users, tag_items
 from prb_tasks.testing.fake_server import Message
-from tests.personalllm_fixture import fixture_rows, write_personalllm
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 from tests.runner import metric, read_results, run_cli, run_fake_judge, sent_prompt
 
 OPTIONS = {"n_users": 6, "items_per_user": 2, "k": 2}

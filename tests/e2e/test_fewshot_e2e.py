@@ -16,7 +16,7 @@ from prb_tasks.fewshot.evaluate import run
 from prb_tasks.fewshot.metrics import area_under_curve
 from prb_tasks.fewshot.sources import lookup
 from prb_tasks.testing.fake_server import Message
-from tests.personalllm_fixture import fixture_rows, write_personalllm
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 from tests.runner import metric, read_results, read_samples, run_cli, run_fake_judge, sent_prompt
 
 OPTIONS = {"n_users": 12, "queries": 2}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.testing.benchmark_copies import rewardbench2_rows, write_rewardbench2
-from tests.personalllm_fixture import fixture_rows, write_personalllm
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 from tests.runner import run_cli
 
 pytestmark = pytest.mark.slow

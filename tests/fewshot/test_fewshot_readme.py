@@ -13,8 +13,8 @@ import pytest
 from prb_tasks.fewshot import registry
 from prb_tasks.fewshot.evaluate import run
 from prb_tasks.fewshot.metrics import k_curve
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 from tests.fewshot_fixture import constructed
-from tests.personalllm_fixture import fixture_rows, write_personalllm
 from tests.runner import REPO, metric, read_results, run_cli
 
 

@@ -96,7 +96,7 @@ def test_users_are_read_only_and_equal_by_id() -> None:
 
 
 def test_personalllm_users_have_no_demographics_or_text() -> None:
-    from tests.personalllm_fixture import fixture_rows, write_personalllm
+    from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 
     copy = write_personalllm(Path(__import__("tempfile").mkdtemp()), fixture_rows(40, seed=5))
     data = lookup(fewshot.build_docs("personalllm", "method", data_dir=str(copy), n_users=6, queries=2)[0]["split_key"])

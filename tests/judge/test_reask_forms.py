@@ -25,7 +25,7 @@ from prb_tasks.replies.pointwise import parse_score
 from prb_tasks.replies.verdict import parse_verdict
 from prb_tasks.scoring.rewardbench2_ratings import parse_rating
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
-from tests.personalllm_fixture import fixture_rows, write_personalllm
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 
 KEY = "sk-prb-reask-forms-0000"
 GEN = {"until": [], "max_gen_toks": 256, "temperature": 0.0, "do_sample": False}

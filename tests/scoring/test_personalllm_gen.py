@@ -18,7 +18,7 @@ from prb_tasks.common.errors import PRBError
 from prb_tasks.data.personalllm.constants import NORMALISATION, REWARD_MODELS
 from prb_tasks.scoring.personalllm_gen import Generated, rm_arguments, summarise, user_rewards
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
-from tests.personalllm_fixture import fixture_rows, write_personalllm
+from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 from tests.runner import read_samples, run_cli
 
 OPTIONS = {"preset": "paper", "n_users": 6, "k": 2, "reference_model": "writer-1"}
