@@ -20,7 +20,8 @@ from typing import Any
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.textfiles import json_lines
 from prb_tasks.data.bon_files import samples_with_variant
-from prb_tasks.replies.bon_official import RULE, KSummary, summarize, summary_json
+from prb_tasks.replies.bon_official import RULE
+from prb_tasks.scoring.bon_official import KSummary, summarize, summary_json
 
 TASK_VARIANT = "bon"
 

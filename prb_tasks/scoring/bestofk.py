@@ -36,6 +36,7 @@ from prb_tasks.replies import bon_official as official
 from prb_tasks.replies.grades import parse_grade
 from prb_tasks.replies.pointwise import parse_score
 from prb_tasks.replies.verdict import marker_outcome
+from prb_tasks.scoring import bon_official as official_picks
 from prb_tasks.scoring.bestofn import top_indices
 
 SIZES = (1, 2, 4, 8, 16)
@@ -179,7 +180,7 @@ def process_bon_scalar(doc: dict[str, Any], results: Sequence[Any]) -> dict[str,
     if len(rewards) != len(doc["gold"]):
         raise ValueError(f"expected {len(doc['gold'])} rewards, got {len(rewards)}")
     if doc.get("rule") == official.RULE:
-        return official.question_metrics(rewards, _gold(doc), SIZES, METRICS)
+        return official_picks.question_metrics(rewards, _gold(doc), SIZES, METRICS)
     return question_metrics(rewards, _gold(doc))
 
 

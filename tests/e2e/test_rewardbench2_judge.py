@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from prb_tasks.replies.ratings import parse_rating
 from prb_tasks.scoring.rewardbench2 import ties_score
-from prb_tasks.scoring.rewardbench2_ratings import best_of_n_from_ratings, parse_rating
+from prb_tasks.scoring.rewardbench2_ratings import best_of_n_from_ratings
 from prb_tasks.testing.benchmark_copies import rewardbench2_rows, write_rewardbench2
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
 from tests.runner import metric, read_results, read_samples, run_cli

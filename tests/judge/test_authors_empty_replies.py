@@ -24,7 +24,8 @@ from prb_tasks.documents.rmbench import pair_docs
 from prb_tasks.judge.model import JudgeLM
 from prb_tasks.judge.usage import take_last_summary
 from prb_tasks.prompts.prompt_store import doc_prompt
-from prb_tasks.scoring.rewardbench2_ratings import best_of_n_from_ratings, parse_rating
+from prb_tasks.replies.ratings import parse_rating
+from prb_tasks.scoring.rewardbench2_ratings import best_of_n_from_ratings
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
 from tests.scoring.test_rewardbench2_ratings import _theirs_parse, _theirs_row
 

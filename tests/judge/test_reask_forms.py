@@ -22,8 +22,8 @@ from prb_tasks.judge.usage import take_last_summary
 from prb_tasks.prompts.prompt_store import doc_prompt
 from prb_tasks.replies.boxed_verdict import parse_boxed
 from prb_tasks.replies.pointwise import parse_score
+from prb_tasks.replies.ratings import parse_rating
 from prb_tasks.replies.verdict import parse_verdict
-from prb_tasks.scoring.rewardbench2_ratings import parse_rating
 from prb_tasks.testing.fake_server import FakeLLMServer, Message
 from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
 

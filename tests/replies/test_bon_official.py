@@ -33,9 +33,10 @@ from prb_tasks.prompts.official_templates import (
     script_system_message,
     write_templates,
 )
-from prb_tasks.replies.bon_official import OFFICIAL_SIZES, first_max, official_grade, picks, summarize
+from prb_tasks.replies.bon_official import official_grade
 from prb_tasks.replies.verdict import ERROR_MARK
 from prb_tasks.scoring.bestofk import METRICS, SIZES, process_bon_scalar, process_grade
+from prb_tasks.scoring.bon_official import OFFICIAL_SIZES, first_max, picks, summarize
 
 # --------------------------------------------------------------------------- transcriptions
 

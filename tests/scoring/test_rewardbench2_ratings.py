@@ -8,8 +8,9 @@ import re
 
 import pytest
 
+from prb_tasks.replies.ratings import UNRATED, parse_rating
 from prb_tasks.replies.verdict import ERROR_MARK
-from prb_tasks.scoring.rewardbench2_ratings import UNRATED, best_of_n_from_ratings, parse_rating
+from prb_tasks.scoring.rewardbench2_ratings import best_of_n_from_ratings
 
 
 def _theirs_parse(raw: str) -> int:
