@@ -15,6 +15,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from prb_tasks.common.resources import sample_dir
 from prb_tasks.data.personalized_rb.subsets import SUBSETS
+from prb_tasks.testing.hub_layout import write_shard
 from tests import leftovers
 
 FILE = "test-00000-of-00001"
@@ -83,17 +84,7 @@ def sample_rows(config: str) -> list[dict]:
 def write_layout(root: Path, rows_by_config: dict[str, list[dict]], fmt: str) -> Path:
     """Write rows as ``root/<config>/test-00000-of-00001.<fmt>`` like the HF repo."""
     for config, rows in rows_by_config.items():
-        folder = root / config
-        folder.mkdir(parents=True, exist_ok=True)
-        if fmt == "jsonl":
-            (folder / f"{FILE}.jsonl").write_text(
-                "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
-            )
-        else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            pq.write_table(pa.Table.from_pylist(rows), folder / f"{FILE}.parquet")
+        write_shard(root / config, rows, fmt)
     return root
 
 

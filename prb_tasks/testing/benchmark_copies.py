@@ -21,6 +21,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.testing.hub_layout import write_shard
+
 BEST_OF_N = ("Factuality", "Precise IF", "Math", "Safety", "Focus")
 RMBENCH_DOMAINS = ("chat", "code", "math", "safety-refuse", "safety-response")
 _WORDS = ("alpha", "beta", "gamma", "delta", "eps")
@@ -71,16 +73,7 @@ def rewardbench2_rows(per_subset: int = 6, tie_prompts: int = 5, seed: int = 0, 
 
 def write_rewardbench2(root: Path, rows: list[dict[str, Any]], fmt: str = "parquet") -> Path:
     """Write ``rows`` as ``root/data/test-00000-of-00001.<fmt>``; returns ``root``."""
-    folder = root / "data"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"test-00000-of-00001.{fmt}"
-    if fmt == "jsonl":
-        target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pylist(rows), target)
+    write_shard(root / "data", rows, fmt)
     return root
 
 

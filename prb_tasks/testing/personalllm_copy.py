@@ -6,12 +6,12 @@ Usage: ``python -m prb_tasks.testing.personalllm_copy DIR [--prompts N] [--seed 
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
 
 from prb_tasks.data.personalllm.constants import N_RESPONSES, NORMALISATION, REWARD_MODELS, score_column
+from prb_tasks.testing.hub_layout import write_shard
 
 TOPICS = ("gardening", "tax returns", "sourdough", "bicycle repair", "chess openings", "job interviews",
           "sleep", "budget travel", "houseplants", "learning guitar", "running", "saving money")
@@ -42,16 +42,7 @@ def fixture_rows(n_prompts: int = 24, seed: int = 0) -> list[dict[str, Any]]:
 
 def write_personalllm(root: Path, rows: list[dict[str, Any]], fmt: str = "parquet", split: str = "test") -> Path:
     """Write ``rows`` as ``root/data/<split>-00000-of-00001.<fmt>``; returns ``root``."""
-    folder = root / "data"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{split}-00000-of-00001.{fmt}"
-    if fmt == "jsonl":
-        target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pylist(rows), target)
+    write_shard(root / "data", rows, fmt, split)
     return root
 
 

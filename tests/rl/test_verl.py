@@ -35,6 +35,7 @@ from prb_tasks.rl.verl_engine.overrides import LOGGER, build_overrides, number
 from prb_tasks.rl.verl_engine.preflight import ray_endpoint
 from prb_tasks.rl.verl_engine.reward import RewardConfig, VerlReward, write_reward_module
 from prb_tasks.rl.verl_engine.rows import verl_row, write_parquet
+from prb_tasks.testing.hub_layout import write_shard
 from tests.runner import closed_port
 
 SYSTEM_LINE = "You help people with answers that fit them."
@@ -611,18 +612,14 @@ def test_prb_rl_engine_verl_end_to_end(tmp_path, recording_verl, monkeypatch, ca
 
 
 def _hub_copy(root: Path, rows: Optional[list[dict]] = None) -> Path:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     for config in ("Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"):
         for split in ("train", "test"):
-            (root / config).mkdir(parents=True, exist_ok=True)
             data = rows if rows is not None else [
                 {"id": f"{config}-{split}-{i}", "question": f"{config} question {i} about cameras",
                  "profile": [{"id": f"{j}", "category": "Photo", "text": f"post {j} on {'cameras' if j == 2 else 'x'}"}
                              for j in range(4)],
                  "rubric_aspects": [{"aspect": "a", "reason": "r", "evidence": "e"}]} for i in range(2)]
-            pq.write_table(pa.Table.from_pylist(data), root / config / f"{split}-00000-of-00001.parquet")
+            write_shard(root / config, data, split=split)
     return root
 
 
