@@ -1,4 +1,4 @@
-"""CPU per judgment of the prompt work each judge backend does in-process, on the profile task.
+"""CPU per judgment of the prompt work each judge backend does in-process, on a judge task.
 
 Both backends get each prompt from the task (``doc_to_text``: the prompt store renders it
 again from its recipe). lm-eval's ``local-chat-completions`` then keeps the chat messages
@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("data", type=Path, help="a folder written by benchmarks/fullsize_data.py")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (the minimum is reported)")
+    parser.add_argument("--variant", default="profile", help="the task's variant: profile (personalized_rb_profile) "
+                                                              "or both (personalized_rb)")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         parser.error(f"{args.data}: no such folder; write one with benchmarks/fullsize_data.py DIR")
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     from prb_tasks.prompts import prompt_store
 
     docs = [doc for subset in SUBSETS
-            for doc in prompt_store.stash(build_docs(subset, "profile", data_dir=str(args.data)))]
+            for doc in prompt_store.stash(build_docs(subset, args.variant, data_dir=str(args.data)))]
     spent: dict[str, list[float]] = {"local-chat-completions": [], "prb-judge": []}
     with compact_contexts(True):
         for _ in range(args.rounds):
