@@ -26,6 +26,9 @@ fake judge server in its own process, and measures, each repeated ``--trials`` t
   length-bucketed batching against today's, float32 and bfloat16, interleaved, with the
   rows whose top-5 posts match (``bench_retrieval.py --speed-trials``).
 
+``--only full,cached --update`` measures those sections again and puts them into the
+existing report in place of their old versions, keeping the rest.
+
 ``--baseline DIR`` also runs the full-run section with another checkout's code (e.g.
 an export of an older commit), for before/after numbers. ``--smoke`` runs everything
 once on a sliver of data (CI keeps the suite working with it; its numbers mean nothing).
@@ -51,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.measure import BENCH, ROOT, Server, Spread, load, machine, python, run
+from benchmarks.report_merge import merge
 
 KEY_ENV = {"PRB_BENCH_KEY": "sk-bench-not-a-real-key", "OPENAI_API_KEY": "sk-bench-not-a-real-key"}
 PHASES = ("start-up", "load", "documents", "task set-up", "requests", "judging", "writing")
@@ -89,7 +93,7 @@ class Plan:
 
 @dataclass
 class Section:
-    """One part of the report: a table and what to know about it."""
+    """One part of the report: a table and what to know about it (``how``: how its trials were ordered)."""
 
     title: str
     intro: str
@@ -97,6 +101,7 @@ class Section:
     rows: list[list[str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    how: str = ""
     load_before: str = ""
     load_after: str = ""
 
@@ -106,6 +111,8 @@ class Section:
         lines += ["| " + " | ".join(row) + " |" for row in self.rows]
         lines.append("")
         lines += [f"- {note}" for note in self.notes]
+        if self.how:
+            lines.append(f"- How it was run: {self.how}")
         lines.append(f"- Machine load (1/5/15 min) before: {self.load_before}; after: {self.load_after}.")
         if self.commands:
             lines += ["", "Reproduce:", "", "```bash", *self.commands, "```"]
@@ -183,7 +190,7 @@ class Suite:
             "judging": (last - first) if first else 0.0,
             "writing": (end - last) if last else 0.0,
         }
-        return {"wall": done.wall, "rss_mb": done.peak_rss_mb, "requests": stats["total_requests"],
+        return {"wall": done.wall, "cpu": done.cpu, "rss_mb": done.peak_rss_mb, "requests": stats["total_requests"],
                 "first_request": (first - done.started) if first else None, "phases": phases}
 
     def section(self, section: Section) -> Section:
@@ -219,6 +226,8 @@ class Suite:
                                      f"{ideal / times.median:.0%}" if ideal else "-"])
                 self.raw.setdefault("server", []).append({"latency": latency, "concurrency": concurrency,
                                                           "requests": n, "seconds": times.values})
+        section.how = (f"one client, no backend: each row's {plan.trials} trial(s) one after another, each a fresh "
+                       "process, the rows in table order.")
         section.commands.append("python benchmarks/server_ceiling.py URL --requests 2048 --concurrency 64  "
                                 "# against python -m prb_tasks.testing.fake_server --port 0 --latency 0.2")
         self.finish(section)
@@ -249,6 +258,8 @@ class Suite:
                     self.headline.setdefault(
                         f"judging phase, {n:,} requests, c = {concurrency}, {plan.latency * 1000:g} ms latency "
                         f"(ideal {ideal:.1f} s)", {})[backend] = f"{times.median:.1f} s ({ideal / times.median:.0%})"
+        section.how = (f"`bench_judge.py` interleaves the backends, {plan.trials} trial(s) of A B C A B C ..., each "
+                       "run a fresh process; one concurrency after another.")
         section.notes.append("`prb-judge` runs with its default transport (direct OpenAI protocol for an "
                              "`openai/` model with `api_base`) and its cache off, so every request is sent.")
         section.commands.append(f"python benchmarks/bench_judge.py --requests {plan.per_slot * 64} --concurrency 64 "
@@ -267,7 +278,7 @@ class Suite:
             "task set-up (lm-eval between our loader calls) | requests (lm-eval builds requests, the judge "
             "starts) | judging | writing (metrics, results, samples). First request = from process start. "
             "Backends interleaved, trial by trial (how, and the load of each run: in the notes).",
-            ["task", "backend", "code", "wall s", "first request s", *[f"{p} s" for p in PHASES],
+            ["task", "backend", "code", "wall s", "CPU s", "first request s", *[f"{p} s" for p in PHASES],
              "peak RSS MB", "samples MB"]))
         codes: list[tuple[str, Path | None]] = [("this checkout", None)]
         if self.baseline is not None:
@@ -308,14 +319,15 @@ class Suite:
                         name = f"`{task}`" + (f" ({variant})" if variant else "")
                         section.rows.append(_full_row(name, backend, label, trials))
                         self._headline_full(task, variant, backend, label, trials)
-        section.notes.append(
-            f"How it was run: interleaved, {plan.trials} trial(s): each trial runs every backend"
+        section.how = (
+            f"interleaved, {plan.trials} trial(s): each trial runs every backend"
             f"{' and code' if self.baseline is not None else ''} once, in turn (A B A B ...), each in a fresh "
             "process; the `repeat` rows reuse the retrieval cache their own backend's first run of the same trial "
             "filled. Machine load (1 min) after each trial of each row: "
             + "; ".join(f"{entry['backend']} {entry['task']}{' ' + entry['variant'] if entry['variant'] else ''}: "
                         + ", ".join(t["load"].split(" / ")[0] for t in entry["trials"])
                         for entry in self.raw["full"]) + ".")
+        section.notes.append(_cpu_ratios(self.raw["full"]))
         samples = [f for f in self.raw["full"] if f["code"] == "this checkout" and f["backend"] == "prb-judge"]
         for entry in samples:
             parts = entry["trials"][0]["samples"]
@@ -344,11 +356,15 @@ class Suite:
             self.headline.setdefault(f"`personalized_rb`, fast judge, {judgments:,} judgments: wall", {})[column] = \
                 f"{wall.text(1)} s"
             self.headline.setdefault("of which before the first request", {})[column] = f"{first.text(1)} s"
+            self.headline.setdefault("`personalized_rb`: CPU", {})[column] = \
+                f"{Spread([t['cpu'] for t in trials]).text(1)} s"
             self.headline.setdefault("peak RSS, `personalized_rb`", {})[column] = f"{rss.median / 1000:.2f} GB"
             self.headline.setdefault("samples file, `personalized_rb`", {})[column] = f"{samples.median:.0f} MB"
         else:
             key = f"`personalized_rb_profile` ({variant}): wall / before the first request"
             self.headline.setdefault(key, {})[column] = f"{wall.text(1)} / {first.text(1)} s"
+            self.headline.setdefault(f"`personalized_rb_profile` ({variant}): CPU", {})[column] = \
+                f"{Spread([t['cpu'] for t in trials]).text(1)} s"
             self.headline.setdefault(f"peak RSS, `personalized_rb_profile` ({variant})", {})[column] = \
                 f"{rss.median / 1000:.2f} GB"
             if variant == "first run":
@@ -363,25 +379,41 @@ class Suite:
             f"`personalized_rb` on {data.name} run once to fill the cache, then again: `prb-judge` with its own "
             "cache beside lm-eval's `local-chat-completions` with `--use_cache`. Requests = what the server saw "
             "during the re-run (must be 0).",
-            ["backend", "cache", "fill run s", "re-run wall s", "requests sent", "peak RSS MB"]))
+            ["backend", "cache", "fill run s", "re-run wall s", "re-run CPU s", "requests sent", "peak RSS MB"]))
+        backends = ("prb-judge", "local-chat-completions")
         with Server(0.0) as server:
-            for backend in ("prb-judge", "local-chat-completions"):
+            argv: dict[str, list[str]] = {}
+            for backend in backends:
                 cache = self.fresh("judge-cache")
                 extra = ["--use_cache", str(cache / "lm-eval")] if backend != "prb-judge" else []
                 model = self.judge_args(server, backend, cache="on")
                 if backend == "prb-judge":
                     model[-1] += f",cache_dir={cache}"
-                args = [*model, *extra, "--tasks", "personalized_rb", "--metadata", json.dumps({"data_dir": str(data)})]
-                fill = self.timed_eval(server, args)
-                reruns = [self.timed_eval(server, args) for _ in range(plan.trials)]
-                self.raw.setdefault("cached", []).append({"backend": backend, "fill": fill, "reruns": reruns})
-                sent = sorted({r["requests"] for r in reruns})
+                argv[backend] = [*model, *extra, "--tasks", "personalized_rb", "--metadata",
+                                 json.dumps({"data_dir": str(data)})]
+            fills = {backend: self.timed_eval(server, argv[backend]) for backend in backends}
+            reruns: dict[str, list[dict[str, Any]]] = {backend: [] for backend in backends}
+            for _ in range(plan.trials):
+                for backend in backends:  # interleaved (A B A B ...): drift hits both alike
+                    rerun = self.timed_eval(server, argv[backend])
+                    rerun["load"] = load()
+                    reruns[backend].append(rerun)
+            for backend in backends:
+                fill = fills[backend]
+                self.raw.setdefault("cached", []).append({"backend": backend, "fill": fill,
+                                                          "reruns": reruns[backend]})
+                sent = sorted({r["requests"] for r in reruns[backend]})
                 section.rows.append([
                     f"`{backend}`", "prb cache" if backend == "prb-judge" else "`--use_cache`", f"{fill['wall']:.1f}",
-                    Spread([r["wall"] for r in reruns]).text(1), ", ".join(map(str, sent)),
-                    Spread([r["rss_mb"] for r in reruns]).text(0)])
+                    Spread([r["wall"] for r in reruns[backend]]).text(1),
+                    Spread([r["cpu"] for r in reruns[backend]]).text(1), ", ".join(map(str, sent)),
+                    Spread([r["rss_mb"] for r in reruns[backend]]).text(0)])
                 self.headline.setdefault("cached re-run: wall / requests sent", {})[backend] = \
-                    f"{Spread([r['wall'] for r in reruns]).median:.1f} s / {', '.join(map(str, sent))}"
+                    f"{Spread([r['wall'] for r in reruns[backend]]).median:.1f} s / {', '.join(map(str, sent))}"
+        section.how = (
+            f"one fill run per backend (prb-judge, then local-chat-completions), then {plan.trials} "
+            "re-run(s) interleaved (A B A B ...), each a fresh process. Machine load (1 min) after each re-run: "
+            + "; ".join(f"{b}: " + ", ".join(r["load"].split(" / ")[0] for r in reruns[b]) for b in backends) + ".")
         section.notes.append("lm-eval's `--use_cache` keys on the request only, not the model: a second model "
                              "would get the first one's answers (see docs/judges.md); prb's cache keys on both.")
         self.finish(section)
@@ -391,13 +423,14 @@ class Suite:
         section = self.section(Section(
             "Start-up on the bundled sample",
             "From process start to the first request the server sees, `personalized_rb_sample` (72 judgments).",
-            ["command", "backend", "first request s", "wall s", "peak RSS MB"]))
+            ["command", "backend", "first request s", "wall s", "CPU s", "peak RSS MB"]))
         tasks_dir = ROOT / "prb_tasks" / "tasks"
+        arms = (("prb eval", "prb-judge"), ("prb eval", "local-chat-completions"),
+                ("lm_eval --include_path", "local-chat-completions"))
+        found: dict[tuple[str, str], list[dict[str, Any]]] = {arm: [] for arm in arms}
         with Server(0.0) as server:
-            for command, backend in (("prb eval", "prb-judge"), ("prb eval", "local-chat-completions"),
-                                     ("lm_eval --include_path", "local-chat-completions")):
-                trials = []
-                for _ in range(plan.trials):
+            for _ in range(plan.trials):
+                for command, backend in arms:  # interleaved (A B C A B C ...): drift hits every arm alike
                     server.reset()
                     model = self.judge_args(server, backend)
                     if command == "prb eval":
@@ -407,15 +440,23 @@ class Suite:
                                       "--tasks", "personalized_rb_sample")
                     done = run(argv, env=KEY_ENV, cwd=self.work).check()
                     stats = server.stats()
-                    trials.append({"first": stats["first_request_at"] - done.started, "wall": done.wall,
-                                   "rss": done.peak_rss_mb, "requests": stats["total_requests"]})
-                self.raw.setdefault("startup", []).append({"command": command, "backend": backend, "trials": trials})
-                section.rows.append([f"`{command}`", f"`{backend}`", Spread([t["first"] for t in trials]).text(2),
-                                     Spread([t["wall"] for t in trials]).text(2),
-                                     Spread([t["rss"] for t in trials]).text(0)])
-                self.headline.setdefault("start-up to the first request, bundled sample", {})[
-                    f"{backend}" if command == "prb eval" else "lm_eval --include_path"] = \
-                    f"{Spread([t['first'] for t in trials]).median:.1f} s"
+                    found[command, backend].append({
+                        "first": stats["first_request_at"] - done.started, "wall": done.wall, "cpu": done.cpu,
+                        "rss": done.peak_rss_mb, "requests": stats["total_requests"], "load": load()})
+        for (command, backend), trials in found.items():
+            self.raw.setdefault("startup", []).append({"command": command, "backend": backend, "trials": trials})
+            section.rows.append([f"`{command}`", f"`{backend}`", Spread([t["first"] for t in trials]).text(2),
+                                 Spread([t["wall"] for t in trials]).text(2),
+                                 Spread([t["cpu"] for t in trials]).text(2),
+                                 Spread([t["rss"] for t in trials]).text(0)])
+            self.headline.setdefault("start-up to the first request, bundled sample", {})[
+                f"{backend}" if command == "prb eval" else "lm_eval --include_path"] = \
+                f"{Spread([t['first'] for t in trials]).median:.1f} s"
+        section.how = (
+            f"{plan.trials} trial(s), each running the three rows once, in turn (A B C A B C ...), "
+            "each a fresh process. Machine load (1 min) after each run: "
+            + "; ".join(f"{command} {backend}: " + ", ".join(t["load"].split(" / ")[0] for t in trials)
+                        for (command, backend), trials in found.items()) + ".")
         section.notes.append("Plain `lm_eval` indexes its ~14,700 built-in tasks before ours; `prb eval` skips "
                              "that when only prb tasks are requested.")
         section.commands.append("lm_eval run --include_path \"$(prb tasks-dir)\" --model local-chat-completions "
@@ -473,6 +514,8 @@ class Suite:
                 section.notes.append(f"`embedding`: {pairs:.0f} pairs scored at {rate.median:.2f} pairs/s; the "
                                      f"2,830 pairs would take about {2830 / rate.median / 60:.0f} min on this CPU "
                                      "(every post of every profile goes through the encoder).")
+        section.how = ("in blocks: each setting's trials one after another, the rows in table order (no row is a "
+                       "head-to-head with another backend; compare them under the same load only).")
         section.commands.append(f"python benchmarks/bench_rm.py --repeat {plan.rm_repeat} --batch-sizes 1,16  "
                                 "# add --device cuda on a GPU")
         section.commands.append("prb eval --model prb-rm --model_args scorer=bm25,cache=off --tasks "
@@ -511,6 +554,8 @@ class Suite:
                     previous = (n, wall.median, first.median)
                     section.rows.append([f"`{task}`", f"{scale:g}x", f"{n:,}", wall.text(1), first.text(1), *marginal,
                                          Spread([t["rss_mb"] for t in trials]).text(0)])
+        section.how = ("`prb-judge` alone, in blocks: each size's trials one after another, smallest first, so a "
+                       "change of load between sizes moves the marginal costs (the load before and after is below).")
         self.finish(section)
 
     def _script_json(self, name: str, script: str, *args: str) -> dict[str, Any]:
@@ -537,6 +582,10 @@ class Suite:
                                  Spread(values["wall"]).text(2), Spread(values["rss"]).text(0)])
         ratios = result["ratios"]
         section.rows.append(["ratio", "", f"{ratios['cpu']:.2f}x", f"{ratios['wall']:.2f}x", f"{ratios['rss']:.2f}x"])
+        loads = result.get("load_after_each_run") or []
+        section.how = (f"interleaved, {plan.trials} trial(s) of A B A B ..., each run a fresh process"
+                       + (f"; machine load (1 min) after each run {min(loads):.1f}-{max(loads):.1f}" if loads else "")
+                       + "; then one more `prb-judge` run under `-X importtime` (not counted).")
         section.notes.append(f"litellm imported by `prb-judge`: {'yes' if result['litellm_imported'] else 'no'}; "
                              "slowest imports (s): " + ", ".join(f"{n} {s:.2f}" for n, s in result["slowest_imports"]))
         section.commands.append(f"python benchmarks/bench_lean.py --rows {rows} --trials {plan.trials}")
@@ -560,6 +609,7 @@ class Suite:
                                  f"{v['before']:,} ({v['before'] / total:.0%})",
                                  f"{v['after']:,} ({v['after'] / total:.0%})",
                                  f"{v['written']:,}", f"{v['usd_plain']:.3f}", f"{v['usd_after']:.3f}"])
+        section.how = "counted once, not timed: the load does not move these numbers."
         section.commands.append(f"python benchmarks/bench_prompt_cache.py --scale {scale:g}")
         self.finish(section)
 
@@ -592,6 +642,8 @@ class Suite:
             wall, cpu = Spread(v["wall_s"]).median, Spread(v["cpu_s"]).median
             section.rows.append([name, f"{texts / wall:.1f}", f"{1000 * cpu / texts:.0f}", f"{base_wall / wall:.2f}x",
                                  f"{base_cpu / cpu:.2f}x", f"{v['same_top5']}/{result['agree_rows']}"])
+        section.how = (f"`bench_retrieval.py --speed-trials {plan.trials}` interleaves the setups, each trial "
+                       "running every setup once, in turn, in one process.")
         section.commands.append(f"python benchmarks/bench_retrieval.py --keep DATA --dense-rows {rows} "
                                 f"--speed-trials {plan.trials} --speed-dtypes bfloat16 --device cpu "
                                 f"--agree-rows {agree}"
@@ -636,9 +688,31 @@ class Suite:
 
 def _full_row(name: str, backend: str, label: str, trials: list[dict[str, Any]]) -> list[str]:
     first = Spread([t["first_request"] for t in trials if t["first_request"] is not None])
-    return [name, f"`{backend}`", label, Spread([t["wall"] for t in trials]).text(1), first.text(2),
+    return [name, f"`{backend}`", label, Spread([t["wall"] for t in trials]).text(1),
+            Spread([t["cpu"] for t in trials]).text(1), first.text(2),
             *[Spread([t["phases"][p] for t in trials]).text(2) for p in PHASES],
             Spread([t["rss_mb"] for t in trials]).text(0), Spread([t["samples_mb"] for t in trials]).text(1)]
+
+
+def _cpu_ratios(entries: list[dict[str, Any]]) -> str:
+    """The note comparing ``prb-judge``'s CPU and wall time with ``local-chat-completions``' per task.
+
+    Trial i of one backend ran right beside trial i of the other, so the ratio of each such
+    pair says how far the machine's drift could move the ratio of the medians.
+    """
+    parts = []
+    for ours in entries:
+        if ours["backend"] != "prb-judge" or ours["code"] != "this checkout":
+            continue
+        ref = next(e for e in entries if e["backend"] == "local-chat-completions" and e["task"] == ours["task"]
+                   and e["variant"] == ours["variant"])
+        pairs = [a["cpu"] / b["cpu"] for a, b in zip(ours["trials"], ref["trials"])]
+        cpu = Spread([t["cpu"] for t in ours["trials"]]).median / Spread([t["cpu"] for t in ref["trials"]]).median
+        wall = Spread([t["wall"] for t in ours["trials"]]).median / Spread([t["wall"] for t in ref["trials"]]).median
+        parts.append(f"`{ours['task']}`{' (' + ours['variant'] + ')' if ours['variant'] else ''} CPU {cpu:.2f}x "
+                     f"(trial by trial {min(pairs):.2f}-{max(pairs):.2f}x), wall {wall:.2f}x")
+    return ("`prb-judge` / `local-chat-completions`, medians (CPU = user + system of the run's process tree, from "
+            "`wait4`; under load compare CPU, not wall): " + "; ".join(parts) + ".")
 
 
 def _samples_breakdown(out: Path) -> dict[str, int]:
@@ -674,6 +748,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help=f"comma-separated sections to run: {', '.join(SECTIONS)}")
     parser.add_argument("--baseline", type=Path, help="another checkout to measure in the full-run section")
     parser.add_argument("--smoke", action="store_true", help="everything once on a sliver of data (for CI)")
+    parser.add_argument("--update", action="store_true",
+                        help="put the sections measured (see --only) into the existing --out, in place of their "
+                             "old versions, and keep every other section as it is")
     args = parser.parse_args(argv)
     plan = Plan.tiny() if args.smoke else Plan()
     if args.trials is not None:
@@ -692,6 +769,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline is not None and not (args.baseline / "prb_tasks" / "__init__.py").is_file():
         parser.error(f"--baseline {args.baseline}: not a prb checkout (no prb_tasks/__init__.py there); "
                      "export one with e.g. `git archive <commit> | tar -x -C DIR`")
+    if args.update and not args.out.is_file():
+        parser.error(f"--update: {args.out} does not exist yet; run the suite once without --update to write it")
+    if args.update and args.smoke:
+        parser.error("--update with --smoke would put numbers that mean nothing into the report; drop one")
     if plan.trials < 1:
         parser.error(f"--trials {plan.trials}: give at least 1")
     temporary = args.work is None
@@ -711,8 +792,17 @@ def main(argv: list[str] | None = None) -> int:
         if temporary:
             shutil.rmtree(work, ignore_errors=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(suite.markdown(argv, started), encoding="utf-8")
-    args.out.with_suffix(".json").write_text(json.dumps({"plan": plan.__dict__, "results": suite.raw}, indent=1,
+    report, results = suite.markdown(argv, started), suite.raw
+    if args.update:
+        info = machine()
+        stamp = (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, prb commit {info['prb']}, "
+                 f"{info['cpu']}, `python -m benchmarks {' '.join(argv)}` ({(time.time() - started) / 60:.0f} min)")
+        report = merge(args.out.read_text(encoding="utf-8"), report, stamp)
+        if args.out.with_suffix(".json").is_file():
+            results = {**json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))["results"],
+                       **suite.raw}
+    args.out.write_text(report, encoding="utf-8")
+    args.out.with_suffix(".json").write_text(json.dumps({"plan": plan.__dict__, "results": results}, indent=1,
                                                         default=str), encoding="utf-8")
     suite.say(f"wrote {args.out} and {args.out.with_suffix('.json').name}")
     return 0

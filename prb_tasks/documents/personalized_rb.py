@@ -359,7 +359,9 @@ def _render_user(
 ) -> str:
     # In the planned variant ``aspects`` holds the *inferred* aspects (same shape as the
     # gold ones, without evidence or reason), so the judge never sees the rubric.
-    aspects = (
+    # Rendered two to four times per request (see prompt_store), so what the template never
+    # names is not built: the profile template reads ``posts`` and neither of these.
+    aspects = [] if not ref.mentions("aspects") else (
         [{"aspect": text, "evidence": "", "reason": ""} for text in inferred]
         if inferred is not None else [aspect.model_dump() for aspect in row.rubric_aspects]
     )
@@ -370,7 +372,7 @@ def _render_user(
         response_a=a,
         response_b=b,
         posts=posts,
-        posts_text=format_posts(posts),
+        posts_text=format_posts(posts) if ref.mentions("posts_text") else "",
         aspects=aspects,
     )
 

@@ -46,6 +46,14 @@ class TemplateRef:
     path: Path
     source: str
 
+    def mentions(self, name: str) -> bool:
+        """Whether the text names ``name`` at all.
+
+        A template reads a variable only by its name (it cannot list or look up the others),
+        so a variable it never names need not be computed.
+        """
+        return name in self.source
+
     @property
     def digest(self) -> str:
         """Short hash of the text, recorded so results say which wording was used."""
