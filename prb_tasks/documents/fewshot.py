@@ -20,6 +20,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
+from prb_tasks.common.atomic import digest as file_digest
 from prb_tasks.common.terminal import fit
 from prb_tasks.data import provenance
 from prb_tasks.data.custom.sources import example_path, stream_users
@@ -154,8 +155,7 @@ def custom_data(opts: FewshotOptions, data_dir: Any = None,
     by_user, users = custom_pairs(records)
     rows = sum(len(pairs) for pairs in by_user.values())
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
-    with path.open("rb") as handle:
-        file = {"data_digest": hashlib.file_digest(handle, "sha256").hexdigest()[:16]}
+    file = {"data_digest": file_digest(path)[:16]}  # read in blocks, not the whole file at once
     return split_users(opts, by_user, users, "custom", featured, file), origin, f"{path}|{path.stat().st_mtime}"
 
 
