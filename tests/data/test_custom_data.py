@@ -279,3 +279,33 @@ def test_a_json_array_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     path.write_bytes(json.dumps([user("u1", [pref(0)])]).encode()[:-3] + b"\xe9\"}]")
     with pytest.raises(DataError, match=r"is not UTF-8 text \(line 1, byte \d+: 0xe9\)"):
         read_users(path)
+
+
+def test_data_validate_counts_a_user_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # `prb data validate` held every validated user in a list to count them.
+    from prb_tasks.data.custom import reader
+    from prb_tasks.data.custom.family import validate
+
+    users = [user(f"mem-{n}", [pref(n, "response_B" if n % 4 == 0 else "response_A",
+                                    tags=[] if n % 5 == 0 else None, reason=" " if n % 2 else "why")]
+                  * (1 if n % 10 == 0 else 2)) for n in range(40)]
+    path = write_jsonl(tmp_path / "prefs.jsonl", users)
+    del users
+    seen: list[int] = []
+    check = reader.UserRecord.model_validate
+
+    def counting(item: dict):
+        seen.append(_live_users())
+        return check(item)
+
+    monkeypatch.setattr(reader.UserRecord, "model_validate", counting)
+    assert validate(path) == 0
+    assert len(seen) == 40 and max(seen) <= 2, seen
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}: ok",
+        "  users: 40 (4 with a single preference, judged with no history)",
+        "  preferences: 76 (chosen is response_A in 58, response_B in 18)",
+        "  without a reason: 40; without value_alignment tags: 12",
+        "  tags (3): tag0 22, tag1 22, tag2 20",
+    ]
