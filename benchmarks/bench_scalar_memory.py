@@ -60,12 +60,15 @@ def _data(work: Path, layout: str, scale: float) -> Path:
     return folder
 
 
-def _command(scorer: str, data: Path, tiny_rm: Path, embedding_limit: int) -> list[str]:
+def _command(scorer: str, data: Path, tiny_rm: Path, embedding_limit: int,
+             hf_max_length: int | None = None) -> list[str]:
     """The ``prb eval`` command line of one scorer on one copy of the data."""
     custom = data.is_file()
     task, model_args, extra = "personalized_rb_scalar", f"scorer={scorer},cache=off", []
     if scorer == "hf":
         task, model_args = "personalized_rb_scalar_profile", f"scorer=hf,pretrained={tiny_rm},cache=off,device=cpu"
+        if hf_max_length is not None:
+            model_args += f",max_length={hf_max_length}"
     if custom:  # the bare prompt, or (hf) the prompt after the user's other preferences
         task = "personalized_custom_scalar_history" if scorer == "hf" else "personalized_custom_scalar"
     if scorer == "embedding":
@@ -83,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scorers", default=",".join(SCORERS), help=f"any of {', '.join(SCORERS)}")
     parser.add_argument("--trials", type=int, default=1)
     parser.add_argument("--embedding-limit", type=int, default=50, help="pairs per subset for scorer=embedding")
+    parser.add_argument("--hf-max-length", type=int,
+                        help="scorer=hf: cut inputs at this many tokens (default: the tiny RM's 512); less model "
+                             "work per pair, the same data read, documents built and inputs tokenized")
     parser.add_argument("--work", type=Path, help="folder for the data (kept) and the tiny RM")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--baseline", type=Path, help="folder holding another prb_tasks package, run interleaved")
@@ -113,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                             env["PYTHONPATH"] = os.pathsep.join(
                                 [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
                         shutil.rmtree(work / "cache", ignore_errors=True)
-                        done = run(_command(scorer, data[layout, scale], tiny_rm, args.embedding_limit), env=env,
-                                   cwd=work).check()
+                        command = _command(scorer, data[layout, scale], tiny_rm, args.embedding_limit,
+                                           args.hf_max_length)
+                        done = run(command, env=env, cwd=work).check()
                         peaks.setdefault((code, layout, scorer, scale), Spread()).add(done.peak_rss_mb)
                         print(f"trial {trial + 1} {code:8s} {layout:7s} {scale:g}x {scorer:9s} peak RSS "
                               f"{done.peak_rss_mb:5.0f} MB  wall {done.wall:6.1f} s  load {load()}", flush=True)
@@ -136,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({
             "loads": loads, "trials": args.trials, "embedding_limit": args.embedding_limit,
+            "hf_max_length": args.hf_max_length,
             "peak_rss_mb": [{"code": c, "layout": lay, "scorer": s, "scale": sc, "values": v.values}
                             for (c, lay, s, sc), v in peaks.items()],
         }, indent=2))

@@ -20,9 +20,10 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
+from prb_tasks.common.atomic import digest as file_digest
 from prb_tasks.common.terminal import fit
 from prb_tasks.data import provenance
-from prb_tasks.data.custom.sources import example_path, load_users
+from prb_tasks.data.custom.sources import example_path, stream_users
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.people import Person
 from prb_tasks.data.personalllm.constants import DEFAULT_ALPHA, HF_REPO, HF_SPLIT
@@ -149,11 +150,12 @@ def custom_data(opts: FewshotOptions, data_dir: Any = None,
         data_dir: ``--metadata`` ``data_dir``, named when ``data_path`` is missing (default: ``opts.data_dir``).
         featured: compute the features ``opts.features`` asks for (judges need none).
     """
-    path, records = load_users(opts.data_path, data_dir if data_dir is not None else opts.data_dir)
+    # A user at a time: only the pairs and users built from the file are kept, not its records.
+    path, records = stream_users(opts.data_path, data_dir if data_dir is not None else opts.data_dir)
     by_user, users = custom_pairs(records)
-    rows = sum(len(r.preferences) for r in records)
+    rows = sum(len(pairs) for pairs in by_user.values())
     origin = provenance.DataSource("sample" if path == example_path() else "file", str(path), "preferences", rows)
-    file = {"data_digest": hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
+    file = {"data_digest": file_digest(path)[:16]}  # read in blocks, not the whole file at once
     return split_users(opts, by_user, users, "custom", featured, file), origin, f"{path}|{path.stat().st_mtime}"
 
 

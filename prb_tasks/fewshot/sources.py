@@ -8,6 +8,7 @@ the profile-based RM baselines find profiles (:mod:`prb_tasks.data.profile_store
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,23 +75,24 @@ def personalllm_pairs(sim: Simulation) -> tuple[dict[str, list[Pair]], dict[str,
     return by_user, users
 
 
-def custom_pairs(records: list[UserRecord]) -> tuple[dict[str, list[Pair]], dict[str, User]]:
+def custom_pairs(records: Iterable[UserRecord]) -> tuple[dict[str, list[Pair]], dict[str, User]]:
     """Each user's preferences in file order (taken as time order), without features,
     each with its ``reason`` and value tags; each user with the file's ``demographics``
     and ``profile``.
 
     Args:
-        records: validated users of a custom file.
+        records: validated users of a custom file, read once (a stream of them is let go
+            user by user: only the pairs and users built from them are kept).
     """
-    by_user = {
-        str(r.user_id): [Pair(f"{r.user_id}/{i}", p.prompt, Response(p.chosen), Response(p.rejected),
-                         reason=p.reason, values=tuple(p.value_alignment))
-                    for i, p in enumerate(r.preferences)]
-        for r in records
-    }
-    users = {str(r.user_id): User(str(r.user_id), demographics=r.demographics,
-                             profile=tuple(Post(t) for t in r.profile_texts), family="custom")
-             for r in records}
+    by_user: dict[str, list[Pair]] = {}
+    users: dict[str, User] = {}
+    for r in records:
+        uid = str(r.user_id)
+        by_user[uid] = [Pair(f"{r.user_id}/{i}", p.prompt, Response(p.chosen), Response(p.rejected),
+                             reason=p.reason, values=tuple(p.value_alignment))
+                        for i, p in enumerate(r.preferences)]
+        users[uid] = User(uid, demographics=r.demographics, profile=tuple(Post(t) for t in r.profile_texts),
+                          family="custom")
     return by_user, users
 
 

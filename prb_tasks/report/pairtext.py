@@ -175,7 +175,7 @@ def _custom_file(source: str) -> Path | None:
 
 def _add_custom(entries: list[Entry], texts: dict[tuple[str, str], PairText], notes: list[str]) -> None:
     """Your own data: each preference's reason and the user's demographics, from the file."""
-    from prb_tasks.data.custom.sources import load_users
+    from prb_tasks.data.custom.sources import stream_users
 
     sources = {e.source for e in entries if any(d.get("subset") == "custom" for d in e.docs[:1])}
     for source in sources:
@@ -183,14 +183,13 @@ def _add_custom(entries: list[Entry], texts: dict[tuple[str, str], PairText], no
         if path is None or not path.is_file():
             continue
         try:
-            _, users = load_users(str(path))
+            # A user at a time: only the reasons and demographics asked for are kept.
+            for user in stream_users(str(path))[1]:
+                for index, pref in enumerate(user.preferences):
+                    text = texts.get((source, f"{user.user_id}/{index}"))
+                    if text is not None:
+                        text.reason = pref.reason or None
+                        text.demographics = dict(user.demographics or {})
         except PRBError as exc:
             notes.append(f"drill-down: cannot read {path} for the users' reasons and demographics "
                          f"({str(exc).splitlines()[0]})")
-            continue
-        for user in users:
-            for index, pref in enumerate(user.preferences):
-                text = texts.get((source, f"{user.user_id}/{index}"))
-                if text is not None:
-                    text.reason = pref.reason or None
-                    text.demographics = dict(user.demographics or {})

@@ -215,12 +215,13 @@ class RewardModelLM(LM):
         """
         identity = self.scorer.identity
         assert identity is not None
-        texts = [self.scorer.formatted(item) for item in items]
+        # Each input is formatted as its key is made, not all first: the texts of a whole run grow with the data.
+        formatted = self.scorer.formatted
         if plan is None:
-            return [score_key(identity, text) for text in texts]
+            return [score_key(identity, formatted(item)) for item in items]
         keys = [""] * len(items)
         for batch in plan:
-            mates = [texts[n] for n in batch]
+            mates = [formatted(items[n]) for n in batch]
             for slot, n in enumerate(batch):
                 keys[n] = score_key(identity, json.dumps({"batch": mates, "slot": slot}, ensure_ascii=False))
         return keys

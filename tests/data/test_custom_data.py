@@ -232,3 +232,80 @@ def test_documents_are_built_holding_one_user_at_a_time(
     assert len(seen) == 40 and len({d["user_id"] for d in docs}) == 40
     assert max(seen) <= 2, seen
     assert _live_users() <= 1  # and nothing of the file once the documents are built
+
+
+def test_a_json_array_is_parsed_one_user_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 51: a .json array was parsed whole, so every user's raw object (and the file's
+    # text) was alive before the first user was validated. Counted at each validation.
+    import gc
+
+    from prb_tasks.data.custom import reader
+
+    path = tmp_path / "prefs.json"
+    path.write_text(json.dumps([user(f"raw-{n}", [pref(n)], profile=[f"post {n}"] * 50) for n in range(40)],
+                               indent=1), encoding="utf-8")
+    seen: list[int] = []
+    validate = reader.UserRecord.model_validate
+
+    def counting(item: dict):
+        seen.append(sum(isinstance(o, dict) and str(o.get("user_id")).startswith("raw-") for o in gc.get_objects()))
+        return validate(item)
+
+    monkeypatch.setattr(reader.UserRecord, "model_validate", counting)
+    assert [u.user_id for u in reader.iter_users(path)] == [f"raw-{n}" for n in range(40)]
+    assert len(seen) == 40 and max(seen) <= 2, seen
+
+
+GOOD_USER = json.dumps(user("u1", [pref(0)]))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (f'[{GOOD_USER},\n {{"user_id": "u2",\n  "x": }}]', r"not valid JSON \(Expecting value at line 3 column 8\)"),
+    (f"[{GOOD_USER}]\n{GOOD_USER}", r"not valid JSON \(Extra data at line 2 column 1\).*name the file \.jsonl"),
+    # Python 3.13 names the trailing comma; older ones expect a value after it.
+    (f"[{GOOD_USER},]", r"not valid JSON \((Expecting value|Illegal trailing comma.*) at line 1 column \d+\)"),
+])
+def test_a_json_array_broken_past_its_first_users_is_named_by_line_and_column(
+        tmp_path: Path, text: str, message: str) -> None:
+    # Users before the break are streamed; the break is named as json.loads names it in the whole file.
+    path = tmp_path / "prefs.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DataError, match=message):
+        read_users(path)
+
+
+def test_a_json_array_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "prefs.json"
+    path.write_bytes(json.dumps([user("u1", [pref(0)])]).encode()[:-3] + b"\xe9\"}]")
+    with pytest.raises(DataError, match=r"is not UTF-8 text \(line 1, byte \d+: 0xe9\)"):
+        read_users(path)
+
+
+def test_data_validate_counts_a_user_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # `prb data validate` held every validated user in a list to count them.
+    from prb_tasks.data.custom import reader
+    from prb_tasks.data.custom.family import validate
+
+    users = [user(f"mem-{n}", [pref(n, "response_B" if n % 4 == 0 else "response_A",
+                                    tags=[] if n % 5 == 0 else None, reason=" " if n % 2 else "why")]
+                  * (1 if n % 10 == 0 else 2)) for n in range(40)]
+    path = write_jsonl(tmp_path / "prefs.jsonl", users)
+    del users
+    seen: list[int] = []
+    check = reader.UserRecord.model_validate
+
+    def counting(item: dict):
+        seen.append(_live_users())
+        return check(item)
+
+    monkeypatch.setattr(reader.UserRecord, "model_validate", counting)
+    assert validate(path) == 0
+    assert len(seen) == 40 and max(seen) <= 2, seen
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}: ok",
+        "  users: 40 (4 with a single preference, judged with no history)",
+        "  preferences: 76 (chosen is response_A in 58, response_B in 18)",
+        "  without a reason: 40; without value_alignment tags: 12",
+        "  tags (3): tag0 22, tag1 22, tag2 20",
+    ]

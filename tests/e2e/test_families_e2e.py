@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.data.custom.sources import example_path, load_users
+from prb_tasks.data.custom.reader import read_users
+from prb_tasks.data.custom.sources import example_path
 from prb_tasks.documents import custom, personalllm
 from prb_tasks.rm.inputs import RMInput
 from prb_tasks.rm.scorers.lexical import BM25ProfileScorer
@@ -134,7 +135,7 @@ def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path) -
         and sources["personalllm_scalar"]["location"] == str(copy_dir)
     assert sources["personalized_custom_example_scalar_history"]["kind"] == "sample"
     assert sources["personalized_custom_example_scalar_history"]["rows"] == sum(
-        len(u.preferences) for u in load_users("example")[1])
+        len(u.preferences) for u in read_users(example_path()))
 
     out = tmp_path / "length"
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from prb_tasks.data.custom.sources import load_users
+from prb_tasks.data.custom.reader import read_users
+from prb_tasks.data.custom.sources import example_path
 from tests.e2e.test_compare_browser import chromium
 from tests.report_fixture import write_run
 from tests.runner import run_cli
@@ -36,7 +37,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
         write_run(runs / name, "personalized_rb_sample", "prb-judge", {"model": model}, half, usd=usd)
     write_run(runs / "rm", "personalized_rb_sample_scalar", "prb-rm",
               {"pretrained": "./tinyrm", "protocol": "official"}, half)
-    _, users = load_users("example")
+    users = read_users(example_path())
     keys = [f"{u.user_id}/{i}" for u in users for i in range(len(u.preferences))]
     sample = {"kind": "sample", "location": "example", "subset": "preferences", "rows": len(keys)}
     write_run(runs / "custom", "personalized_custom_example", "prb-judge", {"model": "openai/j"}, half, usd=0.0,
@@ -89,7 +90,7 @@ def test_no_horizontal_overflow(page: Path, tmp_path: Path, width: int) -> None:
     if browser is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
     probe = _probe(page, tmp_path)
-    _, users = load_users("example")
+    users = read_users(example_path())
     key = f"{users[0].user_id}/0"
     dump = _browse(browser, f"{probe.as_uri()}#pair={key}", tmp_path / "profile", width, "--dump-dom")
     assert dump.returncode == 0, dump.stderr[-2000:]
@@ -123,7 +124,7 @@ def test_drilldown_of_your_own_data_shows_what_the_judge_saw(page: Path, tmp_pat
     browser = chromium()
     if browser is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
-    _, users = load_users("example")
+    users = read_users(example_path())
     user = users[0]
     key = f"{user.user_id}/0"
     dump = _browse(browser, f"{page.as_uri()}#pair={key}", tmp_path / "profile", 1400, "--dump-dom")

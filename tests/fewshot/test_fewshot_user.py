@@ -290,3 +290,32 @@ def test_demographics_become_fixed_feature_columns() -> None:
         DemographicEncoder().fit([User("x", family="personalllm")])
     with pytest.raises(ValueError, match="fit"):
         DemographicEncoder().encode(seen[0])
+
+
+def test_a_custom_file_is_split_from_a_stream_of_users(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 51: the file's validated users were all read into a list (and cached for the run)
+    # before the pairs were built; the pairs need one user's record at a time.
+    import gc
+
+    from prb_tasks.data.custom import reader
+
+    def alive() -> int:
+        return sum(isinstance(o, reader.UserRecord) and str(o.user_id).startswith("fs-mem-") for o in gc.get_objects())
+
+    prefs = [{"prompt": f"question {i}", "response_A": "short", "response_B": "a longer answer",
+              "chosen_response": "response_A"} for i in range(12)]
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps({"user_id": f"fs-mem-{n}", "preferences": prefs, "profile": ["post"] * 20})
+                            + "\n" for n in range(30)), encoding="utf-8")
+    seen: list[int] = []
+    validate = reader.UserRecord.model_validate
+
+    def counting(item: dict):
+        seen.append(alive())
+        return validate(item)
+
+    monkeypatch.setattr(reader.UserRecord, "model_validate", counting)
+    data = _custom_data(path)
+    assert len(seen) == 30 and len(data.users) == 30 and len(data.pairs) == 360
+    assert max(seen) <= 2, seen
+    assert alive() == 0  # nothing of the file's records is kept once the split is built

@@ -254,3 +254,28 @@ def test_inputs_are_tokenized_a_chunk_at_a_time(models, items, monkeypatch):
     assert len(many) > 600 and max(sizes) <= 256
     assert rewards[:40] == pytest.approx(expected, abs=1e-5)
     assert s.truncated - before == sum(len(s.tokenizer(s.formatted(i))["input_ids"]) > 24 for i in many)
+
+
+def test_formatted_inputs_are_let_go_once_tokenized(models, items, monkeypatch):
+    # Issue 51: every input's formatted text (a profile prompt and a response: about 10 KB
+    # each on the full benchmark) stayed alive through every forward pass, so the run held
+    # all of them and grew with the data. Counted at each forward pass.
+    import gc
+
+    class Text(str):
+        pass
+
+    s = scorer(models["gpt2"], max_length=24)
+    many = [RMInput(f"{i.prompt} {n}", i.response) for n in range(20) for i in items]
+    expected = s.score(many)
+    formatted, forward = HFScorer.formatted, HFScorer._forward
+    alive: list[int] = []
+
+    def counted(self, batch):
+        alive.append(sum(type(o) is Text for o in gc.get_objects()))
+        return forward(self, batch)
+
+    monkeypatch.setattr(HFScorer, "formatted", lambda self, item: Text(formatted(self, item)))
+    monkeypatch.setattr(HFScorer, "_forward", counted)
+    assert s.score(many) == pytest.approx(expected, abs=1e-6)
+    assert len(many) > 600 and alive and max(alive) == 0, alive[:3]

@@ -4,11 +4,41 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from prb_tasks.data.counts import read_copy
 from prb_tasks.data.custom.sources import EXAMPLE
 from prb_tasks.data.families import BenchmarkFamily
+
+
+@dataclass
+class _Counts:
+    """What ``prb data validate`` says about a preference file, counted a user at a time."""
+
+    users: int = 0
+    single: int = 0
+    preferences: int = 0
+    chosen_a: int = 0
+    no_reason: int = 0
+    no_tags: int = 0
+    tags: Counter[str] = field(default_factory=Counter)
+
+
+def _count(path: Path) -> _Counts:
+    from prb_tasks.data.custom.reader import iter_users
+
+    counts = _Counts()
+    for user in iter_users(path):  # one user at a time: a large file is checked without holding it
+        counts.users += 1
+        counts.single += len(user.preferences) == 1
+        for p in user.preferences:
+            counts.preferences += 1
+            counts.chosen_a += p.chosen_response == "response_A"
+            counts.no_reason += not p.reason.strip()
+            counts.no_tags += not p.value_alignment
+            counts.tags.update(p.value_alignment)
+    return counts
 
 
 def validate(path: Path, bundled: bool = False) -> int:
@@ -18,24 +48,19 @@ def validate(path: Path, bundled: bool = False) -> int:
         path: the ``.json`` / ``.jsonl`` file.
         bundled: unused (the bundled example is checked like any file).
     """
-    from prb_tasks.data.custom.reader import read_users
-
     if not path.exists():
         print(f"prb: '{path}' does not exist; pass your preference file (.jsonl or .json, see "
               f"docs/your-data.md), or '{EXAMPLE}' for the bundled one", file=sys.stderr)
         return 2
-    users, code = read_copy(path, read_users, want="file")
-    if users is None:
+    counts, code = read_copy(path, _count, want="file")
+    if counts is None:
         return code
-    prefs = [p for u in users for p in u.preferences]
-    tags = Counter(t for p in prefs for t in p.value_alignment)
-    chosen_a = sum(p.chosen_response == "response_A" for p in prefs)
-    single = sum(len(u.preferences) == 1 for u in users)
+    tags = counts.tags
     print(f"{path}: ok")
-    print(f"  users: {len(users)} ({single} with a single preference, judged with no history)")
-    print(f"  preferences: {len(prefs)} (chosen is response_A in {chosen_a}, response_B in {len(prefs) - chosen_a})")
-    print(f"  without a reason: {sum(not p.reason.strip() for p in prefs)}; "
-          f"without value_alignment tags: {sum(not p.value_alignment for p in prefs)}")
+    print(f"  users: {counts.users} ({counts.single} with a single preference, judged with no history)")
+    print(f"  preferences: {counts.preferences} (chosen is response_A in {counts.chosen_a}, response_B in "
+          f"{counts.preferences - counts.chosen_a})")
+    print(f"  without a reason: {counts.no_reason}; without value_alignment tags: {counts.no_tags}")
     if tags:
         print(f"  tags ({len(tags)}): " + ", ".join(f"{t} {n}" for t, n in sorted(tags.items())))
     return 0

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from prb_tasks.common.jsonarray import NotAnArray, array_items
 from prb_tasks.common.textfiles import read_text, too_deep, unreadable_number
 from prb_tasks.data.custom.schema import UserRecord
 from prb_tasks.data.errors import DataError
@@ -25,6 +26,27 @@ def _objects(path: Path) -> Iterable[Any]:
     if path.suffix == ".jsonl":
         return raw_rows(path)
     check_file(path)  # a regular file of sane size: never a FIFO (blocks) or /dev/zero (endless)
+    return _array(path)
+
+
+def _array(path: Path) -> Iterator[Any]:
+    """A ``.json`` file's users one at a time, parsed as they are reached: only one user's
+    object and a chunk of the text are held, not the whole file and every user at once."""
+    handed = 0
+    try:
+        for item in array_items(path):
+            handed += 1
+            yield item
+    except NotAnArray:
+        # Parsed whole to name the problem in one line (or, had the stream stopped short of
+        # a file json.loads accepts, to hand out the rest).
+        yield from _parse_whole(path)[handed:]
+    except OSError as exc:
+        raise DataError(f"prb: cannot read data file {path}: {exc.strerror or exc}") from None
+
+
+def _parse_whole(path: Path) -> list[Any]:
+    """Parse the whole file, raising the one line that says what is wrong with it."""
     text = read_text(path, "data file", DataError)  # not UTF-8: one line, as the .jsonl reader says it
     try:
         value = json.loads(text)
@@ -66,7 +88,7 @@ def iter_users(path: Path) -> Iterator[UserRecord]:
     A ``.jsonl`` file is read line by line and keeps nothing of a user once the next one is
     asked for (only the ids seen, to name a repeated one), so a caller that builds what it
     needs from each user holds one user's preferences and profile at a time. A ``.json``
-    array is parsed whole first (JSON has no way to read one element of an array alone).
+    array is read the same way, a chunk of text at a time, each user parsed as it is reached.
 
     Args:
         path: a ``.json`` file holding an array of user objects, or a ``.jsonl``
@@ -75,11 +97,7 @@ def iter_users(path: Path) -> Iterator[UserRecord]:
     if path.suffix not in SUFFIXES:
         raise DataError(f"prb: {path}: expected a .json or .jsonl file of users")
     seen: dict[str, int] = {}
-    items = _objects(path)
-    if isinstance(items, list):
-        items.reverse()  # popped from the end, so each raw object is let go once validated
-        items = _drain(items)
-    for entry, item in enumerate(items, start=1):
+    for entry, item in enumerate(_objects(path), start=1):
         if not isinstance(item, dict):
             raise DataError(f"prb: bad user in {path}, entry {entry}: expected an object, got {type(item).__name__}")
         try:
@@ -97,12 +115,6 @@ def iter_users(path: Path) -> Iterator[UserRecord]:
         yield user
     if not seen:
         raise DataError(f"prb: {path} holds no users")
-
-
-def _drain(items: list[Any]) -> Iterator[Any]:
-    """Pop ``items`` from the end (a reversed array), so none stays referenced once handed out."""
-    while items:
-        yield items.pop()
 
 
 def read_users(path: Path) -> list[UserRecord]:

@@ -4,10 +4,9 @@ bundled example (``data_path: example``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 from pathlib import Path
 
-from prb_tasks.data.custom.reader import iter_users, read_users
+from prb_tasks.data.custom.reader import iter_users
 from prb_tasks.data.custom.schema import UserRecord
 from prb_tasks.data.errors import DataError
 
@@ -49,20 +48,9 @@ def resolve_path(data_path: str | None, data_dir: object = None) -> Path:
     return path.resolve()
 
 
-def load_users(data_path: str | None, data_dir: object = None) -> tuple[Path, list[UserRecord]]:
-    """The resolved file and its validated users.
-
-    Args:
-        data_path: see :func:`resolve_path`.
-        data_dir: see :func:`resolve_path`.
-    """
-    path = resolve_path(data_path, data_dir)
-    return path, _read(path, path.stat().st_mtime)
-
-
 def stream_users(data_path: str | None, data_dir: object = None) -> tuple[Path, Iterator[UserRecord]]:
-    """The resolved file and its validated users one at a time, read afresh (not cached), for a
-    caller that needs one user at a time: what it has finished with can be freed.
+    """The resolved file and its validated users one at a time, read afresh on each call: what a
+    caller has finished with can be freed, so nothing of the file outlives its use.
 
     Args:
         data_path: see :func:`resolve_path`.
@@ -70,9 +58,3 @@ def stream_users(data_path: str | None, data_dir: object = None) -> tuple[Path, 
     """
     path = resolve_path(data_path, data_dir)
     return path, iter_users(path)
-
-
-@lru_cache(maxsize=4)
-def _read(path: Path, _mtime: float) -> list[UserRecord]:
-    # The judge and scalar tasks of one run read the same file once.
-    return read_users(path)

@@ -244,16 +244,18 @@ class HFScorer(Scorer):
         keys = ["input_ids"] + (["token_type_ids"] if self._takes_token_types and "token_type_ids" in encoded else [])
         return [{k: list(encoded[k][n]) for k in keys} for n in range(len(texts))]
 
-    def _features(self, items: Sequence[RMInput], texts: Sequence[str]) -> list[dict[str, Sequence[int]]]:
+    def _features(self, items: Sequence[RMInput]) -> list[dict[str, Sequence[int]]]:
         """Each input's token ids after truncation, as compact integer arrays.
 
         The tokenizer sees ``ENCODE_CHUNK`` inputs at a time: its output for a whole run
         (every token's offsets and masks, before truncation) held gigabytes on the
-        full benchmark's profile prompts, and grew with the data.
+        full benchmark's profile prompts, and grew with the data. The inputs are
+        formatted a chunk at a time too, so their texts are let go once tokenized.
         """
         features: list[dict[str, Sequence[int]]] = []
         for start in range(0, len(items), ENCODE_CHUNK):
-            chunk_items, chunk_texts = items[start:start + ENCODE_CHUNK], texts[start:start + ENCODE_CHUNK]
+            chunk_items = items[start:start + ENCODE_CHUNK]
+            chunk_texts = [self.formatted(item) for item in chunk_items]
             chunk = self._encode(chunk_items, chunk_texts, truncate=False)
             long = [n for n, f in enumerate(chunk) if len(f["input_ids"]) > self.max_length]
             if long:
@@ -275,7 +277,7 @@ class HFScorer(Scorer):
             item: prompt and response.
         """
         counted = self.truncated
-        ids = self._features([item], [self.formatted(item)])[0]["input_ids"]
+        ids = self._features([item])[0]["input_ids"]
         self.truncated = counted
         return list(ids)
 
@@ -324,8 +326,7 @@ class HFScorer(Scorer):
         return logits.float().reshape(len(batch), -1).cpu().tolist()
 
     def score(self, items: Sequence[RMInput], report: Report | None = None) -> list[float]:
-        texts = [self.formatted(item) for item in items]
-        features = self._features(items, texts)
+        features = self._features(items)
         rewards: list[float] = [0.0] * len(items)
         lengths = [len(f["input_ids"]) for f in features]
         for batch in sorted_batches(lengths, self.batch_size):
