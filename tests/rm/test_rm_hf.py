@@ -279,3 +279,14 @@ def test_formatted_inputs_are_let_go_once_tokenized(models, items, monkeypatch):
     monkeypatch.setattr(HFScorer, "_forward", counted)
     assert s.score(many) == pytest.approx(expected, abs=1e-6)
     assert len(many) > 600 and alive and max(alive) == 0, alive[:3]
+
+
+def test_kept_token_ids_take_four_bytes_each(models, items):
+    # Issue 51: the tokenized inputs are kept for the whole scoring run (sorted by length
+    # for batching), at up to 512 ids and a mask each per input; 8-byte ids held twice
+    # what any vocabulary needs.
+    s = scorer(models["gpt2"], max_length=24)
+    features = s._features(list(items))
+    kept = [value for feature in features for value in feature.values()]
+    assert kept and all(value.itemsize == 4 for value in kept)
+    assert [list(f["input_ids"]) for f in features] == [s.token_ids(item) for item in items]

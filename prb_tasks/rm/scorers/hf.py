@@ -267,7 +267,8 @@ class HFScorer(Scorer):
                         cut = slice(-self.max_length, None) if left else slice(0, self.max_length)
                         feature = {k: v[cut] for k, v in feature.items()}
                     chunk[n] = feature
-            features.extend({k: array("q", v) for k, v in feature.items()} for feature in chunk)
+            # 4-byte ids: every vocabulary fits, and a kept run of 512-token inputs halves next to 8-byte ones.
+            features.extend({k: array("i", v) for k, v in feature.items()} for feature in chunk)
         return features
 
     def token_ids(self, item: RMInput) -> list[int]:
