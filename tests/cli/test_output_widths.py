@@ -83,3 +83,27 @@ def test_prb_eval_compare_and_the_dry_run_fit(tmp_path: Path):
     assert "Provider prompt cache (estimate)" in dry.stdout
     printed["dry run"] = dry.stdout
     assert {name: over(text) for name, text in printed.items()} == {name: [] for name in printed}
+
+
+def test_prb_train_with_long_paths_fits_and_its_hint_still_runs_as_a_shell_command(tmp_path, monkeypatch, capsys):
+    """A long --out and --backbone (absolute, under the working folder) are shown relative to it, and the
+    closing hint is broken between arguments (each line ending in a backslash), never inside one."""
+    pytest.importorskip("torch")
+    from prb_tasks.testing.tiny_rm import build_tiny_base_lm
+
+    monkeypatch.chdir(tmp_path)
+    backbone = build_tiny_base_lm(tmp_path / "models" / ("a-tiny-random-backbone-with-a-long-name-" + "x" * 30))
+    out = tmp_path / "runs" / ("checkpoints-of-the-plain-reward-model-trained-on-the-bundled-example")
+    assert main(["train", "example", "--architecture", "plain", "--backbone", str(backbone), "--out", str(out),
+                 "--max-steps", "2", "--batch-size", "4"]) == 0
+    err = capsys.readouterr().err
+    assert over(err) == [], err
+    assert f"prb train: wrote runs/{out.name}" in " ".join(err.split())
+    hint = err[err.index("evaluate it with"):].split("\n", 1)[1]
+    command = [line for line in hint.splitlines() if line.startswith("  ")]
+    assert all(line.endswith(" \\") for line in command[:-1]) and len(command) > 2, hint
+    import shlex
+
+    argv = shlex.split("\n".join(command).replace("\\\n", " "))
+    assert argv[:4] == ["prb", "eval", "--model", "prb-method"]
+    assert argv[argv.index("--model_args") + 1] == f"method=trained,checkpoint=runs/{out.name}"
