@@ -28,6 +28,7 @@ from typing import Any
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.hub_reach import hub_model_access
+from prb_tasks.common.plain_logs import plain_transformers_logs
 from prb_tasks.text.encoder import EncoderStats, EncoderUnavailable, precision
 
 DEFAULT_MODEL = "facebook/contriever-msmarco"
@@ -131,6 +132,7 @@ class MeanPoolEncoder:
         local = Path(model).expanduser().is_dir()
         path = str(Path(model).expanduser()) if local else model
         options = {} if local or _looks_like_path(model) else _hub_options(model)
+        plain_transformers_logs()  # no cursor-moving bars in a log file
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path, **options)
             self.model = AutoModel.from_pretrained(path, **options).to(self.device)

@@ -173,6 +173,9 @@ def load(folder: str | Path, who: str, accept: tuple[str, ...] | None = None,
         raise TrainError(f"{who}: {path / MANIFEST} names no architecture this prb knows ({arch!r}; known: "
                          f"{', '.join(CLASSES)}); train the model again with this prb")
     verify(path, manifest, who)
+    from prb_tasks.common.plain_logs import plain_transformers_logs
+
+    plain_transformers_logs()  # loaded under prb-method's bar: its own bar moved the cursor in a log file
     backbone = AutoModel.from_pretrained(path / "backbone")
     tokenizer = AutoTokenizer.from_pretrained(path / "backbone")
     model = CLASSES[arch](backbone, manifest["options"], len(manifest.get("users", [])))

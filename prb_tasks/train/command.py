@@ -18,6 +18,7 @@ from typing import Any
 from prb_tasks.common.atomic import fresh_staging, publish, recover, staging
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.install_hint import pip_install
+from prb_tasks.common.terminal import fit, shown_path
 from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
 
 #: Command-line flags, in TrainOptions' field names.
@@ -84,7 +85,8 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
     started = time.perf_counter()
     out = Path(options.out).expanduser()
     if recover(out) and progress:
-        print(f"prb train: put back {out} (a run killed while replacing it had moved it aside)", file=sys.stderr)
+        print(fit(f"prb train: put back {shown_path(out)} (a run killed while replacing it had moved it aside)"),
+              file=sys.stderr)
     checkpoint.check_out(out, options.out)
     check_backbone(options.backbone)  # before the data: a wrong backbone should not wait for it
     data = load(options)
@@ -127,10 +129,10 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         trainer.remove_callback(printer)
     log = staged / LOG_FILE
     trainer.add_callback(StepLog(log, options.architecture, stream=None if progress else io.StringIO(),
-                                 command="prb train", shown=out / LOG_FILE))
+                                 command="prb train", shown=Path(shown_path(out / LOG_FILE))))
     if progress:
-        print(f"prb train: {options.architecture} on {options.backbone}: {len(rendered)} pairs of "
-              f"{len(data.users)} seen users ({data.family})", file=sys.stderr)
+        print(fit(f"prb train: {options.architecture} on {shown_path(options.backbone)}: {len(rendered)} pairs of "
+                  f"{len(data.users)} seen users ({data.family})"), file=sys.stderr)
     result = trainer.train()
     if trainer.is_world_process_zero():
         manifest = {
@@ -150,10 +152,13 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
             from prb_tasks.train.hint import evaluation_command
 
             family, location = resolve_family(options.data, options.family)
-            how = evaluation_command(options.out, family.name, location, family.data_is_file,
+            # Paths under the working folder shown relative to it: the lines (and the hint, a
+            # command to paste there) then fit a terminal whatever --out's absolute length.
+            how = evaluation_command(shown_path(out), family.name, location, family.data_is_file,
                                      dict(options.metadata), data.few_shot)
-            print(f"prb train: wrote {out} ({result.global_step} steps, loss {result.training_loss:.4f}, "
-                  f"{time.perf_counter() - started:.1f} s); evaluate it with\n  {how}", file=sys.stderr)
+            print(fit(f"prb train: wrote {shown_path(out)} ({result.global_step} steps, loss "
+                      f"{result.training_loss:.4f}, {time.perf_counter() - started:.1f} s); evaluate it with"),
+                  f"  {how}", sep="\n", file=sys.stderr)
     return out
 
 
@@ -190,10 +195,10 @@ def _print_fit(data: Any, parts: tuple[str, ...], budget: int, tokenizer: Any) -
     people: dict[str, tuple[Any, list[Any]]] = {}
     for example in data.examples:
         people.setdefault(example.user.user_id, (example.user, []))[1].append(example.pair)
-    fit = fit_report(list(people.values()), parts, budget, token_measure(tokenizer), KS)
-    if fit:
-        print(f"prb train: context budget {budget} tokens: support pairs that fit at "
-              f"{', '.join(f'k={k}: {n}' for k, n in fit.items())} (median user)", file=sys.stderr)
+    fitting = fit_report(list(people.values()), parts, budget, token_measure(tokenizer), KS)
+    if fitting:
+        print(fit(f"prb train: context budget {budget} tokens: support pairs that fit at "
+                  f"{', '.join(f'k={k}: {n}' for k, n in fitting.items())} (median user)"), file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

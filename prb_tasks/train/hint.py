@@ -15,10 +15,37 @@ import shlex
 from typing import Any
 
 from prb_tasks.common.resources import tasks_dir
+from prb_tasks.common.terminal import WIDTH
 from prb_tasks.fewshot.sources import FewshotData
 
 #: How a continued line of the printed command starts (under ``prb train: ``'s text).
 _CONTINUED = " \\\n    "
+#: The columns a line's arguments may take: the line is printed indented (2 columns, 4 when
+#: continued) and, unless last, ends in `` \``.
+_ROOM = WIDTH - len("    ") - len(" \\")
+
+
+def shell_lines(groups: list[list[str]]) -> str:
+    """A command as lines joined by backslash continuations, each fitting a 120-column terminal.
+
+    Each group starts a line of its own (the same layout whatever the paths' lengths); a group
+    too long for one line is broken between its arguments, never inside one (a path longer
+    than a line stays whole), so the lines still paste into a shell as one command.
+
+    Args:
+        groups: the command's arguments (a flag and its quoted value as one item), one list per line.
+    """
+    lines: list[str] = []
+    for group in groups:
+        line = ""
+        for part in group:
+            if line and len(line) + 1 + len(part) > _ROOM:
+                lines.append(line)
+                line = part
+            else:
+                line = f"{line} {part}" if line else part
+        lines.append(line)
+    return _CONTINUED.join(lines)
 
 
 def fewshot_task(family: str) -> str:
@@ -63,14 +90,15 @@ def evaluation_command(out: str, family: str, location: str, is_file: bool, meta
         few_shot: the training's split (None: Personalized RewardBench, no split).
     """
     if few_shot is None:
+        model = ["prb eval", "--model prb-rm", f"--model_args {shlex.quote(f'pretrained={out}')}"]
         if location == "sample":
-            return (f"prb eval --model prb-rm --model_args pretrained={out}{_CONTINUED}"
-                    "--tasks personalized_rb_sample_scalar")
-        return (f"prb eval --model prb-rm --model_args pretrained={out}{_CONTINUED}--tasks personalized_rb_scalar "
-                f"--metadata {shlex.quote(json.dumps({'data_dir': location}))}")
+            return shell_lines([model, ["--tasks personalized_rb_sample_scalar"]])
+        return shell_lines([model, ["--tasks personalized_rb_scalar",
+                                    f"--metadata {shlex.quote(json.dumps({'data_dir': location}))}"]])
     meta = {"data_path" if is_file else "data_dir": location, **metadata}
     queries = fitting_queries(few_shot)
     if queries is not None and "queries" not in metadata:
         meta["queries"] = queries
-    return (f"prb eval --model prb-method --model_args method=trained,checkpoint={out}{_CONTINUED}"
-            f"--tasks {fewshot_task(family)} --metadata {shlex.quote(json.dumps(meta))}")
+    return shell_lines([["prb eval", "--model prb-method",
+                         f"--model_args {shlex.quote(f'method=trained,checkpoint={out}')}"],
+                        [f"--tasks {fewshot_task(family)}", f"--metadata {shlex.quote(json.dumps(meta))}"]])

@@ -18,6 +18,8 @@ from typing import Any, Optional, TextIO
 
 from transformers import TrainerCallback
 
+from prb_tasks.common.terminal import fit
+
 LOG_FILE = "train_log.jsonl"
 # The numbers the terminal line shows, when the log has them (TRL's GRPO names).
 SHOWN = (("loss", "loss"), ("reward", "reward"), ("reward_std", "reward std"))
@@ -133,6 +135,7 @@ class StepLog(TrainerCallback):
                                 if isinstance(self.last.get(key), (int, float)))
             text = f"{self.command}: {self.label}: step {state.global_step}/{state.max_steps}  {numbers}".rstrip()
             self.shown = state.global_step
+        text = fit(text)  # the file's path can be long
         if self.bar is not None:
             self.bar.write(text, file=self.stream)
         else:

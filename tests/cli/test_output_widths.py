@@ -7,6 +7,7 @@ RewardBench 2 + RM-Bench legend 408, the few-shot k-curve 244 (tests/e2e/test_fe
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -83,3 +84,62 @@ def test_prb_eval_compare_and_the_dry_run_fit(tmp_path: Path):
     assert "Provider prompt cache (estimate)" in dry.stdout
     printed["dry run"] = dry.stdout
     assert {name: over(text) for name, text in printed.items()} == {name: [] for name in printed}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> tuple[Path, Path, str]:
+    """A tiny model trained by ``prb train`` with a long absolute --out and --backbone under the
+    working folder: (that folder, the checkpoint, what prb train printed on stderr)."""
+    pytest.importorskip("torch")
+    import contextlib
+    import io
+    import os
+
+    from prb_tasks.testing.tiny_rm import build_tiny_base_lm
+
+    folder = tmp_path_factory.mktemp("train-widths")
+    backbone = build_tiny_base_lm(folder / "models" / ("a-tiny-random-backbone-with-a-long-name-" + "x" * 30))
+    out = folder / "runs" / "checkpoints-of-the-plain-reward-model-trained-on-the-bundled-example"
+    err = io.StringIO()
+    here = Path.cwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stderr(err):
+            code = main(["train", "example", "--architecture", "plain", "--backbone", str(backbone), "--out",
+                         str(out), "--max-steps", "2", "--batch-size", "4"])
+    finally:
+        os.chdir(here)
+    assert code == 0, err.getvalue()
+    return folder, out, err.getvalue()
+
+
+def _hint(err: str) -> list[str]:
+    """The evaluation command ``prb train`` printed last, as its printed lines."""
+    hint = err[err.index("evaluate it with"):].split("\n", 1)[1]
+    return [line for line in hint.splitlines() if line.startswith("  ")]
+
+
+def test_prb_train_with_long_paths_fits_and_its_hint_still_runs_as_a_shell_command(trained):
+    """A long --out and --backbone (absolute, under the working folder) are shown relative to it, and the
+    closing hint is broken between arguments (each line ending in a backslash), never inside one."""
+    _, out, err = trained
+    assert over(err) == [], err
+    assert f"prb train: wrote runs/{out.name}" in " ".join(err.split())
+    command = _hint(err)
+    assert all(line.endswith(" \\") for line in command[:-1]) and len(command) > 2, err
+    argv = shlex.split("\n".join(command).replace("\\\n", " "))
+    assert argv[:4] == ["prb", "eval", "--model", "prb-method"]
+    assert argv[argv.index("--model_args") + 1] == f"method=trained,checkpoint=runs/{out.name}"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="runs prb as a subprocess on /tmp paths")
+def test_prb_eval_of_the_trained_model_on_a_pipe_prints_no_cursor_codes(trained):
+    """The command prb train printed runs from where it was printed; its stderr, a pipe, gets no ANSI
+    codes: transformers' weight-loading bar, opened under prb-method's own, moved the cursor up
+    (``\\x1b[A``) to draw itself on a second line."""
+    folder, _, err = trained
+    argv = shlex.split("\n".join(_hint(err)).replace("\\\n", " "))
+    proc = run_cli(argv[1:] + ["--output_path", "evals"], cwd=folder)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "personalized_custom_fewshot k-curve" in proc.stdout
+    assert "prb-method (trained): " in proc.stderr and "\x1b[" not in proc.stderr, proc.stderr[-3000:]

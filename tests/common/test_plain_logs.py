@@ -38,3 +38,28 @@ def test_load_report_of_a_headless_backbone_has_no_colour_codes(tmp_path) -> Non
 
 def test_strip_ansi() -> None:
     assert strip_ansi("\x1b[1mGPT2Model LOAD REPORT\x1b[0m from: x") == "GPT2Model LOAD REPORT from: x"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_transformers_bars_are_drawn_on_a_terminal_only() -> None:
+    """A bar opened under another (the weight loading under prb-method's) moves the cursor up to draw
+    itself; into a pipe or log file that left ``\\x1b[A`` codes, so off a terminal it is not drawn."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_tqdm_hook(None)
+    try:
+        plain_transformers_logs()
+        piped, terminal = io.StringIO(), _Terminal()
+        for stream in (piped, terminal):
+            with hf_logging.tqdm(total=1, desc="outer", file=stream) as outer:
+                for _ in hf_logging.tqdm(range(3), desc="Loading weights", file=stream):
+                    pass
+                outer.update(1)
+    finally:
+        hf_logging.set_tqdm_hook(None)
+    assert piped.getvalue() == ""
+    assert "Loading weights" in terminal.getvalue() and "\x1b[A" in terminal.getvalue()

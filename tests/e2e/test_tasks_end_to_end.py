@@ -7,6 +7,8 @@ OpenAI-compatible server, so these tests cover the plain-``lm_eval`` route users
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -115,12 +117,23 @@ def test_official_variant_on_sample_through_plain_lm_eval_with_litellm(tmp_path)
     assert metric(results, "personalized_rb_official", "acc_official") == pytest.approx(share)
 
 
-@pytest.mark.parametrize("scorer", ["length", "bm25"])
-def test_scalar_sample_with_offline_scorers(tmp_path, scorer):
-    out = tmp_path / "runs"
+def _scalar_run(folder: Path, scorer: str) -> tuple[subprocess.CompletedProcess, Path]:
+    out = folder / "runs"
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", f"scorer={scorer}",
-                    "--tasks", "personalized_rb_sample_scalar", "--output_path", str(out)], cwd=tmp_path)
+                    "--tasks", "personalized_rb_sample_scalar", "--output_path", str(out)], cwd=folder)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, out
+
+
+@pytest.fixture(scope="module")
+def length_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """prb-rm scorer=length on the scalar sample, run once for two tests (its numbers; its words)."""
+    return _scalar_run(tmp_path_factory.mktemp("length"), "length")
+
+
+@pytest.mark.parametrize("scorer", ["length", "bm25"])
+def test_scalar_sample_with_offline_scorers(tmp_path, scorer, request):
+    proc, out = request.getfixturevalue("length_run") if scorer == "length" else _scalar_run(tmp_path, scorer)
     results = read_results(out)
     acc = metric(results, "personalized_rb_sample_scalar", "acc")
     assert 0.0 <= acc <= 1.0
@@ -222,10 +235,8 @@ def test_profile_and_oracle_variants_on_the_sample(tmp_path, task):
 
 
 @pytest.mark.slow
-def test_user_facing_output_explains_metrics_and_errors_are_one_line(tmp_path):
-    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length",
-                    "--tasks", "personalized_rb_sample_scalar"], cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+def test_user_facing_output_explains_metrics_and_errors_are_one_line(tmp_path, length_run):
+    proc, _ = length_run
     assert "Metrics:\n  acc: share of pairs where the chosen answer scored strictly higher" in proc.stdout
     assert "tie_rate:" in proc.stdout and "pos_a_rate" not in proc.stdout
     assert "Custom kwargs can be passed" not in proc.stderr

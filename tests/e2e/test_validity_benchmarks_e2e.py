@@ -23,16 +23,17 @@ def test_three_benchmarks_one_downstream(tmp_path: Path) -> None:
     rb2 = write_rewardbench2(tmp_path / "rb2", rewardbench2_rows(4, 3, seed=5))
     tiny = build_tiny_rm(tmp_path / "rm_1", "gpt2", seed=1)
     other = build_tiny_rm(tmp_path / "rm_2", "gpt2", seed=2)
-    meta = json.dumps({"data_dir": str(pllm), "n_users": 4, "items_per_user": 2, "k": 2})
+    meta = json.dumps({"n_users": 4, "items_per_user": 2, "k": 2})
+    # One run per contestant for the three tasks (each benchmark's data through its environment variable):
+    # each run of prb eval costs seconds of start-up alone.
+    data = {"PRB_PERSONALLLM_DIR": str(pllm), "PRB_REWARDBENCH2_DIR": str(rb2)}
     # bm25 needs a user profile, which RewardBench 2 has not: the contestants are RMs that read only the text.
     contestants = {"length": "scorer=length", "rm_1": f"pretrained={tiny}", "rm_2": f"pretrained={other}"}
     for name, args in contestants.items():
-        out = tmp_path / "runs" / name
-        for tasks, metadata, extra in (("personalllm_scalar,personalllm_bon", meta, ["--log_samples"]),
-                                       ("rewardbench2", json.dumps({"data_dir": str(rb2)}), ["--log_samples"])):
-            proc = run_cli(["eval", "--model", "prb-rm", "--model_args", args, "--tasks", tasks, "--metadata",
-                            metadata, "--output_path", str(out), *extra], cwd=tmp_path)
-            assert proc.returncode == 0, proc.stderr[-3000:]
+        proc = run_cli(["eval", "--model", "prb-rm", "--model_args", args, "--tasks",
+                        "personalllm_scalar,personalllm_bon,rewardbench2", "--metadata", meta,
+                        "--output_path", str(tmp_path / "runs" / name), "--log_samples"], cwd=tmp_path, env=data)
+        assert proc.returncode == 0, proc.stderr[-3000:]
     rb2_scores = {}
     for name in contestants:
         for path in (tmp_path / "runs" / name).rglob("results_*.json"):

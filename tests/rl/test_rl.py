@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -358,7 +359,8 @@ def test_step_log_writes_every_step_and_prints_a_few_lines(tmp_path):
     records = [json.loads(line) for line in (tmp_path / "p" / "train_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records if "loss" in r] == list(range(1, 21))
     assert records[0]["reward_std"] is None and records[-1]["train_runtime"] == 12.0
-    lines = stream.getvalue().splitlines()
+    # One entry per printed line, its wrapped continuations (indented) joined back to it.
+    lines = re.sub(r"\n +", " ", stream.getvalue()).splitlines()
     assert len(lines) == 11 and "{" not in stream.getvalue(), lines
     assert lines[0] == "prb rl: scorer=length: step 2/20  loss 0.25  reward 2", lines
     assert lines[-1].startswith("prb rl: scorer=length: trained to step 20 in 12 s; every step's numbers in "), lines

@@ -181,6 +181,8 @@ def test_prb_eval_end_to_end(models, sample_docs, tmp_path, name):
     acc = results["results"]["personalized_rb_sample_scalar"]["acc,none"]
     assert 0.0 <= acc <= 1.0
     assert "pairs/s" in proc.stderr and "inputs were longer than max_length" in proc.stderr
+    # The model loads under prb-rm's bar: transformers' own bar may not move the cursor in a pipe.
+    assert "\x1b[" not in proc.stderr, proc.stderr[-3000:]
     # The harness fed the RM exactly what the scorer formats for each document.
     logged = logged_rewards(out, "personalized_rb_sample_scalar_art")
     s = scorer(models[name])

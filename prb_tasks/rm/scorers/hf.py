@@ -26,6 +26,7 @@ from typing import Any
 from prb_tasks.common.devices import resolve_device, resolve_dtype
 from prb_tasks.common.hub_reach import hub_model_access
 from prb_tasks.common.install_hint import pip_install
+from prb_tasks.common.plain_logs import plain_transformers_logs
 from prb_tasks.rm.batching import sorted_batches
 from prb_tasks.rm.errors import RMError
 from prb_tasks.rm.formatting import InputFormat, render, resolve_format
@@ -112,6 +113,7 @@ class HFScorer(Scorer):
         major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
         dtype_key = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
         verbosity = transformers.logging.get_verbosity()
+        plain_transformers_logs()  # loaded under prb-rm's bar: its own bar moved the cursor in a log file
         # transformers prints a table of missing weights at load time; _check_head says it in one line.
         transformers.logging.set_verbosity_error()
         try:
