@@ -43,7 +43,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _values(value: Any) -> list[str] | None:
+def categories(value: Any) -> list[str] | None:
     """A categorical value as the category names it sets; None if it is not categorical."""
     if isinstance(value, (str, bool)):
         return [str(value).lower() if isinstance(value, bool) else value]
@@ -78,7 +78,7 @@ class DemographicEncoder:
                 names.add(f"{key}=?")
                 if _is_number(value):
                     numbers.setdefault(key, []).append(float(value))
-                elif (cats := _values(value)) is not None:
+                elif (cats := categories(value)) is not None:
                     names.update(f"{key}={c}" for c in cats)
         if not names:
             family = next((u.family for u in users if u.family), "")
@@ -114,7 +114,7 @@ class DemographicEncoder:
             x[self._index[key]] = (float(value) - mean) / spread
             return True
         hit = False
-        for category in _values(value) or []:
+        for category in categories(value) or []:
             index = self._index.get(f"{key}={category}")
             if index is not None:
                 x[index], hit = 1.0, True

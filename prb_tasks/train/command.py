@@ -103,6 +103,11 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
         model_options["context_parts"] = parts_for(options.context_parts, list(users.values()),
                                                    families.get(data.family))
         _check_context(model_options["context_parts"], options.support_max)
+        if progress and "demographics" in model_options["context_parts"] and data.few_shot is not None:
+            from prb_tasks.train.coverage import coverage_line
+
+            if line := coverage_line(data.few_shot):
+                print(line, file=sys.stderr)
         if progress and "history" in model_options["context_parts"]:
             _print_fit(data, model_options["context_parts"], options.budget, tokenizer)
     rendered = render_examples(data.examples, options.architecture, model_options, tokenizer)
