@@ -121,6 +121,22 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     selection_cache._MEMORY.clear()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--heavy", action="store_true",
+                     help="also run the tests marked heavy (minutes of CPU training each; off in the default run)")
+
+
+def _skip_heavy(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Kept out of the default run so the README's test command stays well inside CI's 30 minutes
+    # on 2 cores; README "Tests" says how to run them.
+    if config.getoption("--heavy"):
+        return
+    skip = pytest.mark.skip(reason="heavy (minutes of CPU training): run with --heavy")
+    for item in items:
+        if item.get_closest_marker("heavy") is not None:
+            item.add_marker(skip)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist, the ``slow`` tests first: the workers start on the long ones and
     the short ones fill the gaps at the end, instead of one worker drawing a 60-second test
@@ -130,7 +146,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     A serial run keeps the files' order.
 
     The ``training`` tests (each trains small reward models on CPU, 85 s for the file on
-    2 idle cores) are ``slow`` too and run by default; ``-m "not training"`` leaves them out."""
+    2 idle cores) are ``slow`` too and run by default; ``-m "not training"`` leaves them out.
+    The ``heavy`` ones are skipped unless ``--heavy`` is given."""
+    _skip_heavy(config, items)
     if not hasattr(config, "workerinput"):
         return
 
