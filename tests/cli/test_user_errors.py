@@ -228,7 +228,13 @@ def _start(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> sub
             "HF_DATASETS_OFFLINE": "1", **(env or {})}
     return subprocess.Popen([sys.executable, "-m", "prb_tasks", *args], cwd=cwd, env=full,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=ctrl_c_reaches_child)
+                            preexec_fn=ctrl_c_reaches_child, start_new_session=True)
+
+
+def _ctrl_c(proc: subprocess.Popen) -> None:
+    """What a terminal's Ctrl-C does: SIGINT to the whole process group (anything the run started
+    gets it too, as in a shell), not only to the process the test started."""
+    os.killpg(proc.pid, signal.SIGINT)
 
 
 def _wait_until(condition, proc: subprocess.Popen) -> None:
@@ -284,7 +290,7 @@ def test_ctrl_c_while_loading_data(tmp_path):
 
     try:
         _wait_until(reader_is_in, proc)
-        proc.send_signal(signal.SIGINT)
+        _ctrl_c(proc)
         out, err = communicate_watched(proc)
     finally:
         for fd in writer:
@@ -307,7 +313,7 @@ def test_ctrl_c_during_scoring_then_resume(tmp_path):
     try:
         proc = _start(args, tmp_path)
         _wait_until(lambda: len(server.requests) >= 3, proc)
-        proc.send_signal(signal.SIGINT)
+        _ctrl_c(proc)
         _, err = communicate_watched(proc)
         assert proc.returncode == 130
         assert "Traceback" not in err
