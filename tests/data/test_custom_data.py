@@ -14,6 +14,7 @@ from prb_tasks.data.custom.sources import example_path
 from prb_tasks.data.errors import DataError
 from prb_tasks.documents import custom
 from prb_tasks.scoring.breakdowns import mean_over_tags, mean_over_users, process_scalar_users_tags
+from tests.liveness import count_at_each_validation, raw_users_alive, records_alive
 
 
 def pref(n: int, chosen: str = "response_A", tags: list[str] | None = None, **extra) -> dict:
@@ -199,11 +200,7 @@ def test_data_validate_takes_example_like_the_tasks_and_audit(capsys: pytest.Cap
 
 def _live_users() -> int:
     """This test's users alive in the process (other tests' cached files do not count)."""
-    import gc
-
-    from prb_tasks.data.custom.schema import UserRecord
-
-    return sum(isinstance(o, UserRecord) and str(o.user_id).startswith("mem-") for o in gc.get_objects())
+    return records_alive("mem-")
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])
@@ -237,22 +234,12 @@ def test_documents_are_built_holding_one_user_at_a_time(
 def test_a_json_array_is_parsed_one_user_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 51: a .json array was parsed whole, so every user's raw object (and the file's
     # text) was alive before the first user was validated. Counted at each validation.
-    import gc
-
     from prb_tasks.data.custom import reader
 
     path = tmp_path / "prefs.json"
     path.write_text(json.dumps([user(f"raw-{n}", [pref(n)], profile=[f"post {n}"] * 50) for n in range(40)],
                                indent=1), encoding="utf-8")
-    seen: list[int] = []
-    validate = reader.UserRecord.model_validate
-
-    def counting(item: dict):
-        # type(o) is dict: a dict subclass alive in the worker (dill's dispatch table) may not answer .get
-        seen.append(sum(type(o) is dict and str(o.get("user_id")).startswith("raw-") for o in gc.get_objects()))
-        return validate(item)
-
-    monkeypatch.setattr(reader.UserRecord, "model_validate", counting)
+    seen = count_at_each_validation(monkeypatch, lambda: raw_users_alive("raw-"))
     assert [u.user_id for u in reader.iter_users(path)] == [f"raw-{n}" for n in range(40)]
     assert len(seen) == 40 and max(seen) <= 2, seen
 
@@ -285,7 +272,6 @@ def test_a_json_array_that_is_not_utf8_is_named(tmp_path: Path) -> None:
 def test_data_validate_counts_a_user_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     # `prb data validate` held every validated user in a list to count them.
-    from prb_tasks.data.custom import reader
     from prb_tasks.data.custom.family import validate
 
     users = [user(f"mem-{n}", [pref(n, "response_B" if n % 4 == 0 else "response_A",
@@ -293,14 +279,7 @@ def test_data_validate_counts_a_user_at_a_time(tmp_path: Path, monkeypatch: pyte
                   * (1 if n % 10 == 0 else 2)) for n in range(40)]
     path = write_jsonl(tmp_path / "prefs.jsonl", users)
     del users
-    seen: list[int] = []
-    check = reader.UserRecord.model_validate
-
-    def counting(item: dict):
-        seen.append(_live_users())
-        return check(item)
-
-    monkeypatch.setattr(reader.UserRecord, "model_validate", counting)
+    seen = count_at_each_validation(monkeypatch, _live_users)
     assert validate(path) == 0
     assert len(seen) == 40 and max(seen) <= 2, seen
     assert capsys.readouterr().out.splitlines() == [

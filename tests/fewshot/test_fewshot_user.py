@@ -20,6 +20,7 @@ from prb_tasks.fewshot.method import Method, MissingUserInfo, Pair, Post, Respon
 from prb_tasks.fewshot.registry import MethodError
 from prb_tasks.fewshot.sources import custom_pairs, lookup, personalized_rb_user
 from tests.fewshot_fixture import constructed
+from tests.liveness import count_at_each_validation, records_alive
 
 AGES = {f"u{n}": 20 + 5 * n for n in range(8)}
 
@@ -295,27 +296,13 @@ def test_demographics_become_fixed_feature_columns() -> None:
 def test_a_custom_file_is_split_from_a_stream_of_users(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 51: the file's validated users were all read into a list (and cached for the run)
     # before the pairs were built; the pairs need one user's record at a time.
-    import gc
-
-    from prb_tasks.data.custom import reader
-
-    def alive() -> int:
-        return sum(isinstance(o, reader.UserRecord) and str(o.user_id).startswith("fs-mem-") for o in gc.get_objects())
-
     prefs = [{"prompt": f"question {i}", "response_A": "short", "response_B": "a longer answer",
               "chosen_response": "response_A"} for i in range(12)]
     path = tmp_path / "many.jsonl"
     path.write_text("".join(json.dumps({"user_id": f"fs-mem-{n}", "preferences": prefs, "profile": ["post"] * 20})
                             + "\n" for n in range(30)), encoding="utf-8")
-    seen: list[int] = []
-    validate = reader.UserRecord.model_validate
-
-    def counting(item: dict):
-        seen.append(alive())
-        return validate(item)
-
-    monkeypatch.setattr(reader.UserRecord, "model_validate", counting)
+    seen = count_at_each_validation(monkeypatch, lambda: records_alive("fs-mem-"))
     data = _custom_data(path)
     assert len(seen) == 30 and len(data.users) == 30 and len(data.pairs) == 360
     assert max(seen) <= 2, seen
-    assert alive() == 0  # nothing of the file's records is kept once the split is built
+    assert records_alive("fs-mem-") == 0  # nothing of the file's records is kept once the split is built
