@@ -199,7 +199,7 @@ class Session:
 
 
 def run(method: Method, data: FewshotData, progress: bool = False,
-        time_limit: float | None = None) -> list[Outcome]:
+        time_limit: float | None = None, ks: Iterable[int] | None = None) -> list[Outcome]:
     """Every query of every evaluated user at every k of the split.
 
     Args:
@@ -207,9 +207,15 @@ def run(method: Method, data: FewshotData, progress: bool = False,
         data: the split.
         progress: show a progress bar over (user, k) adaptations.
         time_limit: see :class:`Session`.
+        ks: only these support sizes, each one of the split's (None: all of them); a check
+            that reads one k need not pay for adapting every user at the others.
     """
+    wanted = data.split.ks if ks is None else tuple(sorted(set(ks)))
+    unknown = sorted(set(wanted) - set(data.split.ks))
+    if unknown:
+        raise ValueError(f"k = {unknown} is not a support size of this split ({list(data.split.ks)})")
     session = Session(method, data, time_limit)
-    todo = [(k, u) for k in data.split.ks for u in data.split.evaluated(k)]
+    todo = [(k, u) for k in wanted for u in data.split.evaluated(k)]
     outcomes: list[Outcome] = []
     for k, unseen in tqdm(todo, desc=f"prb-method ({method.name})", unit="adapt", disable=not progress):
         keys = [p.key for p in unseen.queries]

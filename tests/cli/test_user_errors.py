@@ -247,6 +247,7 @@ def _wait_until(condition, proc: subprocess.Popen) -> None:
 
 
 GATE_HOOK = """
+import faulthandler
 import os
 
 import prb_tasks.data.rawfiles as rawfiles
@@ -256,6 +257,10 @@ _read = rawfiles.json_lines_at
 
 def _gated(*args, **kwargs):
     with open(os.environ["PRB_TEST_GATE"], "rb") as gate:  # a named pipe: blocks until the test
+        # The test sends Ctrl-C once the gate is open. A run still alive 300 s later is hung (it
+        # hung once in CI, cause not found): print every thread's stack to stderr, which the
+        # test's failure shows, and end, rather than sit out the watchdog's 600 s.
+        faulthandler.dump_traceback_later(300, exit=True)
         gate.read()  # opens it, then until the test closes it again (after the Ctrl-C)
     return _read(*args, **kwargs)
 
@@ -295,7 +300,7 @@ def test_ctrl_c_while_loading_data(tmp_path):
     finally:
         for fd in writer:
             os.close(fd)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err[-6000:]
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("prb: interrupted (Ctrl-C) before results were written")
 

@@ -115,6 +115,16 @@ def test_k0_equals_nonpersonalized(method):
         assert (o.chosen, o.rejected) == pytest.approx(base[(o.user_id, o.key)])
 
 
+def test_run_at_some_ks_gives_those_ks_outcomes_unchanged():
+    data = constructed(n_users=40)
+    every = run(registry.build("lowrank", {}), data)
+    some = run(registry.build("lowrank", {}), data, ks=[8, 0])
+    assert {o.k for o in some} == {0, 8}
+    assert some == [o for o in every if o.k in (0, 8)]
+    with pytest.raises(ValueError, match=r"k = \[3\] is not a support size of this split"):
+        run(registry.build("lowrank", {}), data, ks=[3])
+
+
 def test_nonpersonalized_is_flat_over_k():
     curve = _accuracy_by_k("nonpersonalized", constructed())
     assert len(set(curve.values())) == 1

@@ -11,6 +11,10 @@ that ignores the user unless 9 of the 12 unseen users were in one group, and it 
 (the split is seeded; the plain model's accuracy is printed by the assertion). On the
 no-signal file a coin picks each label: 96 independent coins, so any model is within
 0.5 +- 0.2 (4 standard deviations). Every run is seeded (data, split, weights, batches).
+
+``context`` and ``mixture`` have their accuracy checks in tests/train/test_train_taste.py (the
+same bars on users whose group shows through one field, and the drop when it is shuffled);
+``latent``'s check there is ``heavy``, so the one here stays in the default run.
 """
 
 from __future__ import annotations
@@ -55,37 +59,21 @@ def _options(root: Path, arch: str, data: str = "users.jsonl", **extra):
     return parse(values, None)
 
 
-def _accuracy(options) -> dict[int, float]:
+def _accuracy(options, ks: tuple[int, ...] | None = None) -> dict[int, float]:
     train(options, progress=False)
-    outcomes = run(TrainedMethod(options.out), load(options).few_shot)
+    outcomes = run(TrainedMethod(options.out), load(options).few_shot, ks=ks)
     return {k: float(np.mean([o.correct for o in outcomes if o.k == k])) for k in sorted({o.k for o in outcomes})}
 
 
 @pytest.fixture(scope="module")
 def plain(root) -> dict[int, float]:
-    return _accuracy(_options(root, "plain"))
-
-
-@pytest.mark.slow
-@pytest.mark.training
-def test_context_model_beats_the_plain_rm_on_unseen_users(root, plain):
-    acc = _accuracy(_options(root, "context", context_parts="demographics"))
-    assert acc[8] >= 0.75 and acc[8] >= plain[8] + 0.25, (acc, plain)
-    # The demographics are there at k = 0 too.
-    assert acc[0] >= 0.75, acc
-
-
-@pytest.mark.slow
-@pytest.mark.training
-def test_mixture_beats_the_plain_rm_at_k8(root, plain):
-    acc = _accuracy(_options(root, "mixture"))
-    assert acc[8] >= 0.75 and acc[8] >= plain[8] + 0.25, (acc, plain)
+    return _accuracy(_options(root, "plain"), ks=(0, 8))
 
 
 @pytest.mark.slow
 @pytest.mark.training
 def test_latent_model_beats_the_plain_rm_and_rises_with_k(root, plain):
-    acc = _accuracy(_options(root, "latent"))
+    acc = _accuracy(_options(root, "latent"), ks=(0, 8))
     assert acc[8] >= 0.75 and acc[8] >= plain[8] + 0.25, (acc, plain)
     assert acc[8] >= acc[0] + 0.2, acc
 

@@ -97,14 +97,17 @@ def _accuracy(outcomes: list[Outcome], field: str, k: int) -> float:
 
 
 def _outcomes(root: Path, case: str, shuffle: str | None) -> list[Outcome]:
+    """The model of ``case`` trained on the file with ``shuffle`` shuffled, judged at the k its case reads
+    (plain: at every k a case reads; the other k's would only cost adaptations)."""
     arch, extra = (CASES[case][0], CASES[case][5]) if case in CASES else (case, {})
+    ks = [CASES[case][2]] if case in CASES else sorted({c[2] for c in CASES.values()})
     options = parse({"data": str(root / f"{shuffle}.jsonl"), "architecture": arch, "backbone": str(root / "bb"),
                      "out": str(root / f"{case}-{shuffle}"), "epochs": 4, "learning_rate": 3e-3, "batch_size": 8,
                      "support_max": 4, "max_length": 64, **extra}, json.dumps(SPLIT))
     train(options, progress=False)
     data = load(options).few_shot
     assert data is not None
-    return run(TrainedMethod(options.out), data)
+    return run(TrainedMethod(options.out), data, ks=ks)
 
 
 @pytest.fixture(scope="module")
