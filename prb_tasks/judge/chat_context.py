@@ -7,7 +7,11 @@ the logged samples after it). As JSON, that is a full copy of every prompt: on
 
 While ``prb eval`` runs (:func:`compact_contexts`), a message whose text the prompt store
 keeps (:mod:`prb_tasks.prompts.prompt_store`) is held by its key instead, and other texts
-(the shared system rules) are held once for all requests. The context lm-eval keeps is
+(the shared system rules) are held once for all requests. A text under
+:data:`HOLD_TEXT_BELOW` characters is held as it is, key or not: a key costs two renders
+of the prompt (to send it, and for the samples file), which for the short prompts of the
+tasks without profiles cost more CPU than their text costs memory (1.3 KB per prompt on
+``personalized_rb``; a profile-aware prompt is about 14 KB). The context lm-eval keeps is
 then a short reference, :class:`CompactChat`, which prb-judge expands when it builds the
 request to send, and which ``prb eval`` expands when it writes the samples file and
 computes lm-eval's ``prompt_hash`` (:func:`expand_samples`, :func:`fix_prompt_hashes`):
@@ -35,6 +39,9 @@ _HASHES: dict[str, str] = {}
 _ACTIVE = 0
 
 _PREFIX = "prb-chat:"
+
+#: Characters under which a prompt is held as text rather than by its prompt-store key.
+HOLD_TEXT_BELOW = 4096
 
 
 class ChatMessagesJson(str):
@@ -89,7 +96,7 @@ def chat_context(messages: Iterable[Mapping[str, Any]]) -> str:
     parts: list[tuple[str, str, bool]] = []
     digest = hashlib.blake2b(digest_size=16)
     for role, text in pairs:
-        key = prompt_store.kept_key(text)
+        key = prompt_store.kept_key(text) if len(text) >= HOLD_TEXT_BELOW else None
         if key is not None:
             parts.append((role, key, True))
             digest.update(f"{role}\0k{key}\0".encode())

@@ -42,6 +42,25 @@ def test_compact_context_is_short_and_expands_to_the_json_context() -> None:
         cc.expand_json(compact)  # entries go when the run ends
 
 
+def test_a_short_prompt_is_held_as_text_and_never_rendered_again() -> None:
+    renders = []
+
+    def recipe(text: str) -> str:
+        renders.append(text)
+        return text
+
+    short, long = "A short pairwise prompt. " * 40, "A long profile prompt. " * 400  # 1 KB and 9 KB
+    for text in (short, long):
+        prompt_store.rebuildable(text, lambda text=text: recipe(text))
+    with cc.compact_contexts():
+        contexts = {text: cc.chat_context(_messages(text)) for text in (short, long)}
+        for text, context in contexts.items():
+            assert isinstance(context, cc.CompactChat) and cc.expand_messages(context)[1]["content"] == text
+            assert json.loads(cc.expand_json(context))[1]["content"] == text
+    # Sent and written: the short one from its held text, the long one rendered from its recipe each time.
+    assert len(short) < cc.HOLD_TEXT_BELOW <= len(long) and renders == [long, long]
+
+
 def test_samples_are_expanded_one_copy_at_a_time() -> None:
     prompt = "Another kept prompt. " * 100
     prompt_store.stash([{"prompt": prompt}])
