@@ -14,7 +14,7 @@ from prb_tasks.data.custom.sources import example_path
 from prb_tasks.data.errors import DataError
 from prb_tasks.documents import custom
 from prb_tasks.scoring.breakdowns import mean_over_tags, mean_over_users, process_scalar_users_tags
-from tests.liveness import count_at_each_validation, raw_users_alive, records_alive
+from tests.liveness import count_at_each_validation, raw_users_alive, track_records
 
 
 def pref(n: int, chosen: str = "response_A", tags: list[str] | None = None, **extra) -> dict:
@@ -198,11 +198,6 @@ def test_data_validate_takes_example_like_the_tasks_and_audit(capsys: pytest.Cap
 # --------------------------------------------------------------------------- memory
 
 
-def _live_users() -> int:
-    """This test's users alive in the process (other tests' cached files do not count)."""
-    return records_alive("mem-")
-
-
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])
 @pytest.mark.parametrize("variant", ["judge", "scalar", "scalar_history"])
 def test_documents_are_built_holding_one_user_at_a_time(
@@ -218,17 +213,18 @@ def test_documents_are_built_holding_one_user_at_a_time(
         write_jsonl(path, users)
     seen: list[int] = []
     history = custom.leave_one_out
+    alive = track_records(monkeypatch)
 
     def counting(preferences: list, held_out: int, k: int) -> list:
         if held_out == 0:
-            seen.append(_live_users())
+            seen.append(alive("mem-"))
         return history(preferences, held_out, k)
 
     monkeypatch.setattr(custom, "leave_one_out", counting)
     docs = custom.build_docs(variant, data_path=str(path))
     assert len(seen) == 40 and len({d["user_id"] for d in docs}) == 40
     assert max(seen) <= 2, seen
-    assert _live_users() <= 1  # and nothing of the file once the documents are built
+    assert alive("mem-") <= 1  # and nothing of the file once the documents are built
 
 
 def test_a_json_array_is_parsed_one_user_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -239,9 +235,9 @@ def test_a_json_array_is_parsed_one_user_at_a_time(tmp_path: Path, monkeypatch: 
     path = tmp_path / "prefs.json"
     path.write_text(json.dumps([user(f"raw-{n}", [pref(n)], profile=[f"post {n}"] * 50) for n in range(40)],
                                indent=1), encoding="utf-8")
-    seen = count_at_each_validation(monkeypatch, lambda: raw_users_alive("raw-"))
+    seen = count_at_each_validation(monkeypatch, lambda: raw_users_alive("raw-"), every=8)
     assert [u.user_id for u in reader.iter_users(path)] == [f"raw-{n}" for n in range(40)]
-    assert len(seen) == 40 and max(seen) <= 2, seen
+    assert len(seen) == 5 and max(seen) <= 2, seen  # at users 1, 9, 17, 25, 33: the whole array would be 40
 
 
 GOOD_USER = json.dumps(user("u1", [pref(0)]))
@@ -279,7 +275,8 @@ def test_data_validate_counts_a_user_at_a_time(tmp_path: Path, monkeypatch: pyte
                   * (1 if n % 10 == 0 else 2)) for n in range(40)]
     path = write_jsonl(tmp_path / "prefs.jsonl", users)
     del users
-    seen = count_at_each_validation(monkeypatch, _live_users)
+    alive = track_records(monkeypatch)
+    seen = count_at_each_validation(monkeypatch, lambda: alive("mem-"))
     assert validate(path) == 0
     assert len(seen) == 40 and max(seen) <= 2, seen
     assert capsys.readouterr().out.splitlines() == [

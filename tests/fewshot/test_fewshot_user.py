@@ -20,7 +20,7 @@ from prb_tasks.fewshot.method import Method, MissingUserInfo, Pair, Post, Respon
 from prb_tasks.fewshot.registry import MethodError
 from prb_tasks.fewshot.sources import custom_pairs, lookup, personalized_rb_user
 from tests.fewshot_fixture import constructed
-from tests.liveness import count_at_each_validation, records_alive
+from tests.liveness import count_at_each_validation, track_records
 
 AGES = {f"u{n}": 20 + 5 * n for n in range(8)}
 
@@ -301,8 +301,9 @@ def test_a_custom_file_is_split_from_a_stream_of_users(tmp_path: Path, monkeypat
     path = tmp_path / "many.jsonl"
     path.write_text("".join(json.dumps({"user_id": f"fs-mem-{n}", "preferences": prefs, "profile": ["post"] * 20})
                             + "\n" for n in range(30)), encoding="utf-8")
-    seen = count_at_each_validation(monkeypatch, lambda: records_alive("fs-mem-"))
+    alive = track_records(monkeypatch)
+    seen = count_at_each_validation(monkeypatch, lambda: alive("fs-mem-"))
     data = _custom_data(path)
     assert len(seen) == 30 and len(data.users) == 30 and len(data.pairs) == 360
     assert max(seen) <= 2, seen
-    assert records_alive("fs-mem-") == 0  # nothing of the file's records is kept once the split is built
+    assert alive("fs-mem-") == 0  # nothing of the file's records is kept once the split is built
