@@ -261,11 +261,19 @@ def test_inputs_are_tokenized_a_chunk_at_a_time(models, items, monkeypatch):
 def test_formatted_inputs_are_let_go_once_tokenized(models, items, monkeypatch):
     # Issue 51: every input's formatted text (a profile prompt and a response: about 10 KB
     # each on the full benchmark) stayed alive through every forward pass, so the run held
-    # all of them and grew with the data. Counted at each forward pass.
-    import gc
+    # all of them and grew with the data. Counted at each forward pass, by the texts' own
+    # count (a scan of every object in a worker late in the suite took a second or more per pass).
 
     class Text(str):
-        pass
+        made = 0
+        gone = 0
+
+        def __new__(cls, value: str) -> "Text":
+            cls.made += 1
+            return super().__new__(cls, value)
+
+        def __del__(self) -> None:
+            type(self).gone += 1
 
     s = scorer(models["gpt2"], max_length=24)
     many = [RMInput(f"{i.prompt} {n}", i.response) for n in range(20) for i in items]
@@ -274,13 +282,13 @@ def test_formatted_inputs_are_let_go_once_tokenized(models, items, monkeypatch):
     alive: list[int] = []
 
     def counted(self, batch):
-        alive.append(sum(type(o) is Text for o in gc.get_objects()))
+        alive.append(Text.made - Text.gone)
         return forward(self, batch)
 
     monkeypatch.setattr(HFScorer, "formatted", lambda self, item: Text(formatted(self, item)))
     monkeypatch.setattr(HFScorer, "_forward", counted)
     assert s.score(many) == pytest.approx(expected, abs=1e-6)
-    assert len(many) > 600 and alive and max(alive) == 0, alive[:3]
+    assert len(many) > 600 and alive and max(alive) == 0 and Text.made >= len(many), (alive[:3], Text.made)
 
 
 def test_kept_token_ids_take_four_bytes_each(models, items):

@@ -115,15 +115,33 @@ def plain(root) -> list[Outcome]:
     return _outcomes(root, "plain", None)
 
 
-@pytest.mark.slow
-@pytest.mark.training
-@pytest.mark.parametrize("case", [pytest.param(case, marks=[pytest.mark.heavy] if case in HEAVY else [])
-                                  for case in CASES])
-def test_beats_the_plain_rm_on_unseen_users_and_shuffling_removes_the_gain(root, plain, case):
+def _verdict(root: Path, plain: list[Outcome], case: str) -> str | None:
+    """Why ``case`` fails its bars (None: it passes); its accuracies are printed (shown with -s)."""
     _, field, k, least, gain, _ = CASES[case]
     trained = _accuracy(_outcomes(root, case, None), field, k)
     baseline = _accuracy(plain, field, k)
-    assert trained >= least and trained >= baseline + gain, (case, trained, baseline)
+    if trained < least or trained < baseline + gain:
+        return f"{case}: {trained:.3f} on unseen users, plain {baseline:.3f}: needs >= {least} and +{gain}"
     shuffled = _accuracy(_outcomes(root, case, field), field, k)
-    print(f"{case}: {trained:.3f}, plain {baseline:.3f}, shuffled {field} {shuffled:.3f}")  # shown with -s
-    assert shuffled <= trained - gain, (case, trained, shuffled, baseline)
+    print(f"{case}: {trained:.3f}, plain {baseline:.3f}, shuffled {field} {shuffled:.3f}")
+    if shuffled > trained - gain:
+        return f"{case}: {trained:.3f}, but {shuffled:.3f} with {field} shuffled: the drop must be >= {gain}"
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.training
+def test_context_and_mixture_beat_the_plain_rm_on_unseen_users_and_shuffling_removes_the_gain(root, plain):
+    # The default run's cases in one test: as two, the scheduler could hand the second to another
+    # worker late in the suite, which then trained the shared plain model a second time.
+    failures = [verdict for case in CASES if case not in HEAVY and (verdict := _verdict(root, plain, case))]
+    assert not failures, failures
+
+
+@pytest.mark.slow
+@pytest.mark.training
+@pytest.mark.heavy
+@pytest.mark.parametrize("case", HEAVY)
+def test_heavy_cases_beat_the_plain_rm_on_unseen_users_and_shuffling_removes_the_gain(root, plain, case):
+    verdict = _verdict(root, plain, case)
+    assert verdict is None, verdict
