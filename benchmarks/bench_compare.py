@@ -47,8 +47,7 @@ def _text(rng: random.Random, words: int) -> str:
 
 def build_data(folder: Path) -> None:
     """A full-size copy in the HF layout with realistic field sizes."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from prb_tasks.testing.hub_layout import write_shard
 
     rng = random.Random(0)
     for config, size in SIZES.items():
@@ -66,8 +65,7 @@ def build_data(folder: Path) -> None:
                 "chosen": _text(rng, chosen_words),
                 "rejected": _text(rng, rejected_words),
             })
-        (folder / config).mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pylist(rows), folder / config / "test-00000-of-00001.parquet")
+        write_shard(folder / config, rows)
 
 
 def _results(model: str, args: dict, family: str, variant: str, output_type: str, data: Path,
