@@ -38,6 +38,11 @@ SHORTFALL_NAMED = 3
 P = TypeVar("P")
 
 
+def name_a_few(names: Sequence[str], shown: int = SHORTFALL_NAMED) -> str:
+    """The first ``shown`` of ``names``, comma-separated, then how many more (for one-line messages)."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
 @dataclass(frozen=True)
 class UnseenUser(Generic[P]):
     """An evaluated user's pairs, split once.
@@ -89,8 +94,7 @@ class Split(Generic[P]):
         for k, users in sorted(self.short.items()):
             if users:
                 # A few names show who; a list of hundreds of ids ran far past a terminal's width.
-                named = ", ".join(users[:SHORTFALL_NAMED]) + (
-                    f" and {len(users) - SHORTFALL_NAMED} more" if len(users) > SHORTFALL_NAMED else "")
+                named = name_a_few(users)
                 lines.append(f"k={k}: {len(users)} of {len(self.unseen)} unseen users have too few pairs "
                              f"(need {self.queries} queries + {k} support) and are not evaluated: {named}")
         return lines

@@ -12,7 +12,7 @@ from __future__ import annotations
 from prb_tasks.fewshot.demographics import categories, flatten
 from prb_tasks.fewshot.method import User
 from prb_tasks.fewshot.sources import FewshotData
-from prb_tasks.fewshot.split import SHORTFALL_NAMED
+from prb_tasks.fewshot.split import name_a_few
 
 
 def _values(user: User) -> set[str]:
@@ -43,9 +43,7 @@ def coverage_line(data: FewshotData) -> str | None:
     found = unseen_only(data)
     if not found:
         return None
-    values = sorted(set().union(*found.values()))
-    named = ", ".join(values[:SHORTFALL_NAMED]) + (f" and {len(values) - SHORTFALL_NAMED} more"
-                                                   if len(values) > SHORTFALL_NAMED else "")
+    named = name_a_few(sorted(set().union(*found.values())))
     return (f"prb train: {len(found)} of {len(data.split.unseen)} unseen users have a demographic value no "
             f"training user has ({named}), so the model cannot have learned it; more users per value or another "
             "--metadata split_seed puts some in training")
