@@ -107,7 +107,7 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
             from prb_tasks.train.coverage import coverage_line
 
             if line := coverage_line(data.few_shot):
-                print(line, file=sys.stderr)
+                print(fit(line), file=sys.stderr)
         if progress and "history" in model_options["context_parts"]:
             _print_fit(data, model_options["context_parts"], options.budget, tokenizer)
     rendered = render_examples(data.examples, options.architecture, model_options, tokenizer)

@@ -23,6 +23,7 @@ from prb_tasks.train.data import load
 from prb_tasks.train.method import TrainedMethod
 from prb_tasks.train.options import TrainError, parse
 from prb_tasks.train.text import SEPARATOR
+from tests.runner import flat
 
 PARTS = ("demographics", "history", "profile")
 
@@ -89,7 +90,8 @@ def test_users_without_a_profile_train_and_evaluate(trained, capsys):
     assert {(o.user_id, o.k) for o in outcomes} == {(u, k) for u in unseen for k in (0, 1, 2, 4, 8)}
     # Seed 0's split leaves three unseen users whose occupation no training user has, and the run says so.
     assert ("prb train: 3 of 6 unseen users have a demographic value no training user has (occupation=diplomat, "
-            "occupation=judge, occupation=pilot), so the model cannot have learned it;") in err, err
+            "occupation=judge, occupation=pilot), so the model cannot have learned it;") in flat(err), err
+    assert all(len(line) <= 120 for line in err.splitlines()), err
     # The run says how many support pairs its budget holds at each k.
     line = next(li for li in err.splitlines() if "support pairs that fit" in li)
     fit = dict(part.split(": ") for part in line.split("fit at ")[1].split(" (")[0].split(", "))
