@@ -257,10 +257,11 @@ _read = rawfiles.json_lines_at
 
 def _gated(*args, **kwargs):
     with open(os.environ["PRB_TEST_GATE"], "rb") as gate:  # a named pipe: blocks until the test
-        # The test sends Ctrl-C once the gate is open. A run still alive 300 s later is hung (it
-        # hung once in CI, cause not found): print every thread's stack to stderr, which the
-        # test's failure shows, and end, rather than sit out the watchdog's 600 s.
-        faulthandler.dump_traceback_later(300, exit=True)
+        # The test sends Ctrl-C once the gate is open. It hung once in CI (cause not found): a run
+        # still alive 300 s later prints every thread's stack to stderr, which the test's failure
+        # shows. It is not ended here: whether it is hung is the watchdog's call (no CPU and no
+        # output), never a wall-clock limit a slow machine could reach.
+        faulthandler.dump_traceback_later(300, exit=False)
         gate.read()  # opens it, then until the test closes it again (after the Ctrl-C)
     return _read(*args, **kwargs)
 
