@@ -350,7 +350,8 @@ def _compact(results: dict[str, Any], full_tables: bool) -> bool:
 
 
 @contextlib.contextmanager
-def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = False) -> Iterator[None]:
+def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = False,
+           log_samples: bool = True) -> Iterator[None]:
     """Watch lm-eval's run: keep its results (adding the ``prb`` section before they
     are saved) and samples, turn its configuration errors into one line, and hold back
     its result tables when prb prints its compact one instead.
@@ -360,6 +361,8 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
         full_tables: print lm-eval's own tables too.
         compact: let prb-judge keep compact chat contexts; the samples file is written
             with them expanded (:mod:`prb_tasks.judge.chat_context`).
+        log_samples: the run writes samples (``--log_samples``), whose ``prompt_hash``
+            compact contexts then take as they are made.
     """
     import lm_eval
     import lm_eval._cli.run as cli_run
@@ -411,7 +414,7 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
     if original_git_hash is not None:
         evaluator.get_git_commit_hash = _quiet_git_hash
     try:
-        with compact_contexts(compact):
+        with compact_contexts(compact, prompt_hashes=log_samples):
             yield
     finally:
         EvaluationTracker.save_results_samples = original_save_samples
@@ -650,7 +653,10 @@ def _run(argv: list[str], plain: bool = False) -> int:
         started = time.time()
         from prb_tasks.cli.running import prb_eval_running
 
-        with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace)), prb_eval_running():
+        # lm-eval logs samples for --predict_only too.
+        logs = any(getattr(args.namespace, name, False) for name in ("log_samples", "predict_only"))
+        with _hooks(captured, full_tables, compact=_compact_contexts_fit(args.namespace), log_samples=logs), \
+                prb_eval_running():
             args.namespace.func(args.namespace)
     except RunStopped as exc:
         # A dry run or submitted batches: stopped on purpose, before any results.

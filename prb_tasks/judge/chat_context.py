@@ -37,6 +37,8 @@ _TEXTS: dict[str, str] = {}
 #: lm-eval's ``prompt_hash`` of each compact context's JSON, taken while the text is at hand.
 _HASHES: dict[str, str] = {}
 _ACTIVE = 0
+#: How many open :func:`compact_contexts` want prompt hashes taken.
+_HASHING = 0
 
 _PREFIX = "prb-chat:"
 
@@ -64,22 +66,27 @@ class CompactChat(str):
 
 
 @contextlib.contextmanager
-def compact_contexts(enabled: bool = True) -> Iterator[None]:
+def compact_contexts(enabled: bool = True, prompt_hashes: bool = True) -> Iterator[None]:
     """Make :func:`chat_context` return compact contexts while inside (when ``enabled``).
 
     Args:
         enabled: False leaves contexts as JSON (for runs whose samples are read by
             something other than ``prb eval``'s writer, e.g. lm-eval's loggers).
+        prompt_hashes: take each context's ``prompt_hash`` as it is made (a JSON dump and
+            a hash of every prompt); only logged samples carry it, so a run without
+            ``--log_samples`` passes False. :func:`fix_prompt_hashes` renders a missing one.
     """
-    global _ACTIVE
+    global _ACTIVE, _HASHING
     if not enabled:
         yield
         return
     _ACTIVE += 1
+    _HASHING += int(prompt_hashes)
     try:
         yield
     finally:
         _ACTIVE -= 1
+        _HASHING -= int(prompt_hashes)
         if not _ACTIVE:
             _ENTRIES.clear()
             _TEXTS.clear()
@@ -90,9 +97,8 @@ def chat_context(messages: Iterable[Mapping[str, Any]]) -> str:
     """The context for these chat messages: a :class:`CompactChat` inside
     :func:`compact_contexts`, else the messages as :class:`ChatMessagesJson`."""
     pairs = [(str(m["role"]), str(m["content"])) for m in messages]
-    as_json = _dump(pairs)
     if not _ACTIVE:
-        return ChatMessagesJson(as_json)
+        return ChatMessagesJson(_dump(pairs))
     parts: list[tuple[str, str, bool]] = []
     digest = hashlib.blake2b(digest_size=16)
     for role, text in pairs:
@@ -108,11 +114,12 @@ def chat_context(messages: Iterable[Mapping[str, Any]]) -> str:
     ref = _PREFIX + digest.hexdigest()
     if ref not in _ENTRIES:
         _ENTRIES[ref] = tuple(parts)
-        # Hashed now, while the text is here: rendering every prompt again only to hash it
-        # cost as much as sending it.
-        from lm_eval.utils import hash_string
+        if _HASHING:
+            # Hashed now, while the text is here: rendering every prompt again only to hash
+            # it cost as much as sending it.
+            from lm_eval.utils import hash_string
 
-        _HASHES[ref] = hash_string(as_json)
+            _HASHES[ref] = hash_string(_dump(pairs))
     return CompactChat(ref)
 
 
@@ -150,8 +157,12 @@ def fix_prompt_hashes(samples: Mapping[str, list[dict[str, Any]]]) -> None:
         for sample in task_samples:
             arguments = sample.get("arguments")
             if arguments and isinstance(arguments, list) and arguments[0] and isinstance(arguments[0][0], CompactChat):
-                # Taken in chat_context, which fills _HASHES together with _ENTRIES.
-                sample["prompt_hash"] = _HASHES[str.__str__(arguments[0][0])]
+                ref = str.__str__(arguments[0][0])
+                if ref not in _HASHES:  # not taken as the context was made (prompt_hashes=False)
+                    from lm_eval.utils import hash_string
+
+                    _HASHES[ref] = hash_string(expand_json(arguments[0][0]))
+                sample["prompt_hash"] = _HASHES[ref]
 
 
 def expand_samples(samples: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:

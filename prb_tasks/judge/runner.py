@@ -500,7 +500,7 @@ class JudgeRunner:
             if not result.text.strip():
                 self.usage.empty += 1
                 self.usage.empty_scored += int(request.ask_once)
-            if result.text.strip() or request.ask_once:
+            if (result.text.strip() or request.ask_once) and self.cache.writable:
                 # A first-reply protocol scores an empty reply, so it is kept like any
                 # answer: a re-run must score the same reply, not ask again.
                 self._keep(key, CachedAnswer(

@@ -21,9 +21,25 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
-_PROMPTS: dict[str, str | Callable[[], str]] = {}
+
+class _Recipe(NamedTuple):
+    """How to render a prompt again, and a check that it did."""
+
+    rebuild: Callable[[], str]
+    #: ``hash()`` of the text: the store lives in one process, where a string's hash is
+    #: fixed, and it costs a fraction of hashing the text's bytes again at every render.
+    fingerprint: int
+
+
+_PROMPTS: dict[str, str | _Recipe] = {}
+
+#: The texts served last, by ``id``, with their keys: whoever asks for a just-served
+#: text's key (prb-judge's chat contexts, right after lm-eval's ``doc_to_text``) gets it
+#: without hashing the text again. Holding the text keeps its ``id`` from being reused.
+_SERVED: dict[int, tuple[str, str]] = {}
+_SERVED_MAX = 64
 
 
 def _key(text: str) -> str:
@@ -37,7 +53,9 @@ def rebuildable(text: str, rebuild: Callable[[], str]) -> str:
         text: the rendered prompt.
         rebuild: renders exactly ``text`` again (its inputs bound now, not looked up later).
     """
-    _PROMPTS.setdefault(_key(text), rebuild)
+    key = _key(text)
+    if key not in _PROMPTS:
+        _PROMPTS[key] = _Recipe(rebuild, hash(text))
     return text
 
 
@@ -68,6 +86,9 @@ def kept_key(text: str) -> str | None:
 
     Lets holders of a rendered prompt (prb-judge's chat contexts) keep the key instead.
     """
+    served = _SERVED.get(id(text))
+    if served is not None and served[0] is text:
+        return served[1]
     key = _key(text)
     return key if key in _PROMPTS else None
 
@@ -84,8 +105,15 @@ def prompt_text(key: str, what: str = "a prompt") -> str:
     except KeyError:
         raise KeyError(f"prb: no prompt for {what}; prompts are kept by the prb loader of the same process") from None
     if isinstance(kept, str):
-        return kept
-    text = kept()
-    if _key(text) != key:  # a recipe must give back the very text it was noted for
+        return _served(kept, key)
+    text = kept.rebuild()
+    if hash(text) != kept.fingerprint:  # a recipe must give back the very text it was noted for
         raise RuntimeError(f"prb: the prompt of {what} rendered differently the second time; please report this")
+    return _served(text, key)
+
+
+def _served(text: str, key: str) -> str:
+    if len(_SERVED) >= _SERVED_MAX:
+        del _SERVED[next(iter(_SERVED))]
+    _SERVED[id(text)] = (text, key)
     return text

@@ -8,6 +8,11 @@ so a template can reach neither Python internals nor unbounded memory or time, a
 undefined variable is an error rather than silent blank text. Every problem with a
 template (not UTF-8, does not parse, include/import/extends, a limit, an error while
 rendering) is one line naming the file and, where known, the line.
+
+The templates that ship with prb are ours, not user code: they render in a plain Jinja
+environment with the same options, which gives the same text (a test renders each in
+both) in about a third of the sandbox's time; a profile prompt is rendered up to three
+times per judgment.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError
+from jinja2 import Environment, StrictUndefined, TemplateError
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.resources import templates_dir
@@ -86,20 +91,38 @@ def resolve(name: str, folder: str | None = None, override: str | None = None) -
     raise TemplateProblem(f"prb: no template '{name}' found in {', '.join(map(str, candidates))}")
 
 
+_OPTIONS: dict[str, Any] = dict(
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=False,
+    autoescape=False,
+)
+
+
 @lru_cache(maxsize=1)
 def _environment() -> LimitedSandbox:
-    return LimitedSandbox(
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-        autoescape=False,
-    )
+    return LimitedSandbox(**_OPTIONS)
+
+
+@lru_cache(maxsize=1)
+def _bundled_environment() -> Environment:
+    return Environment(**_OPTIONS)
+
+
+def is_bundled(ref: TemplateRef) -> bool:
+    """Whether ``ref`` is one of the templates that ship with prb (rendered outside the sandbox)."""
+    return ref.path.is_relative_to(templates_dir().resolve())
 
 
 @lru_cache(maxsize=64)
 def _compile(ref: TemplateRef):  # returns a jinja Template
     try:
+        if is_bundled(ref):
+            plain = _bundled_environment()
+            # Compiled under its path, so errors name the file and line as the sandbox's do.
+            code = plain.compile(ref.source, filename=str(ref.path))
+            return plain.template_class.from_code(plain, code, plain.make_globals(None))
         return prepare(_environment(), ref.source, str(ref.path))
     except TemplateError as exc:
         line = getattr(exc, "lineno", None)

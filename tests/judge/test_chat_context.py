@@ -76,6 +76,20 @@ def test_samples_are_expanded_one_copy_at_a_time() -> None:
     assert samples["t"][0]["arguments"][0][0] is compact  # the run's own sample keeps the reference
 
 
+def test_without_logged_samples_no_hash_is_taken_and_a_missing_one_is_rendered() -> None:
+    prompt = "A kept profile prompt. " * 300
+    prompt_store.rebuildable(prompt, lambda: "A kept profile prompt. " * 300)
+    prompt_store.stash([{"prompt": prompt}])
+    from lm_eval.utils import hash_string
+
+    with cc.compact_contexts(prompt_hashes=False):
+        compact = cc.chat_context(_messages(prompt))
+        assert cc._HASHES == {}  # no JSON dump, no hash: nothing would read them
+        samples = {"t": [{"doc_id": 0, "arguments": [(compact, {"until": []})], "prompt_hash": "x"}]}
+        cc.fix_prompt_hashes(samples)  # samples after all (an lm-eval path that logs them): rendered
+    assert samples["t"][0]["prompt_hash"] == hash_string(json.dumps(_messages(prompt), ensure_ascii=False))
+
+
 def _plain_samples(server: FakeLLMServer, cache: Path, monkeypatch: pytest.MonkeyPatch) -> dict[int, dict[str, Any]]:
     """The same task through lm-eval's Python API: contexts stay JSON there."""
     import lm_eval

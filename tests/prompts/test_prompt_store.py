@@ -36,3 +36,18 @@ def test_plain_prompts_are_kept_as_text() -> None:
     (doc,) = prompt_store.stash([{"pair_key": "y/0", "prompt": "a prompt with no recipe"}])
     assert prompt_store._PROMPTS[doc["prompt_key"]] == "a prompt with no recipe"
     assert prompt_store.doc_prompt(doc) == "a prompt with no recipe"
+
+
+def test_the_key_of_a_just_served_prompt_is_known_without_hashing_it_again(monkeypatch) -> None:
+    text = "A profile prompt. " * 500
+    prompt_store.rebuildable(text, lambda: "A profile prompt. " * 500)
+    (doc,) = prompt_store.stash([{"pair_key": "z/0", "prompt": text}])
+    hashed: list[int] = []
+    real_key = prompt_store._key
+    monkeypatch.setattr(prompt_store, "_key", lambda t: hashed.append(len(t)) or real_key(t))
+    served = prompt_store.doc_prompt(doc)  # rendered again from the recipe: a new string
+    assert served == text and served is not text
+    assert prompt_store.kept_key(served) == doc["prompt_key"] and hashed == []
+    # An equal text that was not served (another object) is found by its hash.
+    assert prompt_store.kept_key("".join([served[:10], served[10:]])) == doc["prompt_key"] and hashed == [len(text)]
+    assert prompt_store.kept_key("never stored") is None

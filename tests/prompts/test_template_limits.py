@@ -17,7 +17,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from prb_tasks.common.resources import templates_dir
 from prb_tasks.prompts.sandbox import MAX_OUTPUT, MAX_VALUE
-from prb_tasks.prompts.templates import VERBATIM_MARK, render, resolve
+from prb_tasks.prompts.templates import VERBATIM_MARK, TemplateProblem, is_bundled, render, resolve
 from tests.watchdog import run_watched
 
 HOSTILE = {
@@ -104,7 +104,7 @@ def test_ordinary_large_templates_still_render(tmp_path, body):
     assert MAX_VALUE >= 500_000 and MAX_OUTPUT >= 500_000
 
 
-def test_bundled_templates_render_exactly_as_in_a_plain_sandbox():
+def test_bundled_templates_render_exactly_as_in_a_plain_sandbox(tmp_path):
     plain = SandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                  keep_trailing_newline=False, autoescape=False)
     posts = [{"rank": i, "id": f"p{i}", "category": "Food", "text": f"post {i} " * 30} for i in range(1, 4)]
@@ -124,5 +124,16 @@ def test_bundled_templates_render_exactly_as_in_a_plain_sandbox():
         ref = resolve(name)
         expected = plain.from_string(ref.source).render(**variables)
         # A verbatim template (the authors' prompts) keeps its whitespace; ours are stripped.
-        assert render(ref, **variables) == (expected if ref.source.startswith(VERBATIM_MARK)
-                                            else expected.strip()), name
+        expected = expected if ref.source.startswith(VERBATIM_MARK) else expected.strip()
+        # Ours render outside the sandbox; the same text from a user's file goes through it.
+        copy = tmp_path / name.replace("/", "_")
+        copy.write_text(ref.source, encoding="utf-8")
+        as_user = resolve(name, override=str(copy))
+        assert is_bundled(ref) and not is_bundled(as_user)
+        assert render(ref, **variables) == render(as_user, **variables) == expected, name
+
+
+def test_a_bundled_template_keeps_strict_variables_and_names_its_line() -> None:
+    ref = resolve("judge/user_profile.jinja")
+    with pytest.raises(TemplateProblem, match=r"user_profile\.jinja:2 failed to render: 'posts' is undefined"):
+        render(ref, question="q", response_a="a", response_b="b")
