@@ -14,7 +14,7 @@ import pytest
 from tests.runner import REPO, run_cli
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from fullsize_data import generate  # noqa: E402
+from fullsize_data import generate
 
 
 @pytest.fixture(scope="module")
