@@ -20,6 +20,7 @@ Process-wide: the loader and the scorers run in the same process as lm-eval.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -40,6 +41,9 @@ _PROMPTS: dict[str, str | _Recipe] = {}
 #: without hashing the text again. Holding the text keeps its ``id`` from being reused.
 _SERVED: dict[int, tuple[str, str]] = {}
 _SERVED_MAX = 64
+# prb-judge renders prompts on its event-loop thread while lm-eval's thread may ask too;
+# trimming the table is two steps (find the oldest, drop it).
+_SERVED_LOCK = threading.Lock()
 
 
 def _key(text: str) -> str:
@@ -113,7 +117,8 @@ def prompt_text(key: str, what: str = "a prompt") -> str:
 
 
 def _served(text: str, key: str) -> str:
-    if len(_SERVED) >= _SERVED_MAX:
-        del _SERVED[next(iter(_SERVED))]
-    _SERVED[id(text)] = (text, key)
+    with _SERVED_LOCK:
+        if len(_SERVED) >= _SERVED_MAX:
+            del _SERVED[next(iter(_SERVED))]
+        _SERVED[id(text)] = (text, key)
     return text

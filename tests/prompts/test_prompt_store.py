@@ -51,3 +51,30 @@ def test_the_key_of_a_just_served_prompt_is_known_without_hashing_it_again(monke
     # An equal text that was not served (another object) is found by its hash.
     assert prompt_store.kept_key("".join([served[:10], served[10:]])) == doc["prompt_key"] and hashed == [len(text)]
     assert prompt_store.kept_key("never stored") is None
+
+
+def test_prompts_can_be_served_from_several_threads_at_once() -> None:
+    import threading
+
+    keys = []
+    for n in range(300):
+        text = f"Prompt number {n}. " * 50
+        prompt_store.rebuildable(text, lambda text=text: "".join(text))
+        keys.append(prompt_store.stash([{"prompt": text}])[0]["prompt_key"])
+    failures: list[BaseException] = []
+
+    def serve(offset: int) -> None:
+        try:
+            for round_ in range(20):
+                for key in keys[offset:] + keys[:offset]:
+                    text = prompt_store.prompt_text(key)
+                    assert prompt_store.kept_key(text) == key
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=serve, args=(offset,)) for offset in (0, 75, 150, 225)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and len(prompt_store._SERVED) <= prompt_store._SERVED_MAX
