@@ -3,7 +3,9 @@
 ``python -m benchmarks --only full --update`` measures one section; the report it writes
 holds that section alone. :func:`merge` puts it (and its rows of the summary table) into
 the report already there, leaving every other section as it was measured, and says under
-the header which sections were measured again, when, and with which command.
+the header which sections were measured again, when, and with which command. An earlier
+such line stops naming the sections measured again since (and goes once it names none), so
+each section is named by the line of its newest measurement only.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import re
 from dataclasses import dataclass, field
 
 UPDATED = "- Measured again alone (`--update`): "
+# One "*title*" of an UPDATED line, then ", " before the next or ": " before the stamp
+# (titles may hold ": " themselves, never "*").
+_NAMED = re.compile(r"\*([^*]+)\*(, |: )")
 
 
 @dataclass
@@ -87,6 +92,7 @@ def merge(old: str, fresh: str, stamp: str) -> str:
     for measure, cells in new.summary.items():
         row = base.summary.setdefault(measure, {})
         row.update({column: cell for column, cell in cells.items() if cell != "-"})
+    base.preamble = [kept for text in base.preamble if (kept := _without(text, set(new.sections))) is not None]
     names = ", ".join(f"*{title}*" for title in new.sections)
     line = f"{UPDATED}{names}: {stamp}"
     # The header's own "Command:" line is the full run's; each later partial run adds its line after it.
@@ -94,3 +100,21 @@ def merge(old: str, fresh: str, stamp: str) -> str:
                 default=len(base.preamble) - 1)
     base.preamble.insert(where + 1, line)
     return render(base)
+
+
+def _without(line: str, titles: set[str]) -> str | None:
+    """``line`` (of the header) without ``titles`` if it is an UPDATED line; None if it named only those."""
+    if not line.startswith(UPDATED):
+        return line
+    rest, at, named = line[len(UPDATED):], 0, []
+    while (found := _NAMED.match(rest, at)) is not None:
+        named.append(found.group(1))
+        at = found.end()
+        if found.group(2) == ": ":
+            break
+    left = [title for title in named if title not in titles]
+    if len(left) == len(named):
+        return line
+    if not left:
+        return None
+    return UPDATED + ", ".join(f"*{title}*" for title in left) + ": " + rest[at:]

@@ -82,9 +82,25 @@ def test_merge_replaces_only_the_sections_and_cells_measured_again():
     assert report.preamble[command + 1] == (
         "- Measured again alone (`--update`): *Start-up on the bundled sample*, *A small first run: CPU, wall "
         "and memory*: 2026-12-01, prb commit abc")
-    # A second update lands after the first one's line.
+    # Measured again later, the same sections are named by the newest line only.
     again = parse(merge(merged, FRESH, "later"))
-    assert again.preamble[command + 2].endswith(": later")
+    assert [line for line in again.preamble if line.startswith("- Measured again")] == [
+        "- Measured again alone (`--update`): *Start-up on the bundled sample*, *A small first run: CPU, wall "
+        "and memory*: later"]
+
+
+def test_an_earlier_update_line_keeps_naming_only_sections_not_measured_since():
+    merged = merge(OLD, FRESH, "first")  # start-up and the small first run
+    only_lean = "# Benchmarks\n\n## A small first run: CPU, wall and memory\n\nlean table, newer\n"
+    second = merge(merged, only_lean, "second")
+    assert [line for line in parse(second).preamble if line.startswith("- Measured again")] == [
+        "- Measured again alone (`--update`): *Start-up on the bundled sample*: first",
+        "- Measured again alone (`--update`): *A small first run: CPU, wall and memory*: second"]
+    # The line of the first update goes once every section it named was measured again.
+    third = merge(second, FRESH, "third")
+    assert [line for line in parse(third).preamble if line.startswith("- Measured again")] == [
+        "- Measured again alone (`--update`): *Start-up on the bundled sample*, *A small first run: CPU, wall "
+        "and memory*: third"]
 
 
 def test_merge_of_a_report_into_itself_changes_nothing_but_the_stamp():
