@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from prb_tasks.common.terminal import WIDTH
+from prb_tasks.common.terminal import WIDTH, fit_lines
 
 #: Metrics worth a column, in order; a column appears when some row reports the metric.
 HEADLINE = ("acc_macro", "acc_user", "acc_tag", "acc_pair", "consistency", "double_game", "pos_a_rate", "pos_bias",
@@ -215,8 +215,9 @@ def _compact_table(results: dict[str, Any], rows: list[tuple[str, str, list[str]
 
         lines += [p for shown, name, _ in rows for p in people_lines(shown.strip(), samples.get(name) or [])]
     # One line per top-level row (a group's line covers its subsets, whose numbers are above).
-    lines += [p for p in (official_prior_line(shown, table[name], _docs(counts, tasks))
-                          for shown, name, tasks in rows if not shown.startswith(" ")) if p]
+    # A sentence, not a row: wrapped by words to 120 columns like the lines under the table.
+    lines += fit_lines([p for p in (official_prior_line(shown, table[name], _docs(counts, tasks))
+                                    for shown, name, tasks in rows if not shown.startswith(" ")) if p])
     shown_metrics += ["aukc"] if curves else []
     return lines, shown_metrics + (["_starred"] if starred else [])
 

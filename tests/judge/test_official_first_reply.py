@@ -84,9 +84,13 @@ def test_prb_judge_scores_the_empty_first_reply(tmp_path):
                        cwd=tmp_path, env={"PRB_TEST_KEY": KEY})
         assert proc.returncode == 0, proc.stderr[-3000:]
         # Beside acc_official in the printed table: what it rests on.
-        (line,) = [x for x in proc.stdout.splitlines() if x.startswith("personalized_rb_official: acc_official")]
+        # Wrapped to 120 columns: the sentence is read with its line breaks flattened.
+        out = proc.stdout.splitlines()
+        (start,) = [i for i, x in enumerate(out) if x.startswith("personalized_rb_official: acc_official")]
+        line = " ".join(x.strip() for x in out[start:start + 3])
         assert f"counts {rows} of {rows} replies (100%) as A, having no verdict" in line, line
         assert "a judge that always answers A scores" in line, line
+        assert all(len(x) <= 120 for x in out[start:start + 3]), out[start:start + 3]
 
     rows = sum(len(sample_rows(s.config)) for s in SUBSETS)
     with FakeLLMServer(policy=empty_then_b()) as server:
