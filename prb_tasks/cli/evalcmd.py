@@ -577,8 +577,12 @@ def preflight(args: HarnessArgs) -> None:
             check(tasks, args.metadata, args.settings)
 
 
-def prepare(argv: list[str]) -> HarnessArgs:
+def prepare(argv: list[str], plain: bool = False) -> HarnessArgs:
     """Parse and check a ``prb eval`` command line; load the plugin for it.
+
+    Args:
+        argv: the command line (``prb eval`` left out).
+        plain: typed as plain ``lm_eval``: a note printed here starts ``prb:``.
 
     Raises:
         HarnessArgsError: a mistake found before anything runs.
@@ -594,13 +598,14 @@ def prepare(argv: list[str]) -> HarnessArgs:
     check_judge_key(args)
     check_output_path(args.output_path)
     check_cache_path(args.settings.get("use_cache"))
-    # Our judge reads chat messages; without a chat template lm-eval would flatten the
-    # system prompt into the user turn, which is not the benchmark's protocol.
-    if args.model == "prb-judge" and not args.settings.get("apply_chat_template"):
-        args.namespace.apply_chat_template = True
-        args.settings["apply_chat_template"] = True
     register_models()
     check_model(args.model)
+    from prb_tasks.cli.chat_flag import settle_chat_template
+    from prb_tasks.plugin import only_plugin_tasks
+
+    note = settle_chat_template(args, only_plugin_tasks(args.tasks))
+    if note:
+        print(as_typed(note, plain), flush=True)
     declare(args)
     preflight(args)
     activate(args.tasks)
@@ -645,7 +650,7 @@ def _run(argv: list[str], plain: bool = False) -> int:
     argv = [a for a in argv if a != FULL_TABLES_FLAG]
     captured: dict[str, Any] = {}
     try:
-        args = prepare(argv)
+        args = prepare(argv, plain)
         captured["args"] = args
         from lm_eval.utils import setup_logging
 
