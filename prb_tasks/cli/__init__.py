@@ -300,8 +300,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``prb`` console script."""
+    from prb_tasks.common.private import owner_only_writes
+
     try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+        with owner_only_writes():  # results, reports and caches may hold people's data
+            return _main(list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt as exc:
         print(str(exc) or "prb: interrupted (Ctrl-C)", file=sys.stderr)
         return 130

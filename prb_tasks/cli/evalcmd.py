@@ -620,8 +620,11 @@ def run_eval(argv: list[str], plain: bool = False) -> int:
         argv: arguments as ``lm_eval run`` takes them.
         plain: typed as plain ``lm_eval`` (:mod:`prb_tasks.cli.lm_eval_hook` routes it here).
     """
+    from prb_tasks.common.private import owner_only_writes
+
     try:
-        return _run(argv, plain)
+        with owner_only_writes():  # plain `lm_eval` comes here without `prb`'s main
+            return _run(argv, plain)
     except BrokenPipeError:
         # `prb eval ... | head`: the reader is gone (results are saved before the
         # tables are printed); stop writing without a traceback.

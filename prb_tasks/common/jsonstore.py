@@ -16,6 +16,8 @@ from typing import Any
 import diskcache
 from diskcache.core import MODE_RAW, MODE_TEXT, UNKNOWN
 
+from prb_tasks.common.private import private_files, private_folder
+
 
 class UnsafeCacheEntry(Exception):
     """A stored entry that is not plain text (e.g. a pickle); it is never decoded."""
@@ -39,6 +41,14 @@ class JsonOnlyDisk(diskcache.Disk):
             raise TypeError("prb cache values must be JSON text")
         return super().store(value, read, key=key)
 
+    def _write(self, full_path: str, iterator: Any, mode: str, encoding: str | None = None) -> Any:
+        # A long value goes to a file of its own under two levels of folders: owner-only, like the
+        # database (the cache folder's own mode already keeps others out; this keeps it so if moved).
+        private_folder(Path(full_path).parent)
+        size = super()._write(full_path, iterator, mode, encoding=encoding)
+        private_files(Path(full_path).parent)
+        return size
+
     def fetch(self, mode: int, filename: Any, value: Any, read: bool) -> str:
         # Decide from the stored mode *before* touching the payload: a pickle is
         # refused without being loaded.
@@ -52,7 +62,7 @@ class JsonOnlyDisk(diskcache.Disk):
 
 
 def new_json_store(directory: Path | str, keep_all: bool = False, size_limit: int = 2**34) -> diskcache.Cache:
-    """A new JSON-only diskcache ``Cache`` on ``directory`` (which must exist); the caller closes it.
+    """A new JSON-only diskcache ``Cache`` on ``directory`` (created owner-only if missing); caller closes it.
 
     Args:
         directory: cache folder.
@@ -60,11 +70,17 @@ def new_json_store(directory: Path | str, keep_all: bool = False, size_limit: in
             cache); ``size_limit`` is then ignored.
         size_limit: bytes after which diskcache evicts the oldest entries.
     """
+    # What was judged or scored (users' profiles, participants' reasons): owner-only, folder and files.
+    private_folder(directory)
     if keep_all:
         # Several processes may write at once; wait up to 60 s for the lock instead of failing.
-        return diskcache.Cache(str(directory), disk=JsonOnlyDisk, eviction_policy="none", size_limit=2**62,
-                               statistics=False, timeout=60)
-    return diskcache.Cache(str(directory), disk=JsonOnlyDisk, size_limit=size_limit)
+        cache = diskcache.Cache(str(directory), disk=JsonOnlyDisk, eviction_policy="none", size_limit=2**62,
+                                statistics=False, timeout=60)
+    else:
+        cache = diskcache.Cache(str(directory), disk=JsonOnlyDisk, size_limit=size_limit)
+    # SQLite gives its -wal and -shm files the database file's mode, so tightening it now covers them.
+    private_files(directory)
+    return cache
 
 
 _OPEN: dict[str, diskcache.Cache] = {}
@@ -85,7 +101,6 @@ def open_json_cache(directory: Path, size_limit: int = 2**34) -> diskcache.Cache
     with _OPEN_LOCK:
         cache = _OPEN.get(path)
         if cache is None:
-            directory.mkdir(parents=True, exist_ok=True)
             cache = new_json_store(path, size_limit=size_limit)
             _OPEN[path] = cache
         return cache

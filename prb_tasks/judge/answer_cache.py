@@ -108,7 +108,6 @@ def open_store(directory: Path) -> diskcache.Cache:
         CacheStoreError: the folder cannot be used (one line: damaged, full disk, not writable).
     """
     with storage_errors(directory):
-        directory.mkdir(parents=True, exist_ok=True)
         return new_json_store(directory, keep_all=True)
 
 

@@ -78,7 +78,9 @@ def convert(transformer: Any, path: Path) -> None:
         warnings.simplefilter("ignore")  # tracing warnings about Python control flow: shapes stay dynamic
         model = ov.convert_model(_pooled(transformer), example_input=example,
                                  input=[("input_ids", dynamic, ov.Type.i64), ("attention_mask", dynamic, ov.Type.i64)])
-    path.parent.parent.mkdir(parents=True, exist_ok=True)
+    from prb_tasks.common.private import private_folder
+
+    private_folder(path.parent.parent)  # every folder under prb's cache root is owner-only
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=path.parent.parent))
     try:
         # float32 weights on disk: the precision is picked at compile time.
