@@ -14,8 +14,10 @@ import re
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from prb_tasks.common.redact import redact, register_secret
+from prb_tasks.common.urls import join_path
 from prb_tasks.common.retry import parse_retry_after
 from prb_tasks.judge.request import ChatRequest
 
@@ -275,6 +277,20 @@ class LiteLLMClient:
         self.model = model
         self.api_base = api_base
         self._api_key = api_key
+        # A key or option in the address's query (``.../v1?key=K``): litellm's OpenAI path hands the
+        # address to the OpenAI client, which appends ``/chat/completions`` after the query (the
+        # request went to ``/v1?key=K/chat/completions``: wrong path, key corrupted). The query is
+        # given to the client as its default query instead; vLLM's path takes the whole URL.
+        self._query: dict[str, str] = {}
+        self._clients: dict[int, Any] = {}
+        if api_base and urlsplit(api_base).query:
+            provider = model.split("/", 1)[0] if "/" in model else "openai"
+            if provider == "openai":
+                parts = urlsplit(api_base)
+                self._query = dict(parse_qsl(parts.query, keep_blank_values=True))
+                self.api_base = urlunsplit(parts._replace(query="", fragment=""))
+            elif provider == "hosted_vllm":
+                self.api_base = join_path(api_base, "/chat/completions")
         self.timeout = timeout
         self._secrets = register_secret(api_key)
         from prb_tasks.judge.prompt_cache import anthropic_min_tokens
@@ -298,7 +314,9 @@ class LiteLLMClient:
             "max_retries": 0,
             **request.params(),
         }
-        if self.api_base:
+        if self._query:
+            kwargs["client"] = self._query_client()
+        elif self.api_base:
             kwargs["api_base"] = self.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
@@ -314,6 +332,19 @@ class LiteLLMClient:
             raise classify_litellm(exc, self._secrets) from None
         latency = time.perf_counter() - started
         return self._result(response, latency)
+
+    def _query_client(self) -> Any:
+        """The OpenAI client that sends :attr:`_query` with every request, one per event loop
+        (its connection pool belongs to the loop that opened it)."""
+        loop = id(asyncio.get_running_loop())
+        client = self._clients.get(loop)
+        if client is None:
+            from openai import AsyncOpenAI
+
+            key = self._api_key or os.environ.get("OPENAI_API_KEY") or "none"  # a local server may want none
+            client = self._clients[loop] = AsyncOpenAI(base_url=self.api_base, api_key=key, max_retries=0,
+                                                       timeout=self.timeout, default_query=self._query)
+        return client
 
     def _result(self, response: Any, latency: float) -> CallResult:
         choices = getattr(response, "choices", None) or []
