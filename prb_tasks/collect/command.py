@@ -40,7 +40,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
     serve.add_argument("--connections-per-address", type=int, default=None, metavar="N",
                        help="open connections one client address may hold (default 100; 0: no cap; behind a "
-                            "reverse proxy every connection comes from the proxy: raise it or use 0)")
+                            "reverse proxy, or many participants behind one NAT address, raise it or use 0: "
+                            "docs/your-data.md)")
     serve.add_argument("--form", type=Path, metavar="YAML",
                        help="profile fields and value tags (default: age group, region, interests)")
     serve.add_argument("--seed", type=int, help="seeds each participant's left/right order (default 0)")
