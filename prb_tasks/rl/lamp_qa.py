@@ -6,7 +6,7 @@ their ``sample.txt`` (``PPO/prepare_data.py``). Personalized RewardBench is buil
 *test* questions, so prb's held-out answers stay its rows, graded by their rubrics.
 
 A copy is read in the hub's layout, ``DIR/<config>/<split>-*.parquet`` (what
-``huggingface-cli download alireza7/LaMP-QA --repo-type dataset --local-dir DIR`` writes for a
+``hf download alireza7/LaMP-QA --repo-type dataset --local-dir DIR`` writes for a
 parquet dataset), or as JSON Lines / JSON: ``DIR/<config>/<split>*.jsonl``,
 ``DIR/<config>_<split>.jsonl`` (their ``rank_dataset.py``'s output) or ``DIR/<config>_<split>.json``
 (LaMP-QA's own ``download_datasets.py``). Each row needs ``question`` and ``profile`` (a list of
@@ -88,7 +88,7 @@ def read_split(folder: Path, subset: Subset, split: str) -> list[LampRow]:
     if not files:
         raise DataError(f"prb rl: no {split} split of {subset.config} under '{folder}' (looked for "
                         f"{subset.config}/{split}-*.parquet, {subset.config}/{split}*.jsonl, "
-                        f"{subset.config}_{split}.jsonl and .json); download it: huggingface-cli download "
+                        f"{subset.config}_{split}.jsonl and .json); download it: hf download "
                         f"alireza7/LaMP-QA --repo-type dataset --local-dir {folder}")
     rows: list[LampRow] = []
     for path in files:

@@ -37,7 +37,7 @@ DEFAULT_BATCH_SIZE = 16
 _WEIGHT_SUFFIXES = (".json", ".txt", ".safetensors", ".bin", ".model")
 
 
-_FIX = ("; on a connected machine run `huggingface-cli download {model}` once (it is then read from the local "
+_FIX = ("; on a connected machine run `hf download {model}` once (it is then read from the local "
         "cache), or add \"retriever_model\": \"<a local folder with the model>\" to --metadata")
 
 

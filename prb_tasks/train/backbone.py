@@ -49,12 +49,12 @@ def check_backbone(backbone: str) -> None:
             return
         if not cached:
             raise TrainError(f"prb train: --backbone {backbone} is not in the local Hugging Face cache and "
-                             f"HF_HUB_OFFLINE=1 forbids downloading it; run `huggingface-cli download {backbone}` "
+                             f"HF_HUB_OFFLINE=1 forbids downloading it; run `hf download {backbone}` "
                              "on a connected machine (or unset HF_HUB_OFFLINE), or give a model folder")
         return
     _, problem = hub_model_access(backbone)
     if problem:
-        raise TrainError(f"prb train: --backbone {backbone}: {problem}; run `huggingface-cli download {backbone}` "
+        raise TrainError(f"prb train: --backbone {backbone}: {problem}; run `hf download {backbone}` "
                          "once on a connected machine, or give a model folder")
 
 

@@ -62,7 +62,7 @@ def test_uncached_hub_model_fails_at_once_in_one_line(hub_out_of_reach) -> None:
     message = str(info.value)
     assert "\n" not in message
     assert "the HF hub is out of reach (cannot connect to 127.0.0.1:" in message
-    assert "not in the local cache" in message and "huggingface-cli download facebook/contriever-msmarco" in message
+    assert "not in the local cache" in message and "hf download facebook/contriever-msmarco" in message
 
 
 def test_cached_hub_model_is_read_from_the_cache_only(hub_out_of_reach) -> None:

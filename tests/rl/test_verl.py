@@ -658,7 +658,7 @@ def test_lamp_qa_bad_copies_are_one_line(tmp_path, official_dir) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="no train split of Art_and_Entertainment") as info:
         lamp_qa_prompts(str(tmp_path / "empty"), "train", 2, str(official_dir))
-    assert "huggingface-cli download alireza7/LaMP-QA" in str(info.value)
+    assert "hf download alireza7/LaMP-QA" in str(info.value)
     root = _hub_copy(tmp_path / "bad", rows=[{"id": 1, "question": "q", "profile": [{"id": 1, "text": "t"}]}])
     with pytest.raises(DataError, match=r"row 1: field 'profile.0.category'") as info:
         lamp_qa_prompts(str(root), "train", 2, str(official_dir))

@@ -44,5 +44,5 @@ def test_offline_missing_backbone_is_whole_and_names_the_id(tmp_path, monkeypatc
     assert run(args) == 2
     err = capsys.readouterr().err
     assert err == ("prb train: --backbone someorg/some-model is not in the local Hugging Face cache and "
-                   "HF_HUB_OFFLINE=1 forbids downloading it; run `huggingface-cli download someorg/some-model` "
+                   "HF_HUB_OFFLINE=1 forbids downloading it; run `hf download someorg/some-model` "
                    "on a connected machine (or unset HF_HUB_OFFLINE), or give a model folder\n")

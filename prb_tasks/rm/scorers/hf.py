@@ -107,7 +107,7 @@ class HFScorer(Scorer):
             access, problem = hub_model_access(source)
             if problem:
                 raise RMError(f"prb-rm: cannot load pretrained={source!r}: {problem}; download it once on a "
-                              "connected machine (`huggingface-cli download NAME`) or give a local folder")
+                              "connected machine (`hf download NAME`) or give a local folder")
             common.update(access)
         # transformers renamed torch_dtype to dtype in 4.56.
         major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
