@@ -18,6 +18,7 @@ def validate(folder: Path, bundled: bool = False) -> int:
         bundled: ``folder`` is the bundled synthetic sample (its counts are not compared
             with the published split's).
     """
+    from prb_tasks.common.terminal import fit
     from prb_tasks.data.personalized_rb.checks import find_warnings
     from prb_tasks.data.personalized_rb.reader import read_subset, split_files
 
@@ -33,14 +34,15 @@ def validate(folder: Path, bundled: bool = False) -> int:
         try:
             split_files(folder, subset)
         except DataError as exc:
-            print(f"{subset.config:<38} {'-':>6}  missing: {exc}")
+            print(f"{subset.config:<38} {'-':>6}  missing")
+            print(fit(f"  {exc}"))  # the reason under its row, wrapped to the terminal's 120 columns
             status = max(status, 1)
             continue
         try:
             rows = read_subset(folder, subset)
         except DataError as exc:
             print(f"{subset.config:<38} {'-':>6}  INVALID")
-            print(f"  {exc}")
+            print(fit(f"  {exc}"))
             status = 1
             continue
         total += len(rows)
@@ -52,7 +54,7 @@ def validate(folder: Path, bundled: bool = False) -> int:
             note += f" (the published split has {subset.expected_rows}; this is a partial or different copy)"
         print(f"{subset.config:<38} {len(rows):>6}  {note}")
         for warning in warnings:
-            print(f"  {warning.line(str(folder / subset.config))}")
+            print(fit(f"  {warning.line(str(folder / subset.config))}"))
     print(f"{'total':<38} {total:>6}")
     return status
 

@@ -39,8 +39,9 @@ def validate(folder: Path, bundled: bool = False) -> int:
 
 
 def looks_like(path: Path) -> bool:
-    """A PRISM copy: ``survey.jsonl`` and ``conversations.jsonl`` in the folder."""
-    return (path / SURVEY).is_file() and (path / CONVERSATIONS).is_file()
+    """A PRISM copy, whole or not: one of its files (``survey.jsonl``, ``conversations.jsonl``,
+    ``utterances.jsonl``) in the folder, so a copy missing one is checked as PRISM and told which."""
+    return any((path / name).is_file() for name in (SURVEY, CONVERSATIONS, UTTERANCES))
 
 
 FAMILY = BenchmarkFamily(
