@@ -12,6 +12,7 @@ import os
 import socket
 import threading
 from functools import lru_cache
+from pathlib import Path
 from urllib.parse import urlsplit
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -91,3 +92,26 @@ def hub_model_access(repo: str, filename: str = "config.json") -> tuple[dict[str
     if cached:
         return {"local_files_only": True}, None
     return {}, f"the HF hub is out of reach ({reason}) and the model is not in the local cache"
+
+
+def missing_folder(name: str) -> str | None:
+    """Why ``name`` names a local folder that is not there, or None (it exists, or it is a hub id).
+
+    A hub id is ``org/name``; a name that starts with ``/``, ``.`` or ``~``, ends with ``/``, has
+    more than two parts, or whose first part is a folder here (``runs/nope`` beside ``runs/``) is
+    meant as a folder: asking the hub for it would only wait (up to 20 s) for a not-found.
+
+    Args:
+        name: a model as the user gave it (``pretrained=``).
+    """
+    path = Path(name).expanduser()
+    if not name or path.exists():
+        return None
+    parts = Path(name).parts
+    meant_local = (name.startswith(("/", ".", "~")) or name.endswith(("/", os.sep)) or len(parts) > 2
+                   or (len(parts) == 2 and Path(parts[0]).expanduser().is_dir()))
+    if not meant_local:
+        return None
+    existing = next((p for p in path.parents if p.is_dir()), None)
+    where = f" ({existing} holds no {path.relative_to(existing)})" if existing not in (None, Path(".")) else ""
+    return f"no folder {name}{where}"

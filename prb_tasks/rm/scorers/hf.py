@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.devices import resolve_device, resolve_dtype
-from prb_tasks.common.hub_reach import hub_model_access
+from prb_tasks.common.hub_reach import hub_model_access, missing_folder
 from prb_tasks.common.install_hint import pip_install
 from prb_tasks.common.plain_logs import plain_transformers_logs
 from prb_tasks.rm.batching import sorted_batches
@@ -92,6 +92,10 @@ class HFScorer(Scorer):
     name = "hf"
 
     def __init__(self, options: RMOptions, device_from_harness: bool = False) -> None:
+        missing = missing_folder(options.pretrained or "")
+        if missing:  # at once: the hub would be asked for it first (up to 20 s for a not-found)
+            raise RMError(f"prb-rm: pretrained={options.pretrained}: {missing}; give the folder of a saved model "
+                          "or a Hugging Face model id (ORG/NAME)")
         torch, transformers = _import_stack()
         self._torch = torch
         self.options = options
