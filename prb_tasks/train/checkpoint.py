@@ -162,8 +162,14 @@ def load(folder: str | Path, who: str, accept: tuple[str, ...] | None = None,
                          f"{' or '.join(repr(a) for a in accept)} model (train one with prb train --architecture "
                          f"{accept[0]}), or run it with --model prb-method --model_args method=trained,"
                          f"checkpoint={folder}")
-    from safetensors.torch import load_file
-    from transformers import AutoModel, AutoTokenizer
+    try:
+        from safetensors.torch import load_file
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError as exc:  # was a ModuleNotFoundError traceback naming safetensors
+        from prb_tasks.common.install_hint import pip_install
+
+        raise TrainError(f"{who}: a checkpoint of prb train needs the 'train' extra (missing: {exc.name}); "
+                         f"install it: {pip_install('train')}") from None
 
     from prb_tasks.train.models import CLASSES
 
