@@ -655,9 +655,13 @@ class _Handler(BaseHTTPRequestHandler):
                 for _ in range(owner.huge_bytes // len(chunk) + 1):
                     self.wfile.write(chunk)
                 return
+            sent = 0
             while not owner._closing.wait(owner.trickle_seconds):
+                if owner.trickle_limit is not None and sent >= owner.trickle_limit:
+                    return  # a test's bound on a hang: the reply ends (as white space, not JSON)
                 self.wfile.write(b" ")
                 self.wfile.flush()
+                sent += 1
         except OSError:  # the client gave up: what the fault is for
             return
 
@@ -936,6 +940,9 @@ class FakeLLMServer:
         self.huge_bytes = 64 * 1024**2
         self.deep_levels = 100_000
         self.trickle_seconds = 0.2
+        #: Bytes after which a ``trickle`` ends (None: never), so a client that fails to give up
+        #: fails its test instead of hanging it.
+        self.trickle_limit: int | None = None
         self.models = list(models)
         self.record_requests = record_requests
         self.verbose = verbose
