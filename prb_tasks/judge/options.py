@@ -232,6 +232,18 @@ class ModelArgs(JudgeSettings):
     device: Any = None
 
 
+#: lm-eval's names for prb-judge's keys (its API backends' ``--model_args``): a habit, not a typo,
+#: so no spelling is near; the suggestion names prb-judge's key.
+HARNESS_NAMES = {"base_url": "api_base", "pretrained": "model", "max_gen_toks": "max_tokens"}
+
+
+def _suggestion(key: str, known: set[str]) -> str:
+    ours = HARNESS_NAMES.get(key)
+    if ours is not None and ours in known:
+        return f" (did you mean '{ours}'? lm-eval's API backends call it {key})"
+    return did_you_mean(key, known)
+
+
 def describe_error(exc: ValidationError, where: str, known: set[str]) -> str:
     """One line naming every bad key of ``exc`` (unknown keys with a suggestion).
 
@@ -247,7 +259,7 @@ def describe_error(exc: ValidationError, where: str, known: set[str]) -> str:
     for err in exc.errors():
         loc = str(err["loc"][0]) if err["loc"] else "(settings)"
         if err["type"] == "extra_forbidden":
-            problems.append(f"unknown key '{loc}'{did_you_mean(loc, known)}")
+            problems.append(f"unknown key '{loc}'{_suggestion(loc, known)}")
             continue
         msg = err["msg"].removeprefix("Value error, ")
         if loc in by_key:
