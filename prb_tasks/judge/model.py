@@ -206,7 +206,7 @@ class JudgeLM(LM):
             summary["cache_mode"] = s.cache
             remember_summary(summary)
         print(usage.render(), flush=True)
-        warning = usage.no_verdict_warning(s.reask) if self.expects_verdicts else None
+        warning = usage.no_verdict_warning(s.reask, _samples_logged()) if self.expects_verdicts else None
         if warning:
             print(warning, file=sys.stderr, flush=True)
         return results
@@ -353,3 +353,11 @@ class _LazyRequests(Sequence[ChatRequest]):
             out.append(seen[key])
             seen[key] += 1
         return out
+
+
+def _samples_logged() -> bool:
+    """Whether the run writes its replies (``--log_samples``); True when that cannot be known."""
+    from prb_tasks.common.harness_args import current
+
+    args = current()
+    return args is None or bool(args.settings.get("log_samples") or args.settings.get("predict_only"))

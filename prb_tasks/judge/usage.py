@@ -199,15 +199,21 @@ class UsageTracker:
             + f"cost={self.spent.label()} conc={concurrency}"
         )
 
-    def no_verdict_warning(self, reask: bool) -> str | None:
-        """One line when every reply lacked a readable verdict (None otherwise)."""
+    def no_verdict_warning(self, reask: bool, samples_logged: bool = True) -> str | None:
+        """One line when every reply lacked a readable verdict (None otherwise).
+
+        Args:
+            reask: the judge re-asked for the verdict.
+            samples_logged: the run writes its replies (``--log_samples``); else the line says to add it.
+        """
         if not self.answered or self.unparsed < self.answered:
             return None
+        look = ("check the replies in the --log_samples output" if samples_logged else
+                "re-run with --output_path DIR --log_samples to see the replies")
         advice = (
-            "even after re-asking; check the replies in the --log_samples output and try a template"
+            f"even after re-asking; {look} and try a template"
             if reask else
-            "check the replies in the --log_samples output, then try reask=1 (asks once more for the "
-            "verdict only) or a template"
+            f"{look}, then try reask=1 (asks once more for the verdict only) or a template"
         )
         return (
             f"prb-judge: warning: none of the {self.answered} replies had a verdict the parser could read "
@@ -302,7 +308,8 @@ class UsageTracker:
             f"  tokens in {tok['input']:,} / out {tok['output']:,} / reasoning {tok['reasoning']:,}"
             + (f" ({tok['calls_without_usage']} calls reported none)" if tok["calls_without_usage"] else ""),
             _prompt_cache_line(tok, s["prompt_cache_saving_usd"]),
-            f"  cost {self.spent.label()}; cache hits originally cost {self.cached_value.label()}",
+            f"  cost {self.spent.label()}"
+            + (f"; cache hits originally cost {self.cached_value.label()}" if s["cache_hits"] else ""),
         ]
         lines = [line for line in lines if line]
         if lat["p50"] is not None:
@@ -385,7 +392,10 @@ def failed_line(summary: dict[str, Any]) -> str | None:
     again = ("re-running sends every request again (cache=" + str(summary.get("cache_mode")) + ")"
              if summary.get("cache_mode") in ("off", "read")
              else "re-run the same command to retry only them: answered judgments are cached and not sent again")
-    return (f"prb eval: {errors} of {summary['judgments']} judgments failed after every retry"
+    # A malformed reply is not retried (by design: the same request gets the same reply), nor is
+    # anything with max_retries=0: "after every retry" would claim retries that never happened.
+    failed = "failed after every retry" if summary.get("retries") else "failed (not retried)"
+    return (f"prb eval: {errors} of {summary['judgments']} judgments {failed}"
             f"{f' ({kinds})' if kinds else ''} and count as wrong (error_rate); {again}")
 
 
