@@ -375,7 +375,6 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
     original_evaluate = lm_eval.simple_evaluate
     original_from_cli = EvaluatorConfig.__dict__["from_cli"]
     original_git_hash = getattr(evaluator, "get_git_commit_hash", None)
-    original_env_info = getattr(evaluator, "add_env_info", None)
     original_save_samples = EvaluationTracker.__dict__["save_results_samples"]
 
     def simple_evaluate(*args: Any, **kwargs: Any) -> Any:
@@ -414,10 +413,6 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
         EvaluationTracker.save_results_samples = save_results_samples
     if original_git_hash is not None:
         evaluator.get_git_commit_hash = _quiet_git_hash
-    if original_env_info is not None:
-        from prb_tasks.cli.env_info import light_env_info
-
-        evaluator.add_env_info = light_env_info(original_env_info)
     try:
         with compact_contexts(compact, prompt_hashes=log_samples):
             yield
@@ -428,8 +423,6 @@ def _hooks(captured: dict[str, Any], full_tables: bool = False, compact: bool = 
         EvaluatorConfig.from_cli = original_from_cli
         if original_git_hash is not None:
             evaluator.get_git_commit_hash = original_git_hash
-        if original_env_info is not None:
-            evaluator.add_env_info = original_env_info
 
 
 def _redact_results(results: dict[str, Any]) -> None:
