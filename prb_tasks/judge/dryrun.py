@@ -21,6 +21,7 @@ plain input price (an upper bound: how much is cached depends on timing).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -132,6 +133,11 @@ def estimate(lm: JudgeSetup, chats: Sequence[ChatRequest], sample_indices: Seque
     """
     s = lm.settings
     model, api_base = s.model_id, s.api_base
+    if "litellm" not in sys.modules:
+        # Its import is most of a dry run's time (6 s on the 2-core machine at load 7, 40 s and more at
+        # load 10-17) and nothing else is printed meanwhile: say what the wait is.
+        print("prb-judge: dry run: loading litellm for its token counters and price list (seconds; longer on a "
+              "busy machine) ...", file=sys.stderr, flush=True)
     counter = token_counter_for(model)
     cache = None
     if s.cache in ("on", "read") and (lm.cache_dir / "cache.db").is_file():
