@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.terminal import fit, shown_path
 from prb_tasks.data.plan_files import PLAN_TASK
 
 PLANNER_TASK = "personalized_rb_planner"
@@ -150,8 +151,8 @@ def _plan_folder(output_path: str | None) -> Iterator[Path]:
         yield (root.parent if root.suffix == ".json" else root) / "plan"
         return
     with tempfile.TemporaryDirectory(prefix="prb-plans-") as tmp:
-        print("prb: planner: no --output_path, so stage 1's plans go to a temporary folder that is "
-              "deleted at the end (pass --output_path to keep them)", flush=True)
+        print(fit("prb: planner: no --output_path, so stage 1's plans go to a temporary folder that is "
+                  "deleted at the end (pass --output_path to keep them)"), flush=True)
         yield Path(tmp)
 
 
@@ -225,8 +226,8 @@ def _run(argv: list[str], run_eval: Callable[[list[str]], int]) -> int:
                   "--output_path", str(plan_dir), "--log_samples"]
         if metadata:
             stage1 += ["--metadata", json.dumps(metadata)]
-        print(f"prb: planner stage 1/2: {planner_args.get('model') or planner_args.get('config')} "
-              f"infers each user's expectations ({PLAN_TASK}) -> {plan_dir}", flush=True)
+        print(fit(f"prb: planner stage 1/2: {planner_args.get('model') or planner_args.get('config')} "
+                  f"infers each user's expectations ({PLAN_TASK}) -> {shown_path(plan_dir)}"), flush=True)
         started = time.time()
         code = run_eval(stage1)
         if code:
@@ -240,6 +241,6 @@ def _run(argv: list[str], run_eval: Callable[[list[str]], int]) -> int:
                   "--metadata", json.dumps(meta2)]
         if output:
             stage2 += ["--output_path", output]
-        print(f"prb: planner stage 2/2: {judge_args.get('model') or judge_args.get('config')} judges with "
-              f"the inferred aspects ({', '.join(stage2_tasks)})", flush=True)
+        print(fit(f"prb: planner stage 2/2: {judge_args.get('model') or judge_args.get('config')} judges with "
+                  f"the inferred aspects ({', '.join(stage2_tasks)})"), flush=True)
         return run_eval(stage2)
