@@ -104,6 +104,7 @@ _STDERR = "+/-: lm-eval's standard error; for intervals over pairs run `prb comp
 _NO_SKIPS = "share of judgments not sent (always 0 with this backend, which sends every judgment)"
 _CI_PAIRS = ("95% CI: bootstrap over pairs within each subset (a judge's two orders of a pair count once); "
              "pairs: pairs scored")
+_CI_PAIRS_SCALAR = "95% CI: bootstrap over pairs within each subset; pairs: pairs scored"
 _ITEMS = ("items: items scored (a Best-of-N question with its candidates, a RewardBench 2 prompt with its 4 or more "
           "responses, an RM-Bench prompt with its 3 chosen and 3 rejected responses)")
 _RATINGS = "ratings: responses the judge rated, one request each (a RewardBench 2 row is 4 or more)"
@@ -204,7 +205,8 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
         return [*lines, _JUDGMENTS]
     # A Best-of-N row scores questions (N candidates each), not pairs.
     questions = "; on a Best-of-N row it counts questions" if any(m.startswith("bon_") for _, m in shown) else ""
-    if "_starred" not in only:
-        return [*lines, _CI_PAIRS + questions]
     judges = any(kind == "judge" for kind, _ in shown)
+    if "_starred" not in only:
+        # A scorer gives a pair one score: the judge's two orders mean nothing on its rows.
+        return [*lines, (_CI_PAIRS if judges else _CI_PAIRS_SCALAR) + questions]
     return [*lines, (_CI_STDERR if judges else _CI_STDERR_SCALAR) + questions]
