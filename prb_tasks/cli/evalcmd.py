@@ -490,6 +490,10 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         legend = legend_lines(results, ours, shown if table else None)
         if legend:
             lines += ["Metrics:", *(f"  {line}" for line in legend)]
+        if table and args.settings.get("predict_only"):
+            # lm-eval computes no metrics with --predict_only: the table's cells are all "-".
+            lines.append("--predict_only: lm-eval wrote the replies (the samples files) and computed no metrics, "
+                         "so the table shows '-'; run without --predict_only for the numbers")
         if table and plain:
             lines.append(f"lm-eval's full tables: run it as `prb eval ... {FULL_TABLES_FLAG}`, "
                          "or with PRB_LM_EVAL_HOOK=0 set")
