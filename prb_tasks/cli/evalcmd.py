@@ -490,9 +490,17 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         legend = legend_lines(results, ours, shown if table else None)
         if legend:
             lines += ["Metrics:", *(f"  {line}" for line in legend)]
+        limit = _whole_limit(args.settings.get("limit"))
+        configs = results.get("configs") or {}
+        if limit and any(name in ours and (cfg or {}).get("output_type") == "generate_until"
+                         for name, cfg in configs.items()):
+            # lm-eval's --limit counts documents; a judge task's document is one judgment, not a pair.
+            lines.append(f"Limit: --limit {limit} counted documents: on the judge tasks each is one judgment (one "
+                         "request), and a pair is judged in each order it is shown in, so this is fewer pairs than "
+                         f"{limit} (n counts the judgments)")
         if table and args.settings.get("predict_only"):
             # lm-eval computes no metrics with --predict_only: the table's cells are all "-".
-            lines.append("--predict_only: lm-eval wrote the replies (the samples files) and computed no metrics, "
+            lines.append("Predict only: lm-eval wrote the replies (the samples files) and computed no metrics, "
                          "so the table shows '-'; run without --predict_only for the numbers")
         if table and plain:
             lines.append(f"lm-eval's full tables: run it as `prb eval ... {FULL_TABLES_FLAG}`, "
@@ -528,6 +536,15 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         print(redact(as_typed(stopped, plain)), file=sys.stderr)
         return STOPPED_EARLY
     return 0
+
+
+def _whole_limit(value: Any) -> int | None:
+    """``--limit`` as a whole number of documents (None: not given, or a share such as 0.5)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number >= 1 and number.is_integer() else None
 
 
 def write_judge_usage(summary: dict | None, output_path: str | None, started: float) -> Path | None:
