@@ -46,6 +46,11 @@ def _text(completion: Any) -> str:
     return str(completion)
 
 
+#: Batches in a row the reward model may fail before ``prb rl`` stops (one failed batch is the
+#: authors' rule: its completions get the preset's reward and training goes on).
+STOP_AFTER_FAILED_BATCHES = 3
+
+
 class RMReward:
     """A TRL reward function scoring completions with one ``prb-rm`` model.
 
@@ -61,6 +66,7 @@ class RMReward:
         self.on_error = on_error
         self.failures = 0
         self.calls = 0
+        self.failed_in_a_row = 0
         # TRL logs each reward function under its __name__.
         self.__name__ = f"prb_rm_{rm.scorer.name}"
 
@@ -74,7 +80,16 @@ class RMReward:
             raise
         except Exception as exc:  # noqa: BLE001 - the authors' rule: a failed score is 0.5, counted
             self.failures += len(items)
-            print(f"prb rl: the reward model failed on a batch of {len(items)} ({str(exc).splitlines()[0]}); "
+            self.failed_in_a_row += 1
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            if self.failed_in_a_row >= STOP_AFTER_FAILED_BATCHES:
+                # A run of failures is a reward model that is down (a server that never answers),
+                # not a completion it could not score: training on constant rewards teaches nothing.
+                raise PRBError(f"prb rl: the reward model failed on {self.failed_in_a_row} batches in a row "
+                               f"(last: {reason}); stopped instead of training on reward {self.on_error} for "
+                               "everything: check that it is running (--reward-url) and run again") from None
+            print(f"prb rl: the reward model failed on a batch of {len(items)} ({reason}); "
                   f"reward {self.on_error} each, as the preset says", file=sys.stderr)
             return [self.on_error] * len(items)
+        self.failed_in_a_row = 0
         return [float(s) * self.scale for s in scores]
