@@ -32,6 +32,7 @@ from prb_tasks.prompts.retrieval import RetrievalOptions, SelectedPost
 from prb_tasks.rl.lamp_qa import lamp_prompt, lamp_qa_prompts, read_split
 from prb_tasks.rl.presets import PRESETS
 from prb_tasks.rl.verl_engine.overrides import LOGGER, build_overrides, number
+from prb_tasks.rl.verl_engine.pin import REWARD_FUNCTION
 from prb_tasks.rl.verl_engine.preflight import ray_endpoint
 from prb_tasks.rl.verl_engine.reward import RewardConfig, VerlReward, write_reward_module
 from prb_tasks.rl.verl_engine.rows import verl_row, write_parquet
@@ -101,7 +102,8 @@ def authors_compute_score(url: str, solution_str: str, extra_info: dict) -> floa
 
 
 def verl_loads(module: Path) -> Any:
-    """What verl's load_extern_object does with custom_reward_function.path/name."""
+    """What verl's load_extern_object does with reward.custom_reward_function.path/name (verl itself:
+    tests/rl/test_verl_real.py)."""
     spec = importlib.util.spec_from_file_location("custom_module", module)
     assert spec is not None and spec.loader is not None
     loaded = importlib.util.module_from_spec(spec)
@@ -125,9 +127,13 @@ def test_overrides_equal_their_verl_sh() -> None:
                            experiment="run-1", preset=PRESETS["paper"], gpus_per_node=4)
     theirs = authors_verl_sh("/d/Art.parquet", "Qwen/Qwen2.5-0.5B-Instruct", 4, "/o/reward_function.py",
                              "/o/ckpt", "run-1")
-    # The one value prb replaces (no wandb login), then what prb adds: the node count.
-    expected = [LOGGER if item.startswith("trainer.logger=") else item for item in theirs] + ["trainer.nnodes=1"]
+    # What prb changes: the reward function's key (the one verl 0.9 reads, tests/rl/test_verl_real.py), the
+    # logger (no wandb login); then what prb adds: the node count.
+    expected = [LOGGER if item.startswith("trainer.logger=") else
+                f"{REWARD_FUNCTION}.{item[len('custom_reward_function.'):]}"
+                if item.startswith("custom_reward_function.") else item for item in theirs] + ["trainer.nnodes=1"]
     assert ours == expected
+    assert not [item for item in ours if item.startswith("custom_reward_function.")]
 
 
 def test_overrides_name_the_cluster_and_the_step_limit() -> None:
@@ -540,7 +546,7 @@ def test_engine_writes_verl_inputs_runs_main_ppo_and_merges(tmp_path, official_d
     args = dict(item.split("=", 1) for item in seen["argv"])
     assert args["trainer.nnodes"] == "3" and args["trainer.n_gpus_per_node"] == "2"
     assert args["reward.num_workers"] == "1"  # prb-rm loads the RM in each worker: one worker, one copy
-    assert Path(args["custom_reward_function.path"]) == (folder / "verl" / "reward_function.py").resolve()
+    assert Path(args[f"{REWARD_FUNCTION}.path"]) == (folder / "verl" / "reward_function.py").resolve()
     import pyarrow.parquet as pq
 
     assert pq.read_table(args["data.train_files"]).num_rows == 3

@@ -1,8 +1,10 @@
 """The Hydra overrides prb passes to ``verl.trainer.main_ppo``: the authors' ``PPO/verl.sh`` (commit a5c6814).
 
 Every override of their script is kept, in their order, with the values the preset gives
-(``paper``: theirs). Three things differ, each for a reason (``docs/rl-downstream.md``):
-``custom_reward_function.path`` is prb's reward module (prb-rm, or their served-RM shape),
+(``paper``: theirs). Four things differ, each for a reason (``docs/rl-downstream.md``):
+the reward function is set at the key the pinned verl reads (:mod:`.pin`: ``reward.custom_reward_function.*``
+from verl 0.7.1 on; their top-level ``custom_reward_function.*`` is ignored by verl 0.9), its path is
+prb's reward module (prb-rm, or their served-RM shape),
 ``trainer.logger`` is ``['console']`` (their ``wandb`` needs an account and a login, and prb
 keeps its own per-step log), and prb adds ``trainer.nnodes`` (one machine or a Ray cluster)
 and, only when ``--max-steps`` is given, ``trainer.total_training_steps``; when prb-rm loads a model in
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from prb_tasks.rl.presets import RLPreset
+from prb_tasks.rl.verl_engine.pin import REWARD_FUNCTION, REWARD_WORKERS
 
 #: Their logger (``['wandb','console']``) and prb's.
 LOGGER = "trainer.logger=['console']"
@@ -101,8 +104,8 @@ def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoi
         f"actor_rollout_ref.rollout.top_p={number(preset.top_p)}",
         "actor_rollout_ref.rollout.enable_chunked_prefill=False",
         f"actor_rollout_ref.ref.log_prob_micro_batch_size={s.log_prob_micro_batch}",
-        f"custom_reward_function.path={reward_module}",
-        "custom_reward_function.name=compute_score",
+        f"{REWARD_FUNCTION}.path={reward_module}",
+        f"{REWARD_FUNCTION}.name=compute_score",
         f"critic.model.path={policy}",
         f"critic.optim.lr={number(s.critic_lr)}",
         f"critic.ppo_micro_batch_size_per_gpu={preset.micro_batch}",
@@ -118,5 +121,5 @@ def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoi
     if max_steps is not None:
         out.append(f"trainer.total_training_steps={max_steps}")
     if reward_workers is not None:
-        out.append(f"reward.num_workers={reward_workers}")
+        out.append(f"{REWARD_WORKERS}={reward_workers}")
     return out
