@@ -131,7 +131,7 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     missing = [name for name in engine.needs if importlib.util.find_spec(name) is None]
     if missing:
         raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: {pip_install(engine.extra)}")
-    engine.preflight(args)
+    engine.preflight(args, preset)
     if preset.bon_preset == "official" and not args.templates:
         raise PRBError(f"prb rl: preset {preset.name} uses the authors' prompts, which prb does not ship: run "
                        "`prb templates official DIR` once and add --templates DIR")

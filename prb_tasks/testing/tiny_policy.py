@@ -10,7 +10,6 @@ grading plumbing is real.
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Literal
 
 from prb_tasks.testing.tiny_rm import TINY_CHAT_TEMPLATE, tiny_config, train_tokenizer
@@ -53,3 +52,14 @@ def build_tiny_policy(folder: Path, seed: int = 0, hidden: int = 32, layers: int
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def build_verl_policy(folder: Path, seed: int = 0) -> Path:
+    """The tiny policy ``prb rl --engine verl`` trains in benchmarks/bench_verl.py and its CPU tests: a
+    Llama (verl's merger knows it) with 64-wide attention heads (vLLM's kernels take them).
+
+    Args:
+        folder: where to save (created).
+        seed: torch seed of the weights.
+    """
+    return build_tiny_policy(folder, seed=seed, hidden=2 * LLAMA_HEAD_DIM, arch="llama")

@@ -129,9 +129,12 @@ def test_overrides_equal_their_verl_sh() -> None:
                              "/o/ckpt", "run-1")
     # What prb changes: the reward function's key (the one verl 0.9 reads, tests/rl/test_verl_real.py), the
     # logger (no wandb login); then what prb adds: the node count.
+    # Their log-prob micro-batch over all GPUs is written per GPU (8 over their 4 GPUs: 2), the key verl 0.9 reads.
     expected = [LOGGER if item.startswith("trainer.logger=") else
                 f"{REWARD_FUNCTION}.{item[len('custom_reward_function.'):]}"
-                if item.startswith("custom_reward_function.") else item for item in theirs] + ["trainer.nnodes=1"]
+                if item.startswith("custom_reward_function.") else
+                item.replace("log_prob_micro_batch_size=8", "log_prob_micro_batch_size_per_gpu=2")
+                for item in theirs] + ["trainer.nnodes=1"]
     assert ours == expected
     assert not [item for item in ours if item.startswith("custom_reward_function.")]
 

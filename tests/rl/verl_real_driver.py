@@ -8,6 +8,9 @@ and asserts on the JSON it prints. Each command goes through verl's public entry
 - ``validate CASES``: compose verl's ``ppo_trainer`` config with each case's overrides (Hydra's
   compose API on verl's own config folder) and run ``verl.utils.config.validate_config`` as
   ``main_ppo.main`` does; ``"ok"`` or the error's first line per case.
+- ``split CASES``: each case's rollout batch cut as verl's engine workers cut it at an update:
+  every GPU's share, verl's ``make_iterator`` over it in mini-batches of the GPU's share of the
+  PPO mini-batch, verl's ``prepare_micro_batches`` on each; ``"ok"`` or what verl raised.
 - ``dataset OVERRIDES``: verl's ``RLHFDataset`` on ``data.train_files`` with the policy's tokenizer
   (``actor_rollout_ref.model.path``, loaded with verl's ``hf_tokenizer``) and ``config.data``.
 - ``reward OVERRIDES RESPONSES``: every row of that dataset with one response each (tokenized as
@@ -28,11 +31,10 @@ from typing import Any
 
 def compose(overrides: list[str]) -> Any:
     """verl's ``ppo_trainer`` config with ``overrides``, composed as ``main_ppo``'s ``@hydra.main`` does."""
+    import verl.trainer.main_ppo as main_ppo
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-
-    import verl.trainer.main_ppo as main_ppo
 
     folder = Path(main_ppo.__file__).parent / "config"
     GlobalHydra.instance().clear()
@@ -52,6 +54,29 @@ def validate(cases: dict[str, list[str]]) -> dict[str, str]:
                             use_critic=need_critic(config))
             out[name] = "ok"
         except (AssertionError, ValueError) as exc:
+            out[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return out
+
+
+def split(cases: dict[str, dict[str, int]]) -> dict[str, str]:
+    import torch
+    from tensordict import TensorDict
+    from verl.utils import tensordict_utils as tu
+    from verl.workers.engine.utils import prepare_micro_batches
+
+    out = {}
+    for name, case in cases.items():
+        gpus = case["gpus"]
+        try:
+            share = case["rollout"] // gpus
+            data = TensorDict({"x": torch.arange(share)}, batch_size=[share])
+            # engine_workers.train_mini_batch asserts this before it cuts (the one check restated here).
+            assert case["mini"] % gpus == 0, f"mini_batch_size={case['mini']} over {gpus} GPUs"
+            for mini in tu.make_iterator(data, mini_batch_size=case["mini"] // gpus, epochs=1):
+                tu.assign_non_tensor(mini, use_dynamic_bsz=False, micro_batch_size_per_gpu=case["micro"])
+                prepare_micro_batches(mini)
+            out[name] = "ok"
+        except (AssertionError, ValueError, ZeroDivisionError) as exc:
             out[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return out
 
@@ -88,7 +113,6 @@ def rows(config: Any) -> dict[str, Any]:
 def rewards(config: Any, responses: list[str]) -> dict[str, Any]:
     import numpy as np
     import torch
-
     from verl import DataProto
     from verl.experimental.reward_loop import RewardLoopWorker
 
@@ -123,6 +147,8 @@ def main(argv: list[str]) -> int:
     try:
         if command == "validate":
             result: Any = validate(json.loads(Path(args[0]).read_text(encoding="utf-8")))
+        elif command == "split":
+            result = split(json.loads(Path(args[0]).read_text(encoding="utf-8")))
         else:
             config = compose(Path(args[0]).read_text(encoding="utf-8").splitlines())
             if command == "dataset":
