@@ -196,7 +196,7 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     for rm_args in rms:
         slug = _slug(rm_args)
         path = write_run(out / "runs" / slug, rm_args, args.policy, answers["base"], answers[slug],
-                         lambda key, text: grade_of(grades, key, text), preset, args.seed)
+                         lambda key, text: grade_of(grades, key, text), preset, args.seed, engine.record())
         import json
 
         res = json.loads(path.read_text(encoding="utf-8"))["results"]["personalized_rb_rl"]

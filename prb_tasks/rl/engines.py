@@ -28,6 +28,16 @@ class Engine:
     def preflight(self, args: argparse.Namespace, preset: RLPreset) -> None:
         """Refuse, in one line, what this engine cannot run with ``preset`` (nothing written yet)."""
 
+    def record(self) -> dict[str, str]:
+        """What the run's results file records about the engine: its name and its package's version."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version(self.name)
+        except PackageNotFoundError:
+            installed = "unknown"
+        return {"name": self.name, f"{self.name}_version": installed}
+
     def check_rm(self, rm_args: str, reward_url: Optional[str]) -> Any:
         """Load (or check) one ``--rm``; what :meth:`train` receives as ``rm``."""
         raise NotImplementedError
