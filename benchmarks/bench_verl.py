@@ -1,20 +1,25 @@
 """``prb rl --engine verl`` end to end on one GPU: PPO steps per second, GPU memory and the graded result.
 
-Everything is local (no hub): the tiny random GPT-2 policy of :mod:`prb_tasks.testing.tiny_policy`
-(vLLM rollouts, FSDP actor and critic), the served RM of :mod:`prb_tasks.testing.rl_setup` that
+Everything is local (no hub): the tiny random Llama policy of
+:func:`prb_tasks.testing.tiny_policy.build_verl_policy` (64-wide attention heads, which vLLM's kernels take;
+a Llama, which verl's merger knows: it refuses GPT-2), with vLLM rollouts and FSDP actor and critic,
+the served RM of :mod:`prb_tasks.testing.rl_setup` that
 rewards short answers (prb-rm ``endpoint=``, scored inside verl's reward worker), the fake grader
 whose rubric rewards short answers, the bundled sample. The settings are the ``paper`` preset's
 with the batch sizes and lengths shrunk so a run takes a few minutes: 8 prompts per rollout
 batch, PPO mini-batch 4, micro-batch 2, 32 new tokens, ``--max-steps`` PPO steps (default 3).
 verl's own merger turns the FSDP shards into the HF policy that answers the held-out questions.
 
-    pip install 'prb-tasks[verl]'     # on the GPU machine
+    # on the GPU machine, in a second environment (docs/rl-downstream.md "Installing verl")
+    pip install -c constraints-verl.txt -e ".[verl]"
     python benchmarks/bench_verl.py [--max-steps 3]
 
 Prints one JSON object: PPO steps per second (verl's ``timing_s/step`` of each step, from
 ``main_ppo.log``), the GPU's peak memory in use while verl ran (``nvidia-smi``, every second),
 the wall time of each phase, and the graded result of the run (the starting policy's and the
-trained policy's mean grade). Not a test: it needs a CUDA GPU, verl and vLLM.
+trained policy's mean grade), and the engine and verl version the run's results file records. Not a
+test: it needs a CUDA GPU, verl and vLLM. Its verl-facing steps run on CPU in tests/rl/test_verl_real.py;
+the end-to-end GPU run has not been done yet (docs/rl-downstream.md).
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
 from prb_tasks.rl.presets import PRESETS
 from prb_tasks.testing.fake_server import FakeLLMServer
 from prb_tasks.testing.rl_setup import ConciseRM, concise_grader
-from prb_tasks.testing.tiny_policy import build_tiny_policy
+from prb_tasks.testing.tiny_policy import build_verl_policy
 
 PRESET = "gpu-bench"
 
@@ -90,7 +95,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp, ConciseRM() as rm, FakeLLMServer(policy=concise_grader()) as grader:
         root = args.keep or Path(tmp)
-        policy = build_tiny_policy(root / "policy", seed=0)
+        policy = build_verl_policy(root / "policy", seed=0)
         argv = ["rl", "--engine", "verl", "--preset", PRESET, "--policy", str(policy), "--rm", f"endpoint={rm.url}",
                 "--grader", f"model=openai/grader,api_base={grader.openai_base}", "--out", str(root / "out"),
                 "--data-dir", "sample", "--max-steps", str(args.max_steps), "--gpus-per-node", "1"]
@@ -102,13 +107,15 @@ def main() -> int:
             print(json.dumps({"exit": status, "wall_s": round(wall, 1)}))
             return status
         run = next((root / "out" / "runs").iterdir())
-        results = json.loads(next(run.glob("results_*.json")).read_text())["results"]["personalized_rb_rl"]
+        recorded = json.loads(next(run.glob("results_*.json")).read_text())
+        results = recorded["results"]["personalized_rb_rl"]
         steps = step_times(next((root / "out" / "policies").glob("*/verl/main_ppo.log")))
     print(json.dumps({
         "ppo_steps": len(steps), "steps_per_s": round(len(steps) / sum(steps), 3) if steps else None,
         "step_s": [round(s, 2) for s in steps], "gpu_peak_mib": memory.peak_mib, "wall_s": round(wall, 1),
         "base_grade": results["bon_gold_k1,none"], "trained_grade": results["bon_gold,none"],
         "gain": results["bon_gain,none"], "ungraded": results["ungraded,none"],
+        "engine": recorded["prb"]["rl"]["engine"],
     }, indent=1))
     return 0
 

@@ -131,7 +131,7 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     missing = [name for name in engine.needs if importlib.util.find_spec(name) is None]
     if missing:
         raise PRBError(f"prb rl needs {', '.join(missing)}; install the extra: {pip_install(engine.extra)}")
-    engine.preflight(args)
+    engine.preflight(args, preset)
     if preset.bon_preset == "official" and not args.templates:
         raise PRBError(f"prb rl: preset {preset.name} uses the authors' prompts, which prb does not ship: run "
                        "`prb templates official DIR` once and add --templates DIR")
@@ -196,7 +196,7 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
     for rm_args in rms:
         slug = _slug(rm_args)
         path = write_run(out / "runs" / slug, rm_args, args.policy, answers["base"], answers[slug],
-                         lambda key, text: grade_of(grades, key, text), preset, args.seed)
+                         lambda key, text: grade_of(grades, key, text), preset, args.seed, engine.record())
         import json
 
         res = json.loads(path.read_text(encoding="utf-8"))["results"]["personalized_rb_rl"]

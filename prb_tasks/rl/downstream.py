@@ -29,7 +29,7 @@ def _mean(values: list[float]) -> float:
 
 
 def write_run(folder: Path, rm_args: str, policy: str, base: dict[str, str], trained: dict[str, str],
-              grade: Any, preset: RLPreset, seed: int) -> Path:
+              grade: Any, preset: RLPreset, seed: int, engine: Optional[dict[str, str]] = None) -> Path:
     """Write one reward model's downstream run; the results file.
 
     Args:
@@ -40,6 +40,7 @@ def write_run(folder: Path, rm_args: str, policy: str, base: dict[str, str], tra
         grade: ``(pair_key, answer) -> grade or None``.
         preset: the settings used (recorded).
         seed: the seed used (recorded).
+        engine: what trained the policy (recorded): ``{"name": "trl" | "verl", "<package>_version": ...}``.
     """
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H-%M-%S") + f".{time.time_ns() % 1_000_000:06d}"
@@ -65,7 +66,7 @@ def write_run(folder: Path, rm_args: str, policy: str, base: dict[str, str], tra
                            "description": "RL downstream: a policy trained against this reward model (prb rl)"}},
         "n-samples": {TASK: {"original": len(samples), "effective": len(samples)}},
         "config": {"model": "prb-rm", "model_args": rm_args},
-        "prb": {"rl": {"policy": policy, "seed": seed, "preset": asdict(preset)}},
+        "prb": {"rl": {"policy": policy, "seed": seed, "preset": asdict(preset), "engine": engine or {}}},
     }
     # Undefined values stay NaN, as lm-eval writes them (Python's json reads them back).
     text = json.dumps(data, indent=2, default=str)

@@ -25,8 +25,18 @@ class Engine:
     needs: tuple[str, ...] = ()
     extra = "rl"
 
-    def preflight(self, args: argparse.Namespace) -> None:
-        """Refuse, in one line, what this engine cannot run (nothing written yet)."""
+    def preflight(self, args: argparse.Namespace, preset: RLPreset) -> None:
+        """Refuse, in one line, what this engine cannot run with ``preset`` (nothing written yet)."""
+
+    def record(self) -> dict[str, str]:
+        """What the run's results file records about the engine: its name and its package's version."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version(self.name)
+        except PackageNotFoundError:
+            installed = "unknown"
+        return {"name": self.name, f"{self.name}_version": installed}
 
     def check_rm(self, rm_args: str, reward_url: Optional[str]) -> Any:
         """Load (or check) one ``--rm``; what :meth:`train` receives as ``rm``."""
@@ -44,7 +54,7 @@ class TrlEngine(Engine):
     name = "trl"
     needs = ("torch", "transformers", "trl")
 
-    def preflight(self, args: argparse.Namespace) -> None:
+    def preflight(self, args: argparse.Namespace, preset: RLPreset) -> None:
         given = [flag for flag, value in (("--ray-address", getattr(args, "ray_address", None)),
                                           ("--nodes", getattr(args, "nodes", 1) != 1 or None),
                                           ("--gpus-per-node", getattr(args, "gpus_per_node", None))) if value]
@@ -78,13 +88,20 @@ class VerlEngine(Engine):
     needs = ("torch", "transformers", "datasets")
     extra = "verl"
 
-    def preflight(self, args: argparse.Namespace) -> None:
+    def preflight(self, args: argparse.Namespace, preset: RLPreset) -> None:
+        from prb_tasks.rl.verl_engine.batches import check_batches
+        from prb_tasks.rl.verl_engine.overrides import VerlSettings
         from prb_tasks.rl.verl_engine.preflight import check
 
         if args.reward_url and len(args.rm) > 1:
             raise PRBError("prb rl --engine verl: --reward-url serves one reward model; give one --rm with it "
                            "(its label for prb validity) and run once per served model")
         args.ray_address = check(args.ray_address)
+        if args.gpus_per_node is None:
+            import torch
+
+            args.gpus_per_node = max(1, torch.cuda.device_count())
+        check_batches(preset, args.gpus_per_node, args.nodes, VerlSettings().rollout_n)
 
     def check_rm(self, rm_args: str, reward_url: Optional[str]) -> Any:
         if reward_url:
@@ -114,13 +131,8 @@ class VerlEngine(Engine):
         reward = RewardConfig(url=args.reward_url, divide_by=divide_by, on_error=preset.reward_on_error) \
             if args.reward_url else RewardConfig(rm_args=rm_args, divide_by=divide_by,
                                                  on_error=preset.reward_on_error)
-        gpus = args.gpus_per_node
-        if gpus is None:
-            import torch
-
-            gpus = max(1, torch.cuda.device_count())
         return train_policy_verl(policy, prompts, reward, preset, folder, experiment=folder.name,
-                                 gpus_per_node=gpus, nodes=args.nodes, max_steps=args.max_steps,
+                                 gpus_per_node=args.gpus_per_node, nodes=args.nodes, max_steps=args.max_steps,
                                  ray_address=args.ray_address, data_source=getattr(args, "data_source", "prb-rl"))
 
 

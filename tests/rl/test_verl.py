@@ -32,7 +32,8 @@ from prb_tasks.prompts.retrieval import RetrievalOptions, SelectedPost
 from prb_tasks.rl.lamp_qa import lamp_prompt, lamp_qa_prompts, read_split
 from prb_tasks.rl.presets import PRESETS
 from prb_tasks.rl.verl_engine.overrides import LOGGER, build_overrides, number
-from prb_tasks.rl.verl_engine.preflight import ray_endpoint
+from prb_tasks.rl.verl_engine.pin import REWARD_FUNCTION, VERL_VERSION
+from prb_tasks.rl.verl_engine.preflight import PIECES, ray_endpoint
 from prb_tasks.rl.verl_engine.reward import RewardConfig, VerlReward, write_reward_module
 from prb_tasks.rl.verl_engine.rows import verl_row, write_parquet
 from prb_tasks.testing.hub_layout import write_shard
@@ -101,7 +102,8 @@ def authors_compute_score(url: str, solution_str: str, extra_info: dict) -> floa
 
 
 def verl_loads(module: Path) -> Any:
-    """What verl's load_extern_object does with custom_reward_function.path/name."""
+    """What verl's load_extern_object does with reward.custom_reward_function.path/name (verl itself:
+    tests/rl/test_verl_real.py)."""
     spec = importlib.util.spec_from_file_location("custom_module", module)
     assert spec is not None and spec.loader is not None
     loaded = importlib.util.module_from_spec(spec)
@@ -125,9 +127,16 @@ def test_overrides_equal_their_verl_sh() -> None:
                            experiment="run-1", preset=PRESETS["paper"], gpus_per_node=4)
     theirs = authors_verl_sh("/d/Art.parquet", "Qwen/Qwen2.5-0.5B-Instruct", 4, "/o/reward_function.py",
                              "/o/ckpt", "run-1")
-    # The one value prb replaces (no wandb login), then what prb adds: the node count.
-    expected = [LOGGER if item.startswith("trainer.logger=") else item for item in theirs] + ["trainer.nnodes=1"]
+    # What prb changes: the reward function's key (the one verl 0.9 reads, tests/rl/test_verl_real.py), the
+    # logger (no wandb login); then what prb adds: the node count.
+    # Their log-prob micro-batch over all GPUs is written per GPU (8 over their 4 GPUs: 2), the key verl 0.9 reads.
+    expected = [LOGGER if item.startswith("trainer.logger=") else
+                f"{REWARD_FUNCTION}.{item[len('custom_reward_function.'):]}"
+                if item.startswith("custom_reward_function.") else
+                item.replace("log_prob_micro_batch_size=8", "log_prob_micro_batch_size_per_gpu=2")
+                for item in theirs] + ["trainer.nnodes=1"]
     assert ours == expected
+    assert not [item for item in ours if item.startswith("custom_reward_function.")]
 
 
 def test_overrides_name_the_cluster_and_the_step_limit() -> None:
@@ -326,13 +335,61 @@ def _one_line(capsys) -> str:
 
 @pytest.fixture
 def fake_verl(tmp_path, monkeypatch) -> Path:
-    """A ``verl`` package that only exists (for the checks after "is verl installed")."""
+    """``verl`` (installed as the pinned release) and what its main_ppo imports, as packages that only exist (for
+    the checks after "is it installed")."""
     root = tmp_path / "site"
-    (root / "verl").mkdir(parents=True)
-    (root / "verl" / "__init__.py").write_text("")
+    return _stub_site(root, monkeypatch, [module for _, module in PIECES], VERL_VERSION)
+
+
+def _stub_site(root: Path, monkeypatch, modules: list[str], verl_version: Optional[str]) -> Path:
+    for module in modules:
+        (root / module).mkdir(parents=True)
+        (root / module / "__init__.py").write_text("")
+    if verl_version:
+        info = root / f"verl-{verl_version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: verl\nVersion: {verl_version}\n")
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     return root
+
+
+def test_each_missing_piece_of_main_ppo_is_named_in_one_line(tmp_path, capsys, monkeypatch) -> None:
+    """verl alone cannot run main_ppo with vLLM rollouts (red before: only verl was looked for)."""
+    if any(importlib.util.find_spec(m) for m in ("vllm", "transfer_queue", "uvicorn", "fastapi")):
+        pytest.skip("part of verl's rollout stack is installed here")
+    _stub_site(tmp_path / "site", monkeypatch, ["verl"], VERL_VERSION)
+    assert main(_rl(tmp_path / "out")) == 2
+    line = _one_line(capsys)
+    assert "needs vllm, TransferQueue, uvicorn, fastapi, not installed here" in line
+    assert "constraints-verl.txt" in line and "[verl]" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_verl_that_reads_the_old_reward_key_is_one_line(tmp_path, capsys, monkeypatch) -> None:
+    _stub_site(tmp_path / "site", monkeypatch, [m for _, m in PIECES], "0.6.0")
+    assert main(_rl(tmp_path / "out")) == 2
+    line = _one_line(capsys)
+    assert "verl 0.6.0 reads the reward function elsewhere" in line and f"verl=={VERL_VERSION}" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_preset_whose_batches_do_not_split_over_the_gpus_is_one_line(tmp_path, capsys, fake_verl) -> None:
+    """smoke's 2-prompt batches over 8 GPUs; paper over 4 x 8 (the docs' old multi-node example)."""
+    port = closed_port()
+    server = _RawServer(SETTINGS_FRAME)
+    try:
+        for extra, words in ((["--preset", "smoke", "--gpus-per-node", "8"], "preset smoke's PPO mini-batch of 2 "
+                              "prompts (rollout batch 2) does not split evenly over 8 GPUs"),
+                             (["--preset", "paper", "--templates", str(tmp_path), "--gpus-per-node", "8", "--nodes",
+                               "4"], "use a total of 1, 2, 4, 8, 16 GPUs")):
+            assert main(_rl(tmp_path / "out", "--ray-address", f"127.0.0.1:{server.port}", *extra)) == 2
+            line = _one_line(capsys)
+            assert words in line, line
+            assert len(line) <= 300 and not (tmp_path / "out").exists()
+    finally:
+        server.close()
+    assert port
 
 
 @pytest.mark.skipif(importlib.util.find_spec("verl") is not None, reason="verl is installed here")
@@ -513,9 +570,7 @@ def recording_verl(tmp_path, monkeypatch) -> Path:
         for folder in (root / "verl", path.parent):
             (folder / "__init__.py").touch()
     monkeypatch.setenv("PYTHONPATH", f"{root}:{Path(__file__).resolve().parents[2]}")
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    return root
+    return _stub_site(root, monkeypatch, [m for _, m in PIECES if m != "verl"], VERL_VERSION)
 
 
 def _prompts(official_dir: Path) -> list:
@@ -540,7 +595,7 @@ def test_engine_writes_verl_inputs_runs_main_ppo_and_merges(tmp_path, official_d
     args = dict(item.split("=", 1) for item in seen["argv"])
     assert args["trainer.nnodes"] == "3" and args["trainer.n_gpus_per_node"] == "2"
     assert args["reward.num_workers"] == "1"  # prb-rm loads the RM in each worker: one worker, one copy
-    assert Path(args["custom_reward_function.path"]) == (folder / "verl" / "reward_function.py").resolve()
+    assert Path(args[f"{REWARD_FUNCTION}.path"]) == (folder / "verl" / "reward_function.py").resolve()
     import pyarrow.parquet as pq
 
     assert pq.read_table(args["data.train_files"]).num_rows == 3
@@ -582,7 +637,7 @@ def test_prb_rl_engine_verl_end_to_end(tmp_path, recording_verl, monkeypatch, ca
             argv = ["rl", "--engine", "verl", "--policy", str(policy), "--rm", f"endpoint={rm.url}", "--grader",
                     f"model=openai/grader,api_base={grader.openai_base}", "--out", str(tmp_path / "out"),
                     "--data-dir", "sample", "--test-limit", "4", "--ray-address", f"127.0.0.1:{cluster.port}",
-                    "--gpus-per-node", "2", "--nodes", "2", "--max-steps", "3"]
+                    "--gpus-per-node", "1", "--nodes", "2", "--max-steps", "3"]
             assert main(argv) == 0, capsys.readouterr().err
     finally:
         cluster.close()
@@ -593,7 +648,7 @@ def test_prb_rl_engine_verl_end_to_end(tmp_path, recording_verl, monkeypatch, ca
     assert seen["ray"] == f"127.0.0.1:{cluster.port}"
     args = dict(item.split("=", 1) for item in seen["argv"])
     assert (args["trainer.nnodes"], args["trainer.n_gpus_per_node"], args["trainer.total_training_steps"]) == \
-        ("2", "2", "3")
+        ("2", "1", "3")  # smoke's 2-prompt batches split over 2 GPUs, not 4
     assert "reward.num_workers" not in args  # a served RM: no copy in the workers
     import pyarrow.parquet as pq
 
@@ -606,6 +661,7 @@ def test_prb_rl_engine_verl_end_to_end(tmp_path, recording_verl, monkeypatch, ca
     results = json.loads(next(run.glob("results_*.json")).read_text())
     assert results["config"]["model_args"] == f"endpoint={rm.url}"
     assert results["results"]["personalized_rb_rl"]["ungraded,none"] == 0
+    assert results["prb"]["rl"]["engine"] == {"name": "verl", "verl_version": VERL_VERSION}
 
 
 # --------------------------------------------------------------------------- 6. LaMP-QA, hub layout

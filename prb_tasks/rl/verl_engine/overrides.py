@@ -1,13 +1,20 @@
 """The Hydra overrides prb passes to ``verl.trainer.main_ppo``: the authors' ``PPO/verl.sh`` (commit a5c6814).
 
 Every override of their script is kept, in their order, with the values the preset gives
-(``paper``: theirs). Three things differ, each for a reason (``docs/rl-downstream.md``):
-``custom_reward_function.path`` is prb's reward module (prb-rm, or their served-RM shape),
+(``paper``: theirs). Five things differ, each for a reason (``docs/rl-downstream.md``):
+the reward function is set at the key the pinned verl reads (:mod:`.pin`: ``reward.custom_reward_function.*``
+from verl 0.7.1 on; their top-level ``custom_reward_function.*`` is ignored by verl 0.9), its path is
+prb's reward module (prb-rm, or their served-RM shape),
 ``trainer.logger`` is ``['console']`` (their ``wandb`` needs an account and a login, and prb
 keeps its own per-step log), and prb adds ``trainer.nnodes`` (one machine or a Ray cluster)
 and, only when ``--max-steps`` is given, ``trainer.total_training_steps``; when prb-rm loads a model in
 verl's reward workers, ``reward.num_workers=1`` (verl starts 8 by default, and each would load its own
-copy of the reward model; their served reward needs no copy).
+copy of the reward model; their served reward needs no copy). The micro-batch per GPU is the preset's
+(theirs 4) unless a GPU's share of the PPO mini-batch is smaller or not a multiple of it (16 prompts over
+8 GPUs: 2 each); then it is the largest that divides the share (:func:`.batches.micro_batch`). Their
+log-prob micro-batch (``log_prob_micro_batch_size=8``, over all GPUs) is written per GPU
+(``log_prob_micro_batch_size_per_gpu``: 8 // GPUs, at least 1), as their verl divided it: verl 0.9's
+workers read only the per-GPU key and refuse to start without it.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from pathlib import Path
 from typing import Optional
 
 from prb_tasks.rl.presets import RLPreset
+from prb_tasks.rl.verl_engine.batches import micro_batch
+from prb_tasks.rl.verl_engine.pin import REWARD_FUNCTION, REWARD_WORKERS
 
 #: Their logger (``['wandb','console']``) and prb's.
 LOGGER = "trainer.logger=['console']"
@@ -33,7 +42,8 @@ class VerlSettings:
         rollout_n: completions per prompt (PPO: 1).
         gpu_memory_utilization: vLLM's share of each GPU for rollouts.
         max_num_seqs: vLLM's concurrent sequences.
-        log_prob_micro_batch: micro-batch of the rollout's and the reference's log-prob passes.
+        log_prob_micro_batch: micro-batch of the rollout's and the reference's log-prob passes, over all
+            GPUs (theirs 8; each GPU gets 8 // GPUs, at least 1).
         save_freq: checkpoint every this many steps (theirs 10000: in effect, once at the end).
         project: the trainer's project name.
     """
@@ -72,6 +82,8 @@ def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoi
         settings: the values ``verl.sh`` sets that the preset does not hold.
     """
     s = settings
+    micro = micro_batch(preset, gpus_per_node * nodes, s.rollout_n)
+    log_prob_micro = max(1, s.log_prob_micro_batch // (gpus_per_node * nodes))
     out = [
         f"data.train_files={parquet}",
         f"data.val_files={parquet}",
@@ -86,7 +98,7 @@ def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoi
         f"actor_rollout_ref.model.enable_gradient_checkpointing={preset.gradient_checkpointing}",
         f"actor_rollout_ref.actor.optim.lr={number(preset.learning_rate)}",
         f"actor_rollout_ref.actor.ppo_mini_batch_size={preset.prompts_per_update}",
-        f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={preset.micro_batch}",
+        f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={micro}",
         f"actor_rollout_ref.rollout.n={s.rollout_n}",
         "actor_rollout_ref.rollout.name=vllm",
         "actor_rollout_ref.rollout.load_format=safetensors",
@@ -95,17 +107,17 @@ def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoi
         f"actor_rollout_ref.rollout.max_num_seqs={s.max_num_seqs}",
         "actor_rollout_ref.rollout.tensor_model_parallel_size=1",
         "actor_rollout_ref.rollout.pipeline_model_parallel_size=1",
-        f"actor_rollout_ref.rollout.log_prob_micro_batch_size={s.log_prob_micro_batch}",
+        f"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu={log_prob_micro}",
         f"actor_rollout_ref.rollout.temperature={number(preset.temperature)}",
         "actor_rollout_ref.rollout.top_k=0",
         f"actor_rollout_ref.rollout.top_p={number(preset.top_p)}",
         "actor_rollout_ref.rollout.enable_chunked_prefill=False",
-        f"actor_rollout_ref.ref.log_prob_micro_batch_size={s.log_prob_micro_batch}",
-        f"custom_reward_function.path={reward_module}",
-        "custom_reward_function.name=compute_score",
+        f"actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={log_prob_micro}",
+        f"{REWARD_FUNCTION}.path={reward_module}",
+        f"{REWARD_FUNCTION}.name=compute_score",
         f"critic.model.path={policy}",
         f"critic.optim.lr={number(s.critic_lr)}",
-        f"critic.ppo_micro_batch_size_per_gpu={preset.micro_batch}",
+        f"critic.ppo_micro_batch_size_per_gpu={micro}",
         f"algorithm.use_kl_in_reward={preset.beta != 0}",
         f"trainer.project_name={s.project}",
         f"trainer.experiment_name={experiment}",
@@ -118,5 +130,5 @@ def build_overrides(*, parquet: Path, policy: str, reward_module: Path, checkpoi
     if max_steps is not None:
         out.append(f"trainer.total_training_steps={max_steps}")
     if reward_workers is not None:
-        out.append(f"reward.num_workers={reward_workers}")
+        out.append(f"{REWARD_WORKERS}={reward_workers}")
     return out

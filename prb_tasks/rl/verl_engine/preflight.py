@@ -1,6 +1,8 @@
 """What ``prb rl --engine verl`` needs before it writes anything, each refused in one line.
 
-verl installed (the ``verl`` extra); then either a Ray cluster that answers (gRPC) at ``--ray-address``
+verl and what its ``main_ppo`` imports with vLLM rollouts installed (the ``verl`` extra; each missing
+one named), a verl that reads the keys prb writes (:mod:`.pin`); then either a Ray cluster that answers
+(gRPC) at ``--ray-address``
 (or ``$RAY_ADDRESS``: its GPUs are the cluster's), or at least one CUDA GPU on this machine
 (verl starts a Ray cluster of its own here). Nothing is imported from verl or Ray: finding the
 package and an HTTP/2 exchange with the cluster's address is enough to refuse early.
@@ -11,10 +13,18 @@ from __future__ import annotations
 import importlib.util
 import os
 import socket
+from importlib.metadata import version
 from typing import Optional
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.install_hint import pip_install
+from prb_tasks.rl.verl_engine.pin import KEYS_FROM, REWARD_FUNCTION, VERL_VERSION, version_tuple
+
+#: What ``main_ppo`` imports with vLLM rollouts: (the package's name on PyPI, the module it installs).
+#: verl 0.9's default trainer imports ``transfer_queue`` unconditionally; ``rollout.name=vllm`` needs vLLM,
+#: whose server verl drives through uvicorn and fastapi.
+PIECES = (("verl", "verl"), ("vllm", "vllm"), ("TransferQueue", "transfer_queue"), ("uvicorn", "uvicorn"),
+          ("fastapi", "fastapi"))
 
 #: Ports Ray listens on when an address names none: the GCS (``ray start --head``) and the Ray Client.
 GCS_PORT = 6379
@@ -76,9 +86,15 @@ def check(ray_address: Optional[str], timeout: Optional[float] = None) -> Option
         ray_address: ``--ray-address`` (None: ``$RAY_ADDRESS``, else this machine).
         timeout: seconds to wait for the cluster (None: :data:`TIMEOUT`).
     """
-    if importlib.util.find_spec("verl") is None:
-        raise PRBError(f"prb rl --engine verl needs verl, which is not installed: {pip_install('verl')} "
-                       "on the GPU machine (or use --engine trl)")
+    missing = [name for name, module in PIECES if importlib.util.find_spec(module) is None]
+    if missing:
+        raise PRBError(f"prb rl --engine verl needs {', '.join(missing)}, not installed here: {pip_install('verl')} "
+                       "with -c constraints-verl.txt in a second environment on the GPU machine "
+                       "(docs/rl-downstream.md), or use --engine trl")
+    installed = version("verl")
+    if version_tuple(installed) < version_tuple(KEYS_FROM):
+        raise PRBError(f"prb rl --engine verl: verl {installed} reads the reward function elsewhere than prb "
+                       f"writes it ({REWARD_FUNCTION}.*, verl {KEYS_FROM} and later); install verl=={VERL_VERSION}")
     address = ray_address or os.environ.get("RAY_ADDRESS") or None
     if address and address != "local":
         host, port = ray_endpoint(address)

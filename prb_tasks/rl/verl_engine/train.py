@@ -70,6 +70,26 @@ def progress(line: str, label: str) -> Optional[str]:
     return f"prb rl: {label}: verl step {match.group(1)}  {shown}".rstrip()
 
 
+def main_ppo_command(overrides: list[str]) -> list[str]:
+    """What prb runs to train (after the python executable): verl's ``main_ppo`` with ``overrides``.
+
+    Args:
+        overrides: the Hydra overrides (:func:`~prb_tasks.rl.verl_engine.overrides.build_overrides`).
+    """
+    return ["-m", "verl.trainer.main_ppo", *overrides]
+
+
+def merge_command(actor: Path, final: Path) -> list[str]:
+    """What prb runs to merge (after the python executable): verl's FSDP merger, as the authors' ``PPO/convert.sh``.
+
+    Args:
+        actor: verl's ``global_step_N/actor`` folder (FSDP shards, ``fsdp_config.json``, ``huggingface/``).
+        final: where the merged HF policy goes.
+    """
+    return ["-m", "verl.model_merger", "merge", "--backend", "fsdp", "--local_dir", str(actor),
+            "--target_dir", str(final)]
+
+
 def _run(command: list[str], log: Path, what: str, env: dict[str, str], label: str = "") -> None:
     """Run ``command`` with its output appended to ``log`` and each training step shown on one line;
     one line naming the log when it fails."""
@@ -128,11 +148,10 @@ def train_policy_verl(policy: str, prompts: list[RLPrompt], reward: RewardConfig
     log = work / "main_ppo.log"
     print(f"prb rl: verl main_ppo: {len(prompts)} prompts, {nodes} node(s) x {gpus_per_node} GPU(s); log in {log}",
           file=sys.stderr)
-    _run([sys.executable, "-m", "verl.trainer.main_ppo", *overrides], log, "verl main_ppo", env, experiment)
+    _run([sys.executable, *main_ppo_command(overrides)], log, "verl main_ppo", env, experiment)
     actor = newest_actor(checkpoints)
     print(f"prb rl: merging {actor} into {final} (verl.model_merger)", file=sys.stderr)
-    _run([sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp", "--local_dir", str(actor),
-          "--target_dir", str(final)], log, "verl model_merger", env)
+    _run([sys.executable, *merge_command(actor, final)], log, "verl model_merger", env)
     if not (final / "config.json").is_file():
         raise PRBError(f"prb rl: verl's merger wrote no {final / 'config.json'}; see {log}")
     return final
