@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from prb_tasks.data.counts import read_copy
@@ -40,7 +41,8 @@ def validate(folder: Path, bundled: bool = False) -> int:
 
 def looks_like(path: Path) -> bool:
     """A PRISM copy: ``survey.jsonl`` and ``conversations.jsonl`` in the folder."""
-    return (path / SURVEY).is_file() and (path / CONVERSATIONS).is_file()
+    # lexists: a named pipe in a file's place is still PRISM's layout; reading it then says what it is.
+    return all(os.path.lexists(path / name) and not (path / name).is_dir() for name in (SURVEY, CONVERSATIONS))
 
 
 FAMILY = BenchmarkFamily(
