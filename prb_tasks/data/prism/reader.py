@@ -116,7 +116,7 @@ def _rank_pairs(rated: list[Turn], best: Turn, protocol: PrismProtocol,
         return response.content.strip()
 
     if protocol.pairs == "chosen":
-        candidates = [(best, other) for other in rated if other is not best and text(other) != text(best)]
+        candidates = [(best, other, True) for other in rated if other is not best and text(other) != text(best)]
     else:
         candidates = []
         for i, one in enumerate(rated):
@@ -124,18 +124,20 @@ def _rank_pairs(rated: list[Turn], best: Turn, protocol: PrismProtocol,
                 if text(one) == text(two):
                     continue
                 assert one.score is not None and two.score is not None  # the schema requires both
+                win, lose = one, two
                 if text(two) == text(best) or (text(one) != text(best) and two.score > one.score):
-                    one, two = two, one
-                elif text(one) != text(best) and one.score == two.score:
-                    skipped[UNLABELLED] += 1
-                    continue
-                candidates.append((best if text(one) == text(best) else one, two))
+                    win, lose = two, one
+                # Two unchosen answers rated the same: the person never said which they preferred.
+                labelled = text(win) == text(best) or win.score != lose.score
+                candidates.append((best if text(win) == text(best) else win, lose, labelled))
     out = []
-    for win, lose in candidates:
+    for win, lose, labelled in candidates:
         if EMPTY_MARK in (text(win), text(lose)):
             skipped[PLACEHOLDER] += 1
         elif protocol.tie is not None and abs(float(win.score or 0) - float(lose.score or 0)) <= protocol.tie:
             skipped[TIED] += 1
+        elif not labelled:
+            skipped[UNLABELLED] += 1
         else:
             out.append((win, lose))
     return out
