@@ -197,3 +197,16 @@ def test_the_options_reach_the_tasks_and_are_checked(tmp_path: Path, copy_rows) 
     assert len(untied) > len(docs)
     with pytest.raises(DataError, match=r"--metadata 'protocol'"):
         build_docs("scalar", data_dir=str(folder), protocol="authors")
+
+
+def test_audit_splits_by_conversation_type_and_reports_gap_0_apart(tmp_path: Path, copy_rows) -> None:
+    from prb_tasks.audit.data import AuditRequest, load_audit_data
+    from prb_tasks.audit.people import group_lines
+
+    folder = _folder(tmp_path, copy_rows)
+    lines = group_lines(load_audit_data(AuditRequest(data=str(folder))).pairs)
+    assert "  By conversation type (pairs; accuracy % of each shortcut where it applies):" in lines
+    assert any(line.strip().startswith("controversy guided: ") for line in lines)
+    assert any(line.strip().startswith("gap 0: ") for line in lines)
+    lore = group_lines(load_audit_data(AuditRequest(data=str(folder), metadata={"protocol": "lore"})).pairs)
+    assert any(line.strip().startswith("unseen user: ") for line in lore)
