@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Optional
 
 from pydantic import Field
@@ -89,6 +90,16 @@ def _tags(choice: Choice) -> list[str]:
     return [f"language {choice.language}"] if choice.language else []
 
 
+@lru_cache(maxsize=8192)
+def answer_id(text: str) -> str:
+    """A short hash of an answer's text (stripped): which answer of an item a person chose.
+
+    Cached: a turn's pairs share their chosen answer (one string), so its hash is computed once,
+    not once per pair (a profile put two sha256 per pair among the largest costs at release size).
+    """
+    return hashlib.sha256(text.strip().encode()).hexdigest()[:16]
+
+
 def _identity(family: str, person: Person, choice: Choice, variant: str) -> dict[str, Any]:
     return {
         "pair_key": choice.key,
@@ -102,7 +113,7 @@ def _identity(family: str, person: Person, choice: Choice, variant: str) -> dict
         "country": person.country,
         "item": choice.item,
         # Which answer of the item this person chose (the majority baseline counts them).
-        "chosen_hash": hashlib.sha256(choice.chosen.strip().encode()).hexdigest()[:16],
+        "chosen_hash": answer_id(choice.chosen),
         "has_reason": bool(choice.reason),
         "conversation_type": choice.conversation_type,
         "cohort": choice.cohort,
