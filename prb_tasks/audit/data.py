@@ -39,6 +39,11 @@ class AuditPair:
             hashed), where the data has people answering the same pair; None otherwise.
         language: the pair's language, where the data says ("" otherwise).
         country: the person's country, where the data says ("" otherwise).
+        chosen_id: the id of the chosen answer the documents carry (``chosen_hash``), for the
+            majority baseline ("" when they carry none: the text stands for itself).
+        conversation_type: the kind of conversation, where the data says ("" otherwise).
+        cohort: the protocol's group of the person (LoRe: seen or unseen user; "" otherwise).
+        gap_bucket: how clear the preference was, where the data rated it ("" otherwise).
     """
 
     key: str
@@ -52,6 +57,10 @@ class AuditPair:
     item: str | None = None
     language: str = ""
     country: str = ""
+    chosen_id: str = ""
+    conversation_type: str = ""
+    cohort: str = ""
+    gap_bucket: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,8 +133,16 @@ def pairs_of(docs: list[dict[str, Any]]) -> list[AuditPair]:
     return [AuditPair(str(d["pair_key"]), str(d["subset"]),
                       None if d.get("user_id") is None else str(d["user_id"]), str(d["question"]),
                       str(d["choices"][0]), str(d["choices"][1]), d.get("chosen_first"), d.get("profile_key"),
-                      d.get("item"), str(d.get("language") or ""), str(d.get("country") or ""))
+                      d.get("item"), str(d.get("language") or ""), str(d.get("country") or ""),
+                      str(d.get("chosen_hash") or ""), str(d.get("conversation_type") or ""),
+                      str(d.get("cohort") or ""), _bucket(d))
             for d in docs]
+
+
+def _bucket(doc: dict[str, Any]) -> str:
+    # The rating-gap tag the people families put first (``gap 0`` ...), where the pair was rated.
+    tags = doc.get("tags") or []
+    return str(tags[0]) if doc.get("rating_gap") is not None and tags else ""
 
 
 def _check_keys(family: families.BenchmarkFamily, options: dict[str, Any]) -> None:

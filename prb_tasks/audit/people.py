@@ -17,22 +17,19 @@ import numpy as np
 
 from prb_tasks.audit.baselines import Baseline, Scores
 from prb_tasks.audit.data import AuditPair
+from prb_tasks.scoring.majority import majority_credits
 
 
 def _majority(pairs: list[AuditPair]) -> Callable[[AuditPair], Scores]:
-    # Per item, how many people chose each answer; a pair's score leaves its own person out.
-    votes: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
-    for pair in pairs:
-        if pair.item is not None:
-            votes[pair.item][(str(pair.user), pair.chosen.strip())] = 1
+    # prb eval's rule (one function): what most other people chose on the same item.
+    credits = majority_credits([(p.item, str(p.user), p.chosen_id or p.chosen.strip()) for p in pairs])
+    by_pair = {id(pair): credit for pair, credit in zip(pairs, credits)}
 
     def scores(pair: AuditPair) -> Scores:
-        if pair.item is None:
+        credit = by_pair.get(id(pair))
+        if credit is None:
             return None
-        others = Counter(text for (user, text) in votes[pair.item] if user != str(pair.user))
-        if not others:
-            return None
-        return float(others[pair.chosen.strip()]), float(others[pair.rejected.strip()])
+        return (1.0, 0.0) if credit == 1 else (0.0, 1.0) if credit == 0 else (0.0, 0.0)
 
     return scores
 
@@ -80,8 +77,14 @@ def disagreement_lines(pairs: list[AuditPair]) -> list[str]:
 BY_GROUP = ("majority", "longer", "position")
 
 
+#: The groups the lines split by: what each pair says, and how a line names it.
+GROUPS = (("language", "language"), ("country", "country"), ("conversation_type", "conversation type"),
+          ("cohort", "cohort"), ("gap_bucket", "rating gap (gap 0: a tie broken at random)"))
+
+
 def group_lines(pairs: list[AuditPair]) -> list[str]:
-    """The :data:`BY_GROUP` shortcuts' accuracy by language and by country (groups with a value).
+    """The :data:`BY_GROUP` shortcuts' accuracy by language, country, conversation type, cohort and
+    rating gap (each where the pairs have values).
 
     Args:
         pairs: the data set's pairs.
@@ -90,7 +93,8 @@ def group_lines(pairs: list[AuditPair]) -> list[str]:
 
     credits = {b.name: outcomes(b, pairs)[0] for b in (*BASELINES, MAJORITY) if b.name in BY_GROUP}
     lines: list[str] = []
-    for label, values in (("language", [p.language for p in pairs]), ("country", [p.country for p in pairs])):
+    for field, label in GROUPS:
+        values = [str(getattr(p, field)) for p in pairs]
         groups = Counter(v for v in values if v)
         if not groups:
             continue

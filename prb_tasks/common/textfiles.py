@@ -92,18 +92,43 @@ def unreadable_number(exc: ValueError) -> str:
 
 
 def json_lines(path: Path, what: str, advice: str, error: type[Exception] = PRBError,
-               prefix: str = "prb: ") -> Iterator[tuple[int, Any]]:
+               prefix: str = "prb: ", max_line: int | None = None) -> Iterator[tuple[int, Any]]:
     """Each non-blank line of a JSON Lines file, parsed, with its line number (streamed).
 
     Every way such a file can be unreadable is one line naming the file and the line
     (see :func:`json_lines_at`, whose arguments these are).
     """
-    for number, _, value in json_lines_at(path, what, advice, error, prefix):
+    for number, _, value in json_lines_at(path, what, advice, error, prefix, max_line):
         yield number, value
 
 
+def bounded_lines(handle: Any, path: Path, what: str, max_line: int | None,
+                  error: type[Exception] = PRBError, prefix: str = "prb: ") -> Iterator[bytes]:
+    """The lines of a file opened in binary mode, none read past ``max_line`` bytes: a file of
+    gigabytes without a line break is refused in one line instead of being read whole.
+
+    Args:
+        handle: the open file.
+        path: the file, for the message.
+        what: what the file is for the user.
+        max_line: the longest line accepted, in bytes (None: no bound).
+        error: the exception class raised.
+        prefix: starts the message.
+    """
+    number = 0
+    while True:
+        raw = handle.readline(-1 if max_line is None else max_line + 1)
+        if not raw:
+            return
+        number += 1
+        if max_line is not None and len(raw) > max_line:
+            raise error(f"{prefix}{what} {path} line {number} is longer than {max_line // 2**20} MiB (no line break "
+                        "there): not a file of this kind, or a broken one; check that it is the right file")
+        yield raw
+
+
 def json_lines_at(path: Path, what: str, advice: str, error: type[Exception] = PRBError,
-                  prefix: str = "prb: ") -> Iterator[tuple[int, int, Any]]:
+                  prefix: str = "prb: ", max_line: int | None = None) -> Iterator[tuple[int, int, Any]]:
     """Each non-blank line of a JSON Lines file, parsed, with its line number and the byte
     offset where the line starts (streamed; a reader can seek back to a row later).
 
@@ -116,6 +141,7 @@ def json_lines_at(path: Path, what: str, advice: str, error: type[Exception] = P
         advice: what to do about a line that is not JSON (``fix or remove the line``).
         error: the exception class raised (a :class:`PRBError` subclass, or a caller's own).
         prefix: starts every message (the command, or ``skipped <run>: ``).
+        max_line: the longest line read, in bytes (None: no bound; see :func:`bounded_lines`).
     """
     try:
         handle = path.open("rb")
@@ -131,7 +157,8 @@ def json_lines_at(path: Path, what: str, advice: str, error: type[Exception] = P
             yield raw
 
     with handle:
-        for number, line in enumerate(utf8_lines(positioned(handle), path, what, error), start=1):
+        lines = positioned(bounded_lines(handle, path, what, max_line, error, prefix))
+        for number, line in enumerate(utf8_lines(lines, path, what, error), start=1):
             if not line.strip():
                 continue
             try:

@@ -22,8 +22,9 @@ from prb_tasks.common.textfiles import json_lines
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.rawfiles import check_file, describe_error
 
-# Rating-gap buckets (points on PRISM's 1-100 scale): how clear the preference was.
-GAP_BUCKETS = ((0, "gap 0-9"), (10, "gap 10-29"), (30, "gap 30+"))
+# Rating-gap buckets (points on PRISM's 1-100 scale): how clear the preference was. Gap 0 stands
+# apart: the person rated both answers the same and the tie was broken at random, a coin-flip label.
+GAP_BUCKETS = ((0, "gap 0"), (1e-9, "gap 1-9"), (10, "gap 10-29"), (30, "gap 30+"))
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,18 @@ class Choice:
         prompt: what the model was asked (earlier turns included, as the person saw them).
         chosen: the answer the person preferred.
         rejected: the other answer.
-        reason: the person's own words on why, where they gave any ("" otherwise).
+        reason: why the person made this very choice, where the data says ("" otherwise):
+            Community Alignment's feedback on the turn; PRISM's ratings of what mattered in the
+            choice (``choice_attributes``, asked after the opening turn only).
+        feedback: what the person said about the whole conversation the pair comes from (PRISM's
+            ``open_feedback``; "" otherwise): never about this choice alone.
         gap: the rating of chosen minus that of rejected (None where nothing was rated).
         language: the language of the exchange, where the data says ("" otherwise).
-        chosen_first: whether the data itself listed the chosen answer first.
+        chosen_first: whether the data itself listed the chosen answer before the rejected one.
+        conversation_type: the kind of conversation, where the data says (PRISM: ``unguided``,
+            ``values guided``, ``controversy guided``; "" otherwise).
+        cohort: the protocol's group of the person, where it has one (LoRe: ``seen user``,
+            ``unseen user``; "" otherwise).
     """
 
     key: str
@@ -55,6 +64,9 @@ class Choice:
     gap: float | None = None
     language: str = ""
     chosen_first: bool = False
+    feedback: str = ""
+    conversation_type: str = ""
+    cohort: str = ""
 
     @cached_property
     def item(self) -> str:
@@ -66,7 +78,7 @@ class Choice:
 
     @property
     def gap_bucket(self) -> str:
-        """``gap 0-9``, ``gap 10-29`` or ``gap 30+`` (by the absolute gap); ``no rating`` without one."""
+        """``gap 0``, ``gap 1-9``, ``gap 10-29`` or ``gap 30+`` (by the absolute gap); ``no rating`` without one."""
         if self.gap is None:
             return "no rating"
         size = abs(self.gap)
@@ -127,6 +139,11 @@ def transcript(earlier: list[tuple[str, str]], message: str) -> str:
     return "\n".join(lines) + f"\n\nThe person's next message:\n{message}"
 
 
+#: The longest row of a data file of real people read (PRISM's longest conversation is far under 1 MiB);
+#: a line longer than this is a broken or wrong file, refused before it is read whole.
+MAX_ROW_BYTES = 32 * 2**20
+
+
 def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """The objects of a JSON Lines file with their line numbers (one-line errors).
 
@@ -134,7 +151,7 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         path: the ``.jsonl`` file.
     """
     check_file(path)
-    for lineno, value in json_lines(path, "data file", "fix or remove the line", DataError):
+    for lineno, value in json_lines(path, "data file", "fix or remove the line", DataError, max_line=MAX_ROW_BYTES):
         if not isinstance(value, dict):
             raise DataError(f"prb: {path} line {lineno}: expected a JSON object, got {type(value).__name__}")
         yield lineno, value
@@ -168,14 +185,18 @@ def missing_copy(folder: Path, files: tuple[str, ...], family: str) -> DataError
                      f"(`prb data download DIR --family {family}` makes one)")
 
 
-def summary_lines(people: tuple[Person, ...] | list[Person], skipped: dict[str, int]) -> list[str]:
+def summary_lines(people: tuple[Person, ...] | list[Person], skipped: dict[str, int],
+                  first_bad: dict[str, str] | None = None) -> list[str]:
     """What ``prb data validate`` prints about people and their pairs (each line under 120 columns).
 
     Args:
         people: the people read.
-        skipped: turns that gave no pair, by why (``without responses``).
+        skipped: turns that gave no pair, by why (``without responses``), and pairs or answers left out.
+        first_bad: for a kind of row skipped as unreadable, where its first one is (printed under its count).
     """
     from collections import Counter
+
+    from prb_tasks.common.terminal import fit_lines
 
     pairs = [c for p in people for c in p.choices]
     per_person = sorted(len(p.choices) for p in people)
@@ -193,5 +214,10 @@ def summary_lines(people: tuple[Person, ...] | list[Person], skipped: dict[str, 
     languages = Counter(c.language for c in pairs if c.language)
     if languages:
         lines.append("by language: " + ", ".join(f"{name} {n}" for name, n in languages.most_common()))
-    lines += [f"turns that gave no pair: {n} {why}" for why, n in sorted(skipped.items())]
-    return lines
+    # Keys naming pairs or answers ("pairs with ...") count what was left out; the others count turns without a pair.
+    for why, n in sorted(skipped.items()):
+        lines.append(f"left out: {n} {why}" if why.startswith(("pairs ", "answers "))
+                     else f"turns that gave no pair: {n} {why}")
+        if why in (first_bad or {}):
+            lines.append(f"  the first: {(first_bad or {})[why]}")
+    return fit_lines(lines, 118)

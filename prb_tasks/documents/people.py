@@ -7,8 +7,10 @@ Every labelled pair is an item. Variants (``dataset_kwargs.variant``):
   self-description and system prompt) and up to ``k`` of their choices from *other*
   conversations, with their reasons (leave-one-out; a conversation's own pairs are never
   shown, as they share its chosen answer or continue from it);
-- ``oracle``: ``profile`` plus the person's own stated reason for this very conversation,
-  where they gave one (a diagnostic upper bound, never a leaderboard number);
+- ``oracle``: ``profile`` plus the person's own reason for this very choice where the data has
+  one (Community Alignment's feedback on the turn; PRISM's ratings of what mattered in the
+  opening turn's choice) and, apart, what they said about the whole conversation (PRISM's
+  ``open_feedback``): a diagnostic upper bound, never a leaderboard number;
 - ``scalar``: a reward model scores both answers after the bare request;
 - ``scalar_profile``: after the same context as ``profile``.
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Optional
 
 from pydantic import Field
@@ -76,8 +79,8 @@ def _past(choice: Choice) -> PastChoice:
     # Half the shown choices put the preferred answer second (by the item's hash, so the same
     # every run): a history whose preferred answer always came first would teach "first wins".
     if int(choice.item[-1], 16) % 2:
-        return PastChoice(choice.prompt, choice.rejected, choice.chosen, "B", choice.reason)
-    return PastChoice(choice.prompt, choice.chosen, choice.rejected, "A", choice.reason)
+        return PastChoice(choice.prompt, choice.rejected, choice.chosen, "B", choice.reason, choice.feedback)
+    return PastChoice(choice.prompt, choice.chosen, choice.rejected, "A", choice.reason, choice.feedback)
 
 
 def _tags(choice: Choice) -> list[str]:
@@ -85,6 +88,16 @@ def _tags(choice: Choice) -> list[str]:
     if choice.gap is not None:
         return [choice.gap_bucket]
     return [f"language {choice.language}"] if choice.language else []
+
+
+@lru_cache(maxsize=8192)
+def answer_id(text: str) -> str:
+    """A short hash of an answer's text (stripped): which answer of an item a person chose.
+
+    Cached: a turn's pairs share their chosen answer (one string), so its hash is computed once,
+    not once per pair (a profile put two sha256 per pair among the largest costs at release size).
+    """
+    return hashlib.sha256(text.strip().encode()).hexdigest()[:16]
 
 
 def _identity(family: str, person: Person, choice: Choice, variant: str) -> dict[str, Any]:
@@ -100,8 +113,10 @@ def _identity(family: str, person: Person, choice: Choice, variant: str) -> dict
         "country": person.country,
         "item": choice.item,
         # Which answer of the item this person chose (the majority baseline counts them).
-        "chosen_hash": hashlib.sha256(choice.chosen.strip().encode()).hexdigest()[:16],
+        "chosen_hash": answer_id(choice.chosen),
         "has_reason": bool(choice.reason),
+        "conversation_type": choice.conversation_type,
+        "cohort": choice.cohort,
     }
 
 
@@ -133,10 +148,11 @@ def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opt
             for choice in person.choices:
                 past = history(shown, choice, opts.k) if personal else []
                 context = render(history_ref, history=past, demographics=about) if personal else ""
-                reason = choice.reason if variant == "oracle" else ""
+                oracle = variant == "oracle"
                 docs.extend(judge_pair_docs(
                     _identity(family, person, choice, variant), choice.chosen, choice.rejected, system_prompt,
-                    _user_message(user_ref, context, choice.prompt, person.profile if personal else (), reason),
+                    _user_message(user_ref, context, choice.prompt, person.profile if personal else (),
+                                  choice.reason if oracle else "", choice.feedback if oracle else ""),
                 ))
         return docs
     rm_ref = resolve("rm/user_person.jinja", opts.templates, opts.user_template) if personal else None
@@ -156,11 +172,11 @@ def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opt
 
 
 def _user_message(ref: Any, context: str, question: str, profile: tuple[tuple[str, str], ...],
-                  reason: str) -> Callable[[str, str], str]:
+                  reason: str, feedback: str) -> Callable[[str, str], str]:
     # Bound here, not in the loop: judge_pair_docs calls it once per order.
     def message(a: str, b: str) -> str:
         return render(ref, context=context, question=question, response_a=a, response_b=b,
-                      profile=profile, reason=reason)
+                      profile=profile, reason=reason, feedback=feedback)
 
     return message
 

@@ -22,6 +22,11 @@ class MissingFeatures(ValueError):
     """A pair without features given to a feature-based method."""
 
 
+#: The way on for data without reward-model scores (PRISM, Community Alignment, your own file).
+EMBED_HINT = ("give --metadata '{\"features\": \"embedding\"}' to use each response's text embedding "
+              "(all-MiniLM-L6-v2) as its features")
+
+
 def differences(pairs: Sequence[Pair]) -> np.ndarray:
     """``features(chosen) - features(rejected)`` per pair, shape ``(pairs, d)``.
 
@@ -34,7 +39,7 @@ def differences(pairs: Sequence[Pair]) -> np.ndarray:
     for pair in pairs:
         if pair.chosen.features is None or pair.rejected.features is None:
             raise MissingFeatures(f"pair {pair.key} has no response features; this method needs data with "
-                                  "features (PersonalLLM's reward-model scores)")
+                                  f"features (PersonalLLM's reward-model scores): {EMBED_HINT}")
         rows.append(np.asarray(pair.chosen.features, float) - np.asarray(pair.rejected.features, float))
     return np.vstack(rows)
 
@@ -118,5 +123,5 @@ def features_of(response_features: np.ndarray | None, name: str) -> np.ndarray:
     """The features of a response to score, or a one-line error naming the method."""
     if response_features is None:
         raise MissingFeatures(f"method {name} needs response features (PersonalLLM's reward-model scores); "
-                              "this data has none")
+                              f"this data has none: {EMBED_HINT}")
     return np.asarray(response_features, float)

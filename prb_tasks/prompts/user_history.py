@@ -21,7 +21,9 @@ class PastChoice:
         response_a: the answer shown first.
         response_b: the answer shown second.
         chosen: ``A`` or ``B``: which of the two the user preferred.
-        reason: the user's own words on why (empty when unknown).
+        reason: why the user made this very choice (empty when unknown).
+        feedback: what the user said about the whole conversation the comparison came from
+            (PRISM's ``open_feedback``; empty when unknown): never shown as the reason of the choice.
     """
 
     prompt: str
@@ -29,6 +31,7 @@ class PastChoice:
     response_b: str
     chosen: str
     reason: str = ""
+    feedback: str = ""
 
     @property
     def chosen_text(self) -> str:

@@ -8,8 +8,10 @@ their mean), so a reader sees whether a model personalizes or predicts the crowd
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Any
+
+from prb_tasks.scoring.majority import majority_credits
 
 #: The compact table's width; a line lists the largest groups that fit.
 WIDTH = 120
@@ -48,17 +50,10 @@ def _fit(head: str, cells: list[str]) -> str:
 
 def _majority(pairs: list[tuple[dict[str, Any], float]]) -> tuple[float, float, int] | None:
     """(majority's accuracy, the model's, pairs) where other people answered the same pair."""
-    votes: dict[str, dict[str, str]] = defaultdict(dict)
-    for doc, _ in pairs:
-        votes[str(doc["item"])][str(doc.get("user_id"))] = str(doc.get("chosen_hash"))
-    crowd, model = [], []
-    for doc, credit in pairs:
-        others = Counter(h for user, h in votes[str(doc["item"])].items() if user != str(doc.get("user_id")))
-        if not others:
-            continue
-        right, wrong = others[str(doc.get("chosen_hash"))], sum(others.values()) - others[str(doc.get("chosen_hash"))]
-        crowd.append(0.5 if right == wrong else float(right > wrong))
-        model.append(credit)
+    credits = majority_credits([(str(doc["item"]), str(doc.get("user_id")), str(doc.get("chosen_hash")))
+                                for doc, _ in pairs])
+    crowd = [c for c in credits if c is not None]
+    model = [credit for (_, credit), c in zip(pairs, credits) if c is not None]
     if not crowd:
         return None
     return sum(crowd) / len(crowd), sum(model) / len(model), len(crowd)
@@ -76,7 +71,7 @@ def people_lines(name: str, samples: list[dict[str, Any]]) -> list[str]:
         return []
     pairs = _pairs(judgments)
     lines = []
-    for field in ("language", "country"):
+    for field in ("language", "country", "conversation_type", "cohort"):
         # Over judgments, as the table's acc counts (under --limit a judge may have run one order of
         # a pair only); the pairs they belong to in brackets.
         groups: dict[str, list[float]] = defaultdict(list)
@@ -88,7 +83,8 @@ def people_lines(name: str, samples: list[dict[str, Any]]) -> list[str]:
         if groups:
             cells = [f"{g[:24]} {100 * sum(v) / len(v):.1f} ({len(keys[g])})"
                      for g, v in sorted(groups.items(), key=lambda kv: -len(keys[kv[0]]))]
-            lines.append(_fit(f"{name} by {field}, acc % as in the table (pairs): ", cells))
+            label = field.replace("_", " ")
+            lines.append(_fit(f"{name} by {label}, acc % as in the table (pairs): ", cells))
     found = _majority(pairs)
     if found is None:
         lines.append(f"{name}: no pair was answered by another person, so there is no majority baseline")

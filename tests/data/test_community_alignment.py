@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from prb_tasks.data.community_alignment.constants import HF_REPO
-from prb_tasks.data.community_alignment.reader import data_file, read_community
+from prb_tasks.data.community_alignment.reader import BAD_PREFERENCE, EMPTY_PREFERRED, data_file, read_community
 from prb_tasks.data.errors import DataError
 from tests.community_alignment_fixture import SHARED, ca_row, ca_rows, write_ca, write_ca_latest
 
@@ -50,21 +50,41 @@ def test_attributes_and_people_with_little(tmp_path: Path) -> None:
     assert [c.key for c in people["105"].choices] == ["105/6/first/b"]
 
 
-@pytest.mark.parametrize(("change", "expected"), [
-    ({"first_turn_preferred_response": "response_e"},
-     "row 2 (conversation '2'): field 'first_turn_preferred_response': 'response_e' is not one of response_a"),
-    ({"first_turn_preferred_response": "B"}, "row 2 (conversation '2'): field 'first_turn_preferred_response'"),
-    ({"first_turn_response_d": ""}, "row 2 (conversation '2'): field 'first_turn_response_d': empty, but "
-                                    "first_turn_preferred_response names it"),
-    ({"annotator_id": ""}, "row 2: field 'annotator_id': empty"),
+@pytest.mark.parametrize(("change", "why", "expected"), [
+    ({"first_turn_preferred_response": "response_e"}, BAD_PREFERENCE,
+     "row 2 (conversation '2'), field 'first_turn_preferred_response': 'response_e' is not one of response_a .. "
+     "response_d"),
+    ({"first_turn_preferred_response": "B"}, BAD_PREFERENCE,
+     "row 2 (conversation '2'), field 'first_turn_preferred_response': 'B' is not one of response_a .. response_d"),
+    ({"first_turn_response_d": ""}, EMPTY_PREFERRED,
+     "row 2 (conversation '2'), field 'first_turn_response_d': empty, but first_turn_preferred_response names it"),
 ])
-def test_bad_rows_are_one_line_naming_file_row_and_field(tmp_path: Path, change: dict, expected: str) -> None:
+def test_a_row_no_pair_can_be_read_from_is_skipped_counted_and_named(tmp_path: Path, change: dict, why: str,
+                                                                     expected: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # A user cannot fix a published file: one such row must not refuse the other conversations.
     rows = ca_rows()
     rows[1].update(change)
+    folder = write_ca(tmp_path, rows)
+    copy = read_community(data_file(folder, "filtered"))
+    assert "102" not in {p.person_id for p in copy.people} and len(copy.people) == 5 - 1
+    assert copy.skipped[why] == 1 and copy.first_bad[why] == expected.replace("\n", "")
+    from prb_tasks.cli.datatools import validate
+
+    assert validate(folder, "community_alignment") == 0
+    out = capsys.readouterr().out
+    assert f"  turns that gave no pair: 1 {why}\n" in out
+    assert f"the first: {expected}" in " ".join(out.split()) and max(map(len, out.splitlines())) <= 120
+
+
+def test_an_empty_annotator_is_one_line_naming_file_row_and_field(tmp_path: Path) -> None:
+    rows = ca_rows()
+    rows[1].update({"annotator_id": ""})
     with pytest.raises(DataError) as caught:
         read_community(data_file(write_ca(tmp_path, rows), "filtered"))
     message = str(caught.value)
-    assert expected in message and "filtered_community_alignment.csv" in message and "\n" not in message
+    assert "row 2: field 'annotator_id': empty" in message and "filtered_community_alignment.csv" in message
+    assert "\n" not in message
 
 
 def test_the_later_single_file_and_which_file_each_split_reads(tmp_path: Path) -> None:

@@ -26,8 +26,11 @@ def test_pairs_are_chosen_against_each_rated_alternative_with_the_gap(tmp_path: 
     # A later turn is asked as the person saw it: after the earlier exchange with the chosen answer.
     assert first[3].prompt.startswith("Conversation so far:\nPerson: ¿Es moral comer carne?\nAssistant: Depende")
     assert first[3].prompt.endswith("¿Y el pescado?")
-    assert [c.gap_bucket for c in first] == ["gap 30+", "gap 30+", "gap 30+", "gap 0-9", "gap 30+"]
-    assert first[4].reason == "Me gustó el poema corto."
+    assert [c.gap_bucket for c in first] == ["gap 30+", "gap 30+", "gap 30+", "gap 1-9", "gap 30+"]
+    # open_feedback is about the whole conversation; the reason of a choice is the opening turn's choice_attributes.
+    assert first[4].feedback == "Me gustó el poema corto."
+    assert first[4].reason == "How much each quality mattered in this choice, 1-100: values 70"
+    assert first[3].reason == "" and first[3].feedback == first[0].feedback
     assert all(c.chosen_first for c in first)
 
 
@@ -43,7 +46,7 @@ def test_profile_and_missing_optional_fields(tmp_path: Path) -> None:
     assert sparse.profile == (("System prompt written for AI assistants", "Be kind."),)
     assert sparse.country == ""
     (only,) = sparse.choices  # one choice: judged with no history
-    assert (only.reason, only.gap, only.chosen_first, only.key) == ("", 57.0, False, "user0002/c0003/0/0")
+    assert (only.feedback, only.gap, only.chosen_first, only.key) == ("", 57.0, False, "user0002/c0003/0/0")
 
 
 def test_a_turn_without_one_chosen_response_gives_no_pair_and_ends_the_conversation(tmp_path: Path) -> None:
@@ -112,7 +115,7 @@ def test_prb_data_validate_and_the_layout_guess(tmp_path: Path, capsys: pytest.C
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"{folder}: ok"
     assert "  people with pairs: 2 (1 with a single pair, judged with no history); pairs: 6, median 5 per person" in out
-    assert "  by rating gap: gap 0-9 1, gap 30+ 5" in out
+    assert "  by rating gap: gap 1-9 1, gap 30+ 5" in out
     assert "  by language: es 4, en 2" in out
     assert all(len(line) <= 120 for line in out)
     write_jsonl(folder / "conversations.jsonl", [{"conversation_id": "c1", "user_id": "user0001"}])

@@ -82,3 +82,18 @@ def test_a_split_is_refused_in_one_line_where_the_data_is_one_file_set(tmp_path:
         with pytest.raises(DataError) as caught:
             attempt()
         assert expected in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_feature_method_on_prism_says_how_to_go_on(tmp_path: Path) -> None:
+    # PRISM has no reward-model scores: the feature-based methods stop, and the line says what to give.
+    from prb_tasks.fewshot import registry
+    from prb_tasks.fewshot.evaluate import run
+    from prb_tasks.fewshot.linear import MissingFeatures
+    from prb_tasks.fewshot.sources import lookup
+
+    folder = write_prism(tmp_path / "prism", *many_rows())
+    docs = fewshot.build_docs("prism", "method", data_dir=str(folder), queries=2, unseen_share=0.5)
+    with pytest.raises(MissingFeatures) as caught:
+        run(registry.build("lowrank", {}), lookup(docs[0]["split_key"]))
+    message = str(caught.value)
+    assert """give --metadata '{"features": "embedding"}'""" in message and "\n" not in message

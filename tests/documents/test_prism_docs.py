@@ -54,12 +54,19 @@ def test_profile_shows_the_person_and_other_conversations_only(tmp_path: Path) -
 
 def test_oracle_adds_the_persons_own_reason_where_there_is_one(tmp_path: Path) -> None:
     docs = {(d["pair_key"], d["chosen_position"]): d for d in _docs(tmp_path, "oracle")}
+    # The reason of a choice is what the person rated as mattering in it (choice_attributes, opening
+    # turn); open_feedback is about the whole conversation and is shown as that, apart.
     poem = docs[("user0002/c0003/0/0", "B")]
-    assert "diagnostic setting" not in poem["prompt"] and not poem["has_reason"]
+    assert "this very choice" in poem["prompt"] and "whole conversation" not in poem["prompt"]  # no open_feedback
+    assert poem["has_reason"]
     opening = docs[("user0001/c0001/0/1", "A")]["prompt"]
     head, _, question = opening.partition("=== New comparison ===")
-    assert "What this person said about this very choice" in head and FEEDBACK in head.split("this very choice")[1]
+    reason, _, whole = head.partition("about the whole conversation")
+    assert "What this person said about this very choice" in reason and "values 70" in reason
+    assert FEEDBACK not in reason and FEEDBACK in whole
     assert "¿Es moral comer carne?" in question
+    later = docs[("user0001/c0001/1/1", "A")]
+    assert not later["has_reason"] and "this very choice" not in later["prompt"]
 
 
 def test_scalar_variants(tmp_path: Path) -> None:

@@ -45,3 +45,13 @@ def test_under_limit_the_groups_agree_with_the_tables_acc() -> None:
     (country, *_) = people_lines("t", samples)[1:]
     assert country == f"t by country, acc % as in the table (pairs): France {100 * table_acc:.1f} (4)"
     assert people_lines("t", samples)[0] == "t by language, acc % as in the table (pairs): fr 66.7 (2), en 33.3 (2)"
+
+
+def test_conversation_type_and_cohort_lines_beside_language_and_country() -> None:
+    samples = [_sample("u1", "i1", "x", 1.0), _sample("u2", "i2", "y", 0.0)]
+    samples[0]["doc"].update(conversation_type="values guided", cohort="seen user")
+    samples[1]["doc"].update(conversation_type="unguided", cohort="unseen user")
+    lines = people_lines("prism", samples)
+    assert "prism by conversation type, acc % as in the table (pairs): values guided 100.0 (1), unguided 0.0 (1)" \
+        in lines
+    assert "prism by cohort, acc % as in the table (pairs): seen user 100.0 (1), unseen user 0.0 (1)" in lines

@@ -36,6 +36,8 @@ TURNS = ("first", "second", "third", "fourth")
 LETTERS = ("a", "b", "c", "d")
 #: A response cell holding this text is an empty response (public loaders of the files drop it so).
 EMPTY_MARK = "EMPTY STRING"
+#: The generator's end-of-text token, left at the end of some answers (public loaders strip it).
+END_OF_TEXT = "<|end_of_text|>"
 #: Annotator columns shown to a profile-aware model, with the name it is shown under.
 ATTRIBUTES = (("annotator_age", "age"), ("annotator_gender", "gender"),
               ("annotator_education_level", "education level"), ("annotator_political", "political leaning"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,14 +25,14 @@ def validate(folder: Path, bundled: bool = False) -> int:
     """
     from prb_tasks.data.people import summary_lines
 
-    present = [split for split, name in FILES.items() if (folder / name).is_file()] or ["auto"]
+    present = [split for split, name in FILES.items() if os.path.lexists(folder / name)] or ["auto"]
     for split in present:
         copy, code = read_copy(folder, partial(_read_split, split=split))
         if copy is None:
             return code
         print(f"{copy.path}: ok")
         print(f"  conversations: {copy.conversations}")
-        for line in summary_lines(copy.people, copy.skipped):
+        for line in summary_lines(copy.people, copy.skipped, copy.first_bad):
             print(f"  {line}")
     return 0
 
@@ -44,7 +45,7 @@ def _read_split(folder: Path, split: str) -> CommunityCopy:
 
 def looks_like(path: Path) -> bool:
     """A Community Alignment copy: one of its CSV files (``community_alignment.csv``, ``data/*.csv``)."""
-    return any((path / name).is_file() for name in FILES.values())
+    return any(os.path.lexists(path / name) and not (path / name).is_dir() for name in FILES.values())
 
 
 FAMILY = BenchmarkFamily(

@@ -14,17 +14,32 @@ one other response, gives no pair and is counted.
 from __future__ import annotations
 
 import csv
-import sys
+import os
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from prb_tasks.data.community_alignment.constants import ATTRIBUTES, EMPTY_MARK, FILES, LETTERS, SPLITS, TURNS
+from prb_tasks.common.textfiles import bounded_lines
+from prb_tasks.data.community_alignment.constants import (
+    ATTRIBUTES,
+    EMPTY_MARK,
+    END_OF_TEXT,
+    FILES,
+    LETTERS,
+    SPLITS,
+    TURNS,
+)
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.people import Choice, Person, transcript
 from prb_tasks.data.rawfiles import check_file
 
 FAMILY = "community_alignment"
+#: How ``skipped`` names what was left out (keys naming pairs or answers are not turns: see summary_lines).
+PLACEHOLDER = "answers that are the release's \"EMPTY STRING\" placeholder for an empty answer"
+EMPTY_PREFERRED = "whose preferred response is empty (the rest of the row skipped)"
+BAD_PREFERENCE = "whose preferred response names no response (the rest of the row skipped)"
 REQUIRED = ("conversation_id", "annotator_id", "assigned_lang", "first_turn_prompt", "first_turn_preferred_response",
             "first_turn_response_a", "first_turn_response_b")
 
@@ -37,13 +52,15 @@ class CommunityCopy:
         path: the CSV file read.
         people: annotators with at least one labelled pair, in order of first appearance.
         conversations: rows of the file.
-        skipped: turns that gave no pair, by why.
+        skipped: turns that gave no pair and answers left out, by why.
+        first_bad: for each kind of row skipped as unreadable, where the first one is (row, conversation, field).
     """
 
     path: Path
     people: tuple[Person, ...]
     conversations: int
     skipped: Counter[str]
+    first_bad: dict[str, str] = field(default_factory=dict)
 
 
 def data_file(folder: Path, split: str) -> Path:
@@ -58,9 +75,9 @@ def data_file(folder: Path, split: str) -> Path:
         raise DataError(f"prb: unknown Community Alignment split '{split}'; expected one of {', '.join(SPLITS)}")
     names = list(FILES.values()) if split == "auto" else [FILES[split]]
     for name in names:
-        if (folder / name).is_file():
+        if _present(folder / name):
             return folder / name
-    present = [key for key, name in FILES.items() if (folder / name).is_file()]
+    present = [key for key, name in FILES.items() if _present(folder / name)]
     if present:
         raise DataError(f"prb: {folder} has no {FILES[split]}; it has {', '.join(FILES[k] for k in present)}: "
                         f"give split {' or '.join(present)} (or auto)")
@@ -68,14 +85,27 @@ def data_file(folder: Path, split: str) -> Path:
                     f"(`prb data download DIR --family {FAMILY}` makes one)")
 
 
+def _present(path: Path) -> bool:
+    # A named pipe in the file's place counts as present: reading it then says what it is (check_file).
+    return os.path.lexists(path) and not path.is_dir()
+
+
 def _cell(row: dict[str, str | None], name: str) -> str:
     return (row.get(name) or "").strip()
 
 
-def _response(row: dict[str, str | None], name: str) -> str:
-    # Public loaders of the release read this placeholder as no response: never an answer to rank.
-    text = row.get(name) or ""
-    return "" if text.strip() == EMPTY_MARK else text
+def _response(row: dict[str, str | None], name: str, skipped: Counter[str]) -> str:
+    # Public loaders of the release read this placeholder as no response, and strip the generator's
+    # end-of-text token some answers end with: neither is part of the answer a person read.
+    text = (row.get(name) or "").replace(END_OF_TEXT, "")
+    if text.strip() == EMPTY_MARK:
+        skipped[PLACEHOLDER] += 1
+        return ""
+    return text
+
+
+class BadRow(Exception):
+    """A row a published file holds but no pair can be read from: skipped and counted, never guessed."""
 
 
 def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Counter[str]) -> list[Choice]:
@@ -85,7 +115,11 @@ def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Cou
         row: the CSV row (column -> text; empty or None where the cell is empty).
         where: ``row 3`` for messages.
         path: the file, for messages.
-        skipped: counts the turns that give no pair, by why (added to).
+        skipped: counts the turns that give no pair and the answers left out, by why (added to).
+
+    Raises:
+        BadRow: a turn names a preferred response that is not one (its message says where); the
+            turns before it keep their pairs, the caller counts the rest of the row as skipped.
     """
     conv, person, lang = _cell(row, "conversation_id"), _cell(row, "annotator_id"), _cell(row, "assigned_lang")
     out: list[Choice] = []
@@ -101,13 +135,13 @@ def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Cou
             break  # the conversation went on from an answer we cannot name
         letter = preferred.removeprefix("response_").lower()
         if letter not in LETTERS or not preferred.startswith("response_"):
-            raise DataError(f"prb: bad row in {path}, {where} (conversation {conv!r}): field '{field}': "
-                            f"{preferred!r} is not one of response_a, response_b, response_c, response_d; fix the file")
-        responses = {x: _response(row, f"{turn}_turn_response_{x}") for x in LETTERS}
+            raise BadRow(f"{where} (conversation {conv!r}), field '{field}': {preferred[:40]!r} is not one of "
+                         "response_a .. response_d", out)
+        responses = {x: _response(row, f"{turn}_turn_response_{x}", skipped) for x in LETTERS}
         best = responses[letter]
         if not best.strip():
-            raise DataError(f"prb: bad row in {path}, {where} (conversation {conv!r}): field "
-                            f"'{turn}_turn_response_{letter}': empty, but {field} names it; fix the file")
+            raise BadRow(f"{where} (conversation {conv!r}), field '{turn}_turn_response_{letter}': empty, but "
+                         f"{field} names it", out)
         prompt = transcript(earlier, message)
         others = [(x, text) for x, text in responses.items()
                   if x != letter and text.strip() and text.strip() != best.strip()]
@@ -122,8 +156,23 @@ def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Cou
     return out
 
 
+#: The longest physical line of a Community Alignment CSV read (its longest row is well under 1 MiB).
+MAX_LINE_BYTES = 32 * 2**20
+
+
+def _lines(handle: Any, path: Path) -> Iterator[str]:
+    """The file's lines as text, none read past :data:`MAX_LINE_BYTES` (a file of gigabytes without
+    a line break is refused, not read whole); a UTF-8 byte-order mark (Excel's "CSV UTF-8") is dropped."""
+    for number, raw in enumerate(bounded_lines(handle, path, "data file", MAX_LINE_BYTES, DataError)):
+        yield raw.decode("utf-8-sig" if number == 0 else "utf-8")
+
+
 def read_community(path: Path) -> CommunityCopy:
     """Read and validate one Community Alignment CSV file.
+
+    A row no pair can be read from (a published file may hold one: a preferred response that is
+    empty) is skipped and counted, the first named; a file that is broken (cut short, a conversation
+    twice, a row of the wrong width) is refused in one line.
 
     Args:
         path: one of the copy's CSV files (a folder: the file :func:`data_file` picks for ``auto``).
@@ -136,31 +185,56 @@ def read_community(path: Path) -> CommunityCopy:
     check_file(path)
     people: dict[str, tuple[dict[str, str], list[Choice]]] = {}
     skipped: Counter[str] = Counter()
+    first_bad: dict[str, str] = {}
+    seen: dict[str, int] = {}
     count = 0
     # Responses and feedback are long cells. The limit is process-wide: put it back, or every later CSV read in
     # this process (prb validity's --scores, a custom file) silently accepts cells it should refuse.
-    limit = csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    limit = csv.field_size_limit(MAX_LINE_BYTES)
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
+        with path.open("rb") as handle:
+            # strict: a quoted cell still open at the end of the file (a file cut mid-cell) is an error.
+            reader = csv.DictReader(_lines(handle, path), strict=True)
             missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
             if missing:
+                next(reader, None)  # bytes that are not UTF-8 say so first: the header may be mangled by them
                 raise DataError(f"prb: {path}: no column {', '.join(missing)} in its header; is this the Community "
                                 f"Alignment CSV (community_alignment.csv)?")
+            width = len(reader.fieldnames or [])
             for number, row in enumerate(reader, start=1):
                 where = f"row {number}"
+                extra = row.get(None) or []
+                short = sum(value is None for key, value in row.items() if key is not None)
+                if extra or short:
+                    # DictReader fills a short row with None and gathers a long row's extra cells under None.
+                    raise DataError(f"prb: bad row in {path}, {where}: {width - short + len(extra)} cells where the "
+                                    f"header has {width}; the file is cut short or broken: download it again")
                 for column in ("conversation_id", "annotator_id"):
                     if not _cell(row, column):
                         raise DataError(f"prb: bad row in {path}, {where}: field '{column}': empty; fix the file")
+                conv = _cell(row, "conversation_id")
+                if conv in seen:
+                    raise DataError(f"prb: bad row in {path}, {where}: field 'conversation_id': {conv!r} is also "
+                                    f"row {seen[conv]}'s (a conversation twice would count its pairs twice); "
+                                    "keep one, or download the data again")
+                seen[conv] = number
                 count += 1
                 person = _cell(row, "annotator_id")
                 attributes = {name: _cell(row, column) for column, name in ATTRIBUTES if _cell(row, column)}
                 held = people.setdefault(person, (attributes, []))
-                held[1].extend(row_choices(row, where, path, skipped))
+                try:
+                    held[1].extend(row_choices(row, where, path, skipped))
+                except BadRow as bad:
+                    message, kept = bad.args
+                    held[1].extend(kept)
+                    why = BAD_PREFERENCE if "is not one of" in message else EMPTY_PREFERRED
+                    skipped[why] += 1
+                    first_bad.setdefault(why, message)
     except UnicodeDecodeError as exc:
         raise DataError(f"prb: {path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except csv.Error as exc:
-        raise DataError(f"prb: {path}: not a readable CSV file ({exc}); fix the file") from None
+        raise DataError(f"prb: {path}: not a readable CSV file ({exc}); the file may be cut short or broken: "
+                        "download it again") from None
     finally:
         csv.field_size_limit(limit)
     if not count:
@@ -169,4 +243,4 @@ def read_community(path: Path) -> CommunityCopy:
                   for pid, (attrs, choices) in people.items() if choices)
     if not found:
         raise DataError(f"prb: {path}: no conversation has a turn with a preferred and another response")
-    return CommunityCopy(path, found, count, skipped)
+    return CommunityCopy(path, found, count, skipped, first_bad)

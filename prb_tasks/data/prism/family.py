@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from prb_tasks.data.counts import read_copy
@@ -41,7 +42,9 @@ def validate(folder: Path, bundled: bool = False) -> int:
 def looks_like(path: Path) -> bool:
     """A PRISM copy, whole or not: one of its files (``survey.jsonl``, ``conversations.jsonl``,
     ``utterances.jsonl``) in the folder, so a copy missing one is checked as PRISM and told which."""
-    return any((path / name).is_file() for name in (SURVEY, CONVERSATIONS, UTTERANCES))
+    # lexists: a named pipe in a file's place is still PRISM's layout; reading it then says what it is.
+    names = (SURVEY, CONVERSATIONS, UTTERANCES)
+    return any(os.path.lexists(path / name) and not (path / name).is_dir() for name in names)
 
 
 FAMILY = BenchmarkFamily(

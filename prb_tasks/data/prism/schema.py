@@ -17,9 +17,20 @@ ignored; the optional ones may be missing or null.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 
 class _Row(BaseModel):
@@ -30,6 +41,7 @@ class SurveyRow(_Row):
     """One participant's survey answers (the fields prb shows a profile-aware model)."""
 
     user_id: StrictStr = Field(min_length=1)
+    num_completed_conversations: Optional[StrictInt] = None
     self_description: Optional[StrictStr] = None
     system_string: Optional[StrictStr] = None
     age: Optional[StrictStr] = None
@@ -54,6 +66,15 @@ class Turn(_Row):
     within_turn_id: Optional[Union[StrictInt, StrictStr]] = None
     model_name: Optional[StrictStr] = None
 
+    @field_validator("score")
+    @classmethod
+    def _on_the_scale(cls, value: Optional[float]) -> Optional[float]:
+        # The participants rated on a slider of whole points from 1 to 100; NaN, inf, 1000 or 55.5 is
+        # a broken file, and would give a gap no bucket or tie rule can read.
+        if value is not None and (not math.isfinite(value) or value != int(value) or not 1 <= value <= 100):
+            raise ValueError(f"{value!r} is not a score of PRISM's scale (whole points from 1 to 100)")
+        return value
+
     @model_validator(mode="after")
     def _rated(self) -> "Turn":
         if self.role == "model" and (self.score is None or self.if_chosen is None):
@@ -69,6 +90,9 @@ class ConversationRow(_Row):
     conversation_type: Optional[StrictStr] = None
     conversation_history: list[Turn] = Field(min_length=1)
     open_feedback: Optional[StrictStr] = None
+    #: After the opening turn: how much each attribute (values, fluency, ...) mattered in the choice, 1-100.
+    choice_attributes: Optional[dict[StrictStr, Any]] = None
+    included_in_balanced_subset: Optional[StrictBool] = None
 
 
 class MetadataRow(_Row):

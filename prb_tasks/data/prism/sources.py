@@ -13,6 +13,7 @@ from pathlib import Path
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.local import data_dir_usage, local_folder
 from prb_tasks.data.prism.constants import ENV_VAR
+from prb_tasks.data.prism.protocol import PRESETS, PrismProtocol
 from prb_tasks.data.prism.reader import PrismCopy, read_prism
 from prb_tasks.data.rawfiles import folder_stamp
 
@@ -33,17 +34,19 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path:
     return folder
 
 
-def load_copy(data_dir: str | os.PathLike[str] | None) -> tuple[Path, PrismCopy]:
-    """The folder and what it holds (read once per run and folder state).
+def load_copy(data_dir: str | os.PathLike[str] | None,
+              protocol: PrismProtocol = PRESETS["prb"]) -> tuple[Path, PrismCopy]:
+    """The folder and what it holds (read once per run, folder state and protocol).
 
     Args:
         data_dir: see :func:`resolve_data_dir`.
+        protocol: which pairs to build (default: prb's).
     """
     folder = resolve_data_dir(data_dir)
-    return folder, _read(folder, folder_stamp(folder))
+    return folder, _read(folder, folder_stamp(folder), protocol)
 
 
 @lru_cache(maxsize=2)
-def _read(folder: Path, _stamp: tuple[float, ...]) -> PrismCopy:
+def _read(folder: Path, _stamp: tuple[float, ...], protocol: PrismProtocol) -> PrismCopy:
     # The judge and scalar tasks of one run read the same copy once.
-    return read_prism(folder)
+    return read_prism(folder, protocol)
