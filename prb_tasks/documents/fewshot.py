@@ -15,6 +15,7 @@ key here too, hence ``**kwargs``.
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from typing import Any, Literal, Optional
 
@@ -172,7 +173,33 @@ def people_data(family: str, opts: FewshotOptions, people: tuple[Person, ...], o
         featured: compute the features ``opts.features`` asks for (judges need none).
     """
     by_user, users = people_pairs(family, people)
-    return split_users(opts, by_user, users, family, featured), origin, tag
+    return split_users(opts, by_user, users, family, featured, {"data_digest": people_digest(by_user, users)}), \
+        origin, tag
+
+
+def people_digest(by_user: dict[str, list[Pair]], users: dict[str, User]) -> str:
+    """16 hex digits of the sha256 of everything a trained model reads of real people: each
+    person's pairs (prompt, chosen, rejected, reason) in order, demographics and profile.
+
+    A checkpoint records it (``split``'s ``data_digest``), so an edited copy of PRISM or
+    Community Alignment (a choice flipped, a person's profile changed) is refused, as an
+    edited preference file is.
+
+    Args:
+        by_user: user id -> pairs, oldest first.
+        users: user id -> the user.
+    """
+    digest = hashlib.sha256()
+    for user_id in sorted(by_user):
+        user = users.get(user_id)
+        about = json.dumps([sorted((user.demographics or {}).items()) if user else [],
+                            [(post.category, post.text) for post in (user.profile if user else ())]],
+                           ensure_ascii=False, default=str)
+        digest.update(f"{user_id}\x1f{about}\x1e".encode("utf-8"))
+        for pair in by_user[user_id]:
+            digest.update("\x1f".join((pair.key, pair.prompt, pair.chosen.text, pair.rejected.text,
+                                       pair.reason or "")).encode("utf-8") + b"\x1e")
+    return digest.hexdigest()[:16]
 
 
 def split_users(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dict[str, User], family: str,

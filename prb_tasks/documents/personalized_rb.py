@@ -146,8 +146,11 @@ class DocOptions(BaseModel):
         None, description="file replacing the judge (or planner) system prompt")
     user_template: Optional[str] = Field(
         None, description="file replacing the user-message template of the variant")
+    rows: Optional[str] = Field(
+        None, description="a file of row keys (art/12, one a line) to score, the others left out: the rows "
+                          "prb train held out (its OUT/heldout_rows.txt)")
 
-    @field_validator("data_dir", "retriever_model", "plans", "templates", "system_template", "user_template",
+    @field_validator("data_dir", "retriever_model", "plans", "templates", "system_template", "user_template", "rows",
                      mode="before")
     @classmethod
     def _texts(cls, value: Any) -> str | None:
@@ -447,6 +450,29 @@ def build_docs(
     table = load_table(chosen_subset, source or opts.data_dir)
     origin = subset_source(opts, source, chosen_subset, len(table.rows))
     provenance.record(options, origin, task_name(options) or chosen_subset.config)
+    if opts.rows is not None:
+        return _only_rows(_variant_docs(table, chosen_subset, variant, opts, origin), opts.rows, chosen_subset)
+    return _variant_docs(table, chosen_subset, variant, opts, origin)
+
+
+def _only_rows(docs: list[dict[str, Any]], path: str, subset: Subset) -> list[dict[str, Any]]:
+    """The documents of the rows ``path`` names (``--metadata rows``); one line when it names none here."""
+    from pathlib import Path
+
+    try:
+        wanted = {line.strip() for line in Path(path).expanduser().read_text(encoding="utf-8").splitlines()}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"prb: --metadata rows '{path}' cannot be read ({exc.__class__.__name__}); give the file "
+                        "of row keys (prb train writes OUT/heldout_rows.txt)") from None
+    kept = [doc for doc in docs if doc.get("pair_key") in wanted]
+    if not kept:
+        raise DataError(f"prb: --metadata rows '{path}' names no row of subset {subset.config} "
+                        f"(keys such as {subset.short}/0); give the rows file of this data, or leave this subset out")
+    return kept
+
+
+def _variant_docs(table: SubsetTable, chosen_subset: Subset, variant: Variant, opts: DocOptions,
+                  origin: provenance.DataSource) -> list[dict[str, Any]]:
     if variant in JUDGE_VARIANTS:
         return _judge_docs(table, chosen_subset, variant, opts)
     if variant in PLAN_VARIANTS:

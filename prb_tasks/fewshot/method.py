@@ -223,11 +223,13 @@ class SplitFacts:
             ``unseen_share``, the simulation's ``n_users`` ..., ``data_digest`` of a file).
         seen: the seen users' ids.
         unseen: the evaluated users' ids.
+        family: the family the users come from ("" when unknown).
     """
 
     settings: Mapping[str, Any]
     seen: tuple[str, ...]
     unseen: tuple[str, ...]
+    family: str = ""
 
 
 class Method(ABC):

@@ -42,7 +42,8 @@ class FewshotData:
 
     def facts(self) -> SplitFacts:
         """The split's settings and user ids (:meth:`~prb_tasks.fewshot.method.Method.check_split`)."""
-        return SplitFacts(dict(self.settings), tuple(self.split.seen), tuple(u.user_id for u in self.split.unseen))
+        return SplitFacts(dict(self.settings), tuple(self.split.seen), tuple(u.user_id for u in self.split.unseen),
+                          self.source)
 
     def seen_users(self) -> list[SeenUser]:
         """The seen users with all their pairs, in user-id order."""

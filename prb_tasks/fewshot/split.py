@@ -10,7 +10,9 @@ PersonalLLM user's walk). The last ``queries`` pairs are the user's fixed query 
 the up to ``max(KS)`` pairs just before them are the support pool; the support set of
 size ``k`` is the ``k`` most recent pairs of the pool. Support sets are therefore
 nested (the 2-shot set is inside the 4-shot set), a query is never in any support set,
-and every ``k`` is scored on the same queries, so the curves over ``k`` are comparable.
+and a user is scored on the same queries at every ``k`` it is evaluated at. The curves over
+``k`` are comparable while every ``k`` has the same users; a user short of pairs drops out
+of the larger ``k`` (below), and the user set then changes with ``k``.
 
 A user with fewer than ``queries`` pairs is evaluated at no ``k``; a user whose pool is
 shorter than ``k`` is not evaluated at that ``k``. Both are listed in

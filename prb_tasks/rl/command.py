@@ -178,6 +178,10 @@ def _run(args: argparse.Namespace, evaluate: Callable[[list[str]], int]) -> int:
                                           rm_args, args.reward_url)
         artefacts += [trained, settings.trained_answers(out / "answers" / f"{_slug(rm_args)}.jsonl", trained, base)]
     settings.check(out, artefacts)
+    from prb_tasks.rl.reward import check_prompts
+
+    for rm_args in args.rm:
+        check_prompts(rm_args, train)  # a checkpoint never scores the rows it was trained on
     # Load every RM before any training, so a typo fails in seconds, not after the first model.
     rms = {rm: engine.check_rm(rm, args.reward_url) for rm in args.rm}
     print(f"prb rl: preset {preset.name}: {len(train)} training questions, {len(test)} held out, "

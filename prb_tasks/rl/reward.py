@@ -71,8 +71,11 @@ class RMReward:
         self.__name__ = f"prb_rm_{rm.scorer.name}"
 
     def __call__(self, prompts: list[Any], completions: list[Any], rm_prompt: list[str],
-                 profile_key: list[str], **_: Any) -> list[float]:
-        items = [RMInput(p, _text(c), key) for p, c, key in zip(rm_prompt, completions, profile_key)]
+                 profile_key: list[str], question: list[str] | None = None, **_: Any) -> list[float]:
+        # The bare question too: a trained checkpoint reads it as the request (not the prompt with posts).
+        questions = question if question is not None else [None] * len(rm_prompt)
+        items = [RMInput(p, _text(c), key, q or None)
+                 for p, c, key, q in zip(rm_prompt, completions, profile_key, questions)]
         self.calls += 1
         try:
             scores = self.rm.rewards(items, disable_tqdm=True)
@@ -93,3 +96,30 @@ class RMReward:
             return [self.on_error] * len(items)
         self.failed_in_a_row = 0
         return [float(s) * self.scale for s in scores]
+
+
+def check_prompts(rm_args: str, prompts: list[Any]) -> None:
+    """Refuse in one line, before any training, a ``prb train`` checkpoint that must not score
+    ``prompts`` (trained on their rows: :mod:`prb_tasks.train.provenance`); other RMs pass.
+
+    During training a batch the RM cannot score gets the error reward, so this is the check
+    that stops the run (whichever engine, verl's reward worker included).
+
+    Args:
+        rm_args: the RM's ``--model_args`` (``pretrained=DIR`` of a checkpoint is checked).
+        prompts: the training prompts (:class:`~prb_tasks.rl.prompts.RLPrompt`).
+    """
+    from pathlib import Path
+
+    from prb_tasks.train.checkpoint import MANIFEST, read_manifest
+    from prb_tasks.train.provenance import Scope, check
+
+    folder = next((part.split("=", 1)[1] for part in rm_args.split(",") if part.startswith("pretrained=")), None)
+    if folder is None or not (Path(folder).expanduser() / MANIFEST).is_file():
+        return
+    manifest = read_manifest(folder, "prb rl")
+    # The prompts are the family's rows only when they are Personalized RewardBench's (pair keys
+    # like art/3); LaMP-QA's train questions are another data set, compared by their questions.
+    check(manifest, folder, Scope("", questions=[p.question for p in prompts if p.question],
+                                  instead="train the policy on LaMP-QA's train questions (--lamp-qa DIR) or "
+                                          "give a reward model trained on other rows"), f"prb rl: --rm {rm_args}")

@@ -84,9 +84,22 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     from prb_tasks.rl.policy import load_policy
     from prb_tasks.train.steplog import LOG_FILE, StepLog
 
+    last = resume_point(folder)
+    if last is not None and preset.max_steps is not None and _steps_of(last) >= preset.max_steps > 0:
+        # A kill during the final save (or final/ removed) leaves the last checkpoint at max_steps:
+        # the Trainer given it trains one step more (step 7/6); the checkpoint is the policy.
+        print(f"prb rl: {last} is at step {_steps_of(last)} of {preset.max_steps}: it is the trained policy "
+              "(not training again)", file=sys.stderr)
+        trained, tokenizer = load_policy(str(last))
+        staged = fresh_staging(final)
+        trained.save_pretrained(str(staged))
+        tokenizer.save_pretrained(str(staged))
+        seal(staged)
+        publish(staged, final, crash="rl-final")
+        return final
     model, tokenizer = load_policy(policy)
     data = Dataset.from_list([{"prompt": p.chat(), "rm_prompt": p.rm_prompt, "profile_key": p.profile_key,
-                               "pair_key": p.pair_key} for p in prompts])
+                               "pair_key": p.pair_key, "question": p.question} for p in prompts])
     folder.mkdir(parents=True, exist_ok=True)
     trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=grpo_config(preset, folder, seed),
                           train_dataset=data, processing_class=tokenizer)
@@ -97,7 +110,6 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     # TRL asks the model for a property that transformers 5 renamed; the warning, printed at
     # every step, is about TRL's code and nothing a user of prb rl can change.
     warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
-    last = resume_point(folder)
     if last is not None:
         print(f"prb rl: resuming from {last}", file=sys.stderr)
     trainer.train(resume_from_checkpoint=None if last is None else str(last))
@@ -108,3 +120,14 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     seal(staged)
     publish(staged, final, crash="rl-final")
     return final
+
+
+def _steps_of(checkpoint: Path) -> int:
+    """The optimizer steps a Trainer checkpoint holds (its ``trainer_state.json``; 0 when unreadable)."""
+    import json
+
+    try:
+        state = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+        return int(state.get("global_step", 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0

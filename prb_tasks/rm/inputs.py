@@ -17,6 +17,8 @@ class RMInput:
         question: the bare question (defaults to ``prompt`` when unknown).
         group: the run this response belongs to (the harness task), for scorers
             that batch each task separately (``protocol=official``).
+        user_id: the user whose pair this is, where the data has user ids (a trained
+            checkpoint refuses the users it trained on).
     """
 
     prompt: str
@@ -24,6 +26,7 @@ class RMInput:
     profile_key: str | None = None
     question: str | None = None
     group: str | None = None
+    user_id: str | None = None
 
     @property
     def bare_question(self) -> str:
@@ -51,5 +54,7 @@ def from_request(doc: dict[str, Any] | None, context: str, continuation: str, id
 
         choices = doc["choices"]
         if 0 <= idx < len(choices):
-            return RMInput(doc_prompt(doc), choices[idx], doc.get("profile_key"), doc.get("question"), group)
+            user = doc.get("user_id")
+            return RMInput(doc_prompt(doc), choices[idx], doc.get("profile_key"), doc.get("question"), group,
+                           None if user is None else str(user))
     return RMInput(context, continuation.strip(), None, group=group)

@@ -116,6 +116,7 @@ class RewardModelLM(LM):
         """
         started = time.perf_counter()
         scorer = self.scorer
+        scorer.check(items)
         results: list[float | None] = [None] * len(items)
         plan = scorer.fixed_batches(items)
         keys: list[str] | None = None

@@ -61,7 +61,7 @@ def is_checkpoint(folder: Path) -> bool:
     """
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a nesting too deep for the parser is not ours either
         return False
     return isinstance(manifest, dict) and manifest.get("format") == FORMAT
 
@@ -140,6 +140,9 @@ def read_manifest(folder: str | Path, who: str) -> dict[str, Any]:
         manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     except ValueError as exc:
         raise TrainError(f"{who}: {path / MANIFEST} is not JSON ({exc}); train the model again") from None
+    except RecursionError:  # json's parser recurses once per nesting level
+        raise TrainError(f"{who}: {path / MANIFEST} nests too deeply to be a {FORMAT} manifest; "
+                         "train the model again") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise TrainError(f"{who}: {path / MANIFEST} is not a {FORMAT} manifest; train the model again with this prb")
     return manifest

@@ -24,7 +24,8 @@ from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
 #: Command-line flags, in TrainOptions' field names.
 FLAGS = ("family", "architecture", "backbone", "out", "input_format", "context_parts", "budget", "max_length",
          "support_max", "latent_dim", "variational", "kl_weight", "heads", "user_learning_rate", "adapt_steps",
-         "adapt_l2", "epochs", "max_steps", "learning_rate", "batch_size", "seed", "bf16", "deepspeed")
+         "adapt_l2", "epochs", "max_steps", "learning_rate", "batch_size", "seed", "holdout_share", "bf16",
+         "deepspeed")
 _BOOLS = ("variational", "bf16")
 
 
@@ -145,10 +146,16 @@ def train(options: TrainOptions, progress: bool = True) -> Path:
             "data": options.data, "metadata": options.metadata, "options": model_options, "users": data.users,
             # What decided the split: the evaluation must be on the same one (prb-method checks).
             "split": data.few_shot.settings if data.few_shot is not None else None,
+            # Data without a split: the questions trained on (digests), checked on every path.
+            **({"rows": list(data.rows), "heldout_rows": len(data.heldout)} if data.few_shot is None else {}),
             "pairs": len(rendered), "steps": int(result.global_step), "train_loss": float(result.training_loss),
             "seconds": round(time.perf_counter() - started, 1),
         }
         checkpoint.save(staged, trainer.accelerator.unwrap_model(model), tokenizer, manifest)
+        if data.few_shot is None:
+            from prb_tasks.train.provenance import HELDOUT_ROWS
+
+            (staged / HELDOUT_ROWS).write_text("".join(f"{key}\n" for key in data.heldout), encoding="utf-8")
         if (staged / "trainer").is_dir():
             shutil.rmtree(staged / "trainer")  # the Trainer's scratch (save_strategy "no": nothing kept)
         publish(staged, out, crash="train")

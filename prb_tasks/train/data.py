@@ -5,7 +5,10 @@ PersonalLLM and your own file go through the few-shot protocol's split
 only the **seen** users' pairs are trained on, so the checkpoint is evaluated on users it
 never saw with ``prb-method``. Personalized RewardBench has no user ids and one pair per
 row: every row is a user whose profile is its posts (``personalized_rb_user``), and every
-row of the folder given is trained on (evaluate on another folder or subset).
+row is a user. A family without a split holds out ``holdout_share`` of its rows (at least one
+per subset, picked by a seeded hash of the question), never trained on; the checkpoint names them
+(``heldout_rows.txt``) and records a digest of every question it trained on, so no path scores a
+row the model saw (:mod:`prb_tasks.train.provenance`).
 
 Each training pair carries up to ``support_max`` other pairs of the same user (a seeded
 random number of them, 0 included, drawn from the user's pairs other than this one): the
@@ -23,6 +26,7 @@ from prb_tasks.data.families import BenchmarkFamily
 from prb_tasks.fewshot.method import Pair, User
 from prb_tasks.fewshot.sources import FewshotData
 from prb_tasks.train.options import TrainError, TrainOptions
+from prb_tasks.train.provenance import row_digest
 
 
 @dataclass(frozen=True)
@@ -51,12 +55,17 @@ class TrainingData:
         users: the seen users' ids, in table order.
         family: ``personalllm``, ``custom`` or ``personalized_rb``.
         few_shot: the split (None for Personalized RewardBench).
+        heldout: the keys of the rows held out of training (families without a split).
+        rows: the digests of the questions trained on (families without a split;
+            :func:`prb_tasks.train.provenance.row_digest`).
     """
 
     examples: list[Example]
     users: list[str]
     family: str
     few_shot: FewshotData | None
+    heldout: tuple[str, ...] = ()
+    rows: tuple[str, ...] = ()
 
 
 def resolve_family(data: str, family: str | None) -> tuple[BenchmarkFamily, str]:
@@ -104,6 +113,9 @@ def load(options: TrainOptions) -> TrainingData:
                          f"(the user's text in the input) or plain, or train on {several}")
     assert family.train is not None  # resolve_family admits only families that train
     people, few_shot = families.train_source(family)(location, dict(options.metadata))
+    heldout: tuple[str, ...] = ()
+    if few_shot is None:
+        people, heldout = hold_out(people, options.holdout_share, options.seed)
     rng = np.random.default_rng(options.seed)
     examples = []
     for index, (user, pairs) in enumerate(people):
@@ -115,4 +127,37 @@ def load(options: TrainOptions) -> TrainingData:
     if not examples:
         raise TrainError(f"prb train: '{options.data}' gives no seen user with a labelled pair; add users or "
                          "lower --metadata unseen_share")
-    return TrainingData(examples, [u.user_id for u, _ in people], family.name, few_shot)
+    rows = tuple(sorted({row_digest(e.pair.prompt) for e in examples})) if few_shot is None else ()
+    return TrainingData(examples, [u.user_id for u, _ in people], family.name, few_shot, heldout, rows)
+
+
+def hold_out(people: list[tuple[User, list[Pair]]], share: float,
+             seed: int) -> tuple[list[tuple[User, list[Pair]]], tuple[str, ...]]:
+    """(the people kept for training, the keys of the rows held out) of data without a split.
+
+    Rows are grouped by the part of their key before ``/`` (a subset) and each group gives
+    ``share`` of its rows, at least one; the rows are picked by a seeded hash of the question,
+    and rows with the same question go together (a question seen in training is never an
+    evaluation row).
+
+    Args:
+        people: one (user, [pair]) per row.
+        share: the share of each group's rows held out.
+        seed: the training's seed.
+    """
+    import hashlib
+
+    def rank(question: str) -> str:
+        return hashlib.sha256(f"prb-train-holdout:{seed}:{row_digest(question)}".encode()).hexdigest()
+
+    groups: dict[str, list[str]] = {}
+    for _, pairs in people:
+        for pair in pairs:
+            groups.setdefault(pair.key.split("/", 1)[0], []).append(pair.prompt)
+    out: set[str] = set()
+    for questions in groups.values():
+        ordered = sorted(set(questions), key=rank)
+        out.update(ordered[:max(1, round(share * len(ordered)))])
+    kept = [(user, [p for p in pairs if p.prompt not in out]) for user, pairs in people]
+    keys = tuple(p.key for _, pairs in people for p in pairs if p.prompt in out)
+    return [(user, pairs) for user, pairs in kept if pairs], keys

@@ -1,8 +1,10 @@
 """The evaluation command ``prb train`` prints when it has written a checkpoint.
 
-The hint is a whole command that runs on the data the model was trained on: the few-shot
-task of the data's family with the data and the split's ``--metadata``, and a ``queries``
-the data can meet. (Before, it said "the *_fewshot task with the same --metadata", and on a
+The hint is a whole command that scores only data the model never saw: the few-shot task of
+the data's family with the data and the split's ``--metadata`` (its unseen users), and a
+``queries`` the data can meet; for data without user ids (Personalized RewardBench), the
+scalar task on the rows training held out (``--metadata rows``, the checkpoint's
+``heldout_rows.txt``). (Before, it said "the *_fewshot task with the same --metadata", and on a
 small file that evaluation stopped with "no user has 8 query pairs" until ``queries`` was
 guessed; issue 49, item 2.)
 """
@@ -17,6 +19,7 @@ from typing import Any
 from prb_tasks.common.resources import tasks_dir
 from prb_tasks.common.terminal import WIDTH
 from prb_tasks.fewshot.sources import FewshotData
+from prb_tasks.train.provenance import HELDOUT_ROWS
 
 #: How a continued line of the printed command starts (under ``prb train: ``'s text).
 _CONTINUED = " \\\n    "
@@ -90,11 +93,14 @@ def evaluation_command(out: str, family: str, location: str, is_file: bool, meta
         few_shot: the training's split (None: Personalized RewardBench, no split).
     """
     if few_shot is None:
+        # The rows training held out, and only those: a family without user ids has no unseen users.
         model = ["prb eval", "--model prb-rm", f"--model_args {shlex.quote(f'pretrained={out}')}"]
+        rows = {"rows": f"{out.rstrip('/')}/{HELDOUT_ROWS}"}
         if location == "sample":
-            return shell_lines([model, ["--tasks personalized_rb_sample_scalar"]])
+            return shell_lines([model, ["--tasks personalized_rb_sample_scalar",
+                                        f"--metadata {shlex.quote(json.dumps(rows))}"]])
         return shell_lines([model, ["--tasks personalized_rb_scalar",
-                                    f"--metadata {shlex.quote(json.dumps({'data_dir': location}))}"]])
+                                    f"--metadata {shlex.quote(json.dumps({'data_dir': location, **rows}))}"]])
     meta = {"data_path" if is_file else "data_dir": location, **metadata}
     queries = fitting_queries(few_shot)
     if queries is not None and "queries" not in metadata:

@@ -11,7 +11,6 @@ ignores them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,34 +53,21 @@ class TrainedMethod(Method):
 
     def check_split(self, facts: SplitFacts) -> None:
         """Refuse (one line) an evaluation whose unseen users include users the checkpoint trained
-        on, or whose split settings differ from the training's (split_seed, unseen_share, the
-        simulation's keys, the data's digest).
+        on, or whose family, split settings (split_seed, unseen_share, the simulation's keys) or
+        data (its digest) differ from the training's: :func:`prb_tasks.train.provenance.check`.
 
         Args:
             facts: the evaluation's split.
         """
-        trained = set(self.manifest.get("users") or ())
-        leaked = [u for u in facts.unseen if u in trained]
-        theirs = self.manifest.get("split") or {}
-        # A checkpoint from before the split was recorded is checked on its users alone.
-        differ = [k for k in sorted(set(theirs) | set(facts.settings)) if theirs and
-                  theirs.get(k) != facts.settings.get(k)]
-        if not leaked and not differ:
-            return
-        what = (f"trained on {len(leaked)} of this evaluation's {len(facts.unseen)} unseen users "
-                f"({', '.join(leaked[:3])}{', ...' if len(leaked) > 3 else ''})" if leaked
-                else "was trained on another split")
-        keys = {k: theirs.get(k) for k in differ if k != "data_digest"}
-        fixes = []
-        if keys:
-            fixes.append(f"evaluate with the training's --metadata {json.dumps(keys)} (this run: "
-                         f"{json.dumps({k: facts.settings.get(k) for k in keys})})")
-        if "data_digest" in differ:
-            fixes.append(f"evaluate on the data it was trained on ({self.manifest.get('data')}; this data differs)")
-        if not fixes:
-            fixes.append("evaluate with the --metadata it was trained with")
-        raise MethodError(f"prb-method (trained): checkpoint '{self.checkpoint}' {what}; {' and '.join(fixes)}, "
-                          "or train again with this run's")
+        from prb_tasks.train.options import TrainError
+        from prb_tasks.train.provenance import Scope, check
+
+        scope = Scope(facts.family, users=facts.unseen, settings=facts.settings, split=True,
+                      instead="evaluate with the --metadata it was trained with")
+        try:
+            check(self.manifest, self.checkpoint, scope, "prb-method (trained)")
+        except TrainError as exc:
+            raise MethodError(str(exc)) from None
 
     def learn(self, seen: Sequence[SeenUser]) -> None:
         from prb_tasks.train import checkpoint

@@ -54,6 +54,9 @@ class TrainOptions(BaseModel):
     learning_rate: float = Field(5e-5, gt=0, description="AdamW's learning rate")
     batch_size: int = Field(8, ge=1, description="pairs per device and step")
     seed: int = Field(0, ge=0, description="seed of the training run and of the support sampling")
+    holdout_share: float = Field(0.2, gt=0, lt=1, description="data without a split (Personalized RewardBench): "
+                                 "share of each subset's rows held out of training, named in OUT/heldout_rows.txt "
+                                 "for the evaluation")
     bf16: bool = Field(False, description="train in bfloat16 mixed precision (GPUs that have it)")
     deepspeed: Optional[str] = Field(None, description="a DeepSpeed config file, handed to the Trainer")
 

@@ -74,7 +74,8 @@ def from_fewshot(family: str, location: str, metadata: dict) -> tuple[People, Fe
 
 def personalized_rb(location: str, metadata: dict) -> tuple[People, None]:
     """Every row of every Personalized RewardBench subset in ``location``, each row its own
-    user whose profile is the asker's posts (the data has no user ids)."""
+    user whose profile is the asker's posts (the data has no user ids); :func:`prb_tasks.train.data.load`
+    holds some out."""
     from prb_tasks.data.errors import DataError
     from prb_tasks.data.personalized_rb.sources import load_rows
     from prb_tasks.data.personalized_rb.subsets import SUBSETS
@@ -90,9 +91,11 @@ def personalized_rb(location: str, metadata: dict) -> tuple[People, None]:
             rows = load_rows(subset, location)
         except DataError:
             continue
-        for row in rows:
+        for index, row in enumerate(rows):
             user = personalized_rb_user(row)
-            users.append((user, [Pair(f"{subset.config}/{row.id}", row.question, Response(row.chosen),
+            # The key every Personalized RewardBench task gives the row (its pair_key), so the rows
+            # held out are named as --metadata rows reads them.
+            users.append((user, [Pair(f"{subset.short}/{index}", row.question, Response(row.chosen),
                                       Response(row.rejected))]))
     if not users:
         from prb_tasks.data import families

@@ -88,7 +88,7 @@ def test_every_family_declares_its_keys():
     assert METADATA in all_specs()
     assert set(METADATA.keys) == {"data_dir", "k", "max_post_chars", "retriever", "retriever_device", "retriever_dtype",
                                   "retriever_backend", "retriever_model", "plans", "plans_missing", "templates",
-                                  "system_template", "user_template"}
+                                  "system_template", "user_template", "rows"}
 
 
 @pytest.mark.slow
@@ -106,7 +106,7 @@ def test_plain_lm_eval_rejects_metadata_typos_but_not_model_args(tmp_path):
         "prb: unknown --metadata key 'K' for personalized_rb_sample_scalar_art (did you mean 'k'?); "
         "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, "
         "retriever_device, retriever_dtype, "
-        "retriever_model, system_template, "
+        "retriever_model, rows, system_template, "
         "templates, user_template")
 
 

@@ -147,8 +147,17 @@ def test_kill_while_final_is_written_leaves_no_final_and_the_rerun_writes_it_who
     assert not (folder / "final").exists()  # not a folder that counts as "already trained"
     again = _child(policy, folder, "run")
     assert again.returncode == 0, again.stderr[-3000:]
-    assert f"resuming from {folder / 'checkpoint-6'}" in again.stderr
-    assert "not training again" not in again.stderr
+    # checkpoint-6 is at max_steps: it is the policy, published as it is, never trained a 7th step
+    # (issue 62.5: the Trainer given it printed "step 7/6" and published a 7-step policy).
+    assert f"prb rl: {folder / 'checkpoint-6'} is at step 6 of 6: it is the trained policy" in again.stderr
+    assert "7/6" not in again.stderr and f"{folder / 'final'} exists; not training again" not in again.stderr
+    records = [json.loads(line) for line in (folder / "train_log.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert max(r["step"] for r in records) == 6, records
+    from safetensors.torch import load_file
+
+    final, saved = load_file(str(folder / "final" / "model.safetensors")), load_file(
+        str(folder / "checkpoint-6" / "model.safetensors"))
+    assert final.keys() == saved.keys() and all(bool((final[k] == saved[k]).all()) for k in final)
     assert problem(folder / "final") is None
     assert (folder / "final" / "tokenizer_config.json").is_file()
     from prb_tasks.rl.policy import load_policy

@@ -50,4 +50,6 @@ def test_every_printed_line_of_the_hint_fits_and_the_task_is_the_familys() -> No
     command = evaluation_command("runs/rm-context", "custom", "example", True, {}, few_shot)
     assert all(len("  " + line) <= 120 for line in command.splitlines())
     sample = evaluation_command("rm", "personalized_rb", "sample", False, {}, None)
-    assert shlex.split(sample.replace("\\\n", " "))[-2:] == ["--tasks", "personalized_rb_sample_scalar"]
+    # The rows training held out, and only those (issue 62.1: the hint scored the 36 rows it trained on).
+    assert shlex.split(sample.replace("\\\n", " "))[-4:] == ["--tasks", "personalized_rb_sample_scalar",
+                                                            "--metadata", '{"rows": "rm/heldout_rows.txt"}']

@@ -51,8 +51,8 @@ def test_another_split_seed_is_refused_naming_the_leaked_users(trained):
         run(TrainedMethod(str(folder / "ckpt")), data)
     line = str(caught.value)
     assert "\n" not in line
-    assert (f"checkpoint '{folder / 'ckpt'}' trained on {len(leaked)} of this evaluation's "
-            f"{len(data.split.unseen)} unseen users ({', '.join(leaked[:3])}") in line
+    assert (f"checkpoint '{folder / 'ckpt'}' was trained on {len(leaked)} of the "
+            f"{len(data.split.unseen)} users this run scores ({', '.join(leaked[:3])}") in line
     assert 'the training\'s --metadata {"split_seed": 0} (this run: {"split_seed": 3})' in line
 
 

@@ -28,6 +28,16 @@ class Scorer:
         """The exact input the scorer reads for ``item`` (part of the cache key)."""
         raise NotImplementedError
 
+    def check(self, items: Sequence[RMInput]) -> None:
+        """Refuse (one line, before anything is scored) inputs this scorer must not score.
+
+        Nothing by default; a ``prb train`` checkpoint refuses the users and rows it was
+        trained on (:mod:`prb_tasks.train.provenance`).
+
+        Args:
+            items: every response of the call.
+        """
+
     def fixed_batches(self, items: Sequence[RMInput]) -> list[list[int]] | None:
         """Batches that must be scored exactly as given.
 
