@@ -116,11 +116,16 @@ def synthesizeme_results(doc: dict[str, Any], results: Sequence[Any]) -> int:
     return int(verdict.letter == doc["chosen_position"])
 
 
+#: prb's metrics the SynthesizeMe tasks report beside theirs (every key returned must be in the YAML).
+_SYNTHESIZEME_RIDE_ALONG = ("acc", "acc_user", "consistency", "parse_fail", "error_rate")
+
+
 def process_synthesizeme(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     """prb's both-order metrics plus SynthesizeMe's accuracy and its bootstrap bounds."""
     from prb_tasks.scoring.breakdowns import process_judge_both_users
 
-    out = process_judge_both_users(doc, results)
+    both = process_judge_both_users(doc, results)
+    out = {name: both[name] for name in _SYNTHESIZEME_RIDE_ALONG}
     score = synthesizeme_results(doc, results)
     out.update({"acc_synthesizeme": score, "acc_synthesizeme_low": score, "acc_synthesizeme_high": score})
     return out
@@ -146,3 +151,8 @@ def synthesizeme_low(items: Sequence[int]) -> float:
 def synthesizeme_high(items: Sequence[int]) -> float:
     """The upper bound of SynthesizeMe's 95% basic bootstrap interval over judgments."""
     return _bootstrap_bounds(list(items))[1]
+
+
+def count(items: Iterable[int]) -> int:
+    """How many judgments a ``dropped_*`` rule dropped (a count, not a share)."""
+    return int(sum(items))

@@ -13,6 +13,7 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     share_of_a,
 )
 from prb_tasks.scoring.personal_reward_bench import (  # noqa: F401
+    count,
     pgenrm_accuracy,
     process_pgenrm,
     process_synthesizeme,
