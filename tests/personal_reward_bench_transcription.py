@@ -133,7 +133,7 @@ def pgenrm_run(half_folder: Path, order: Callable[[Any, dict], bool],
             test = entry["test_data"]
             try:
                 chosen, rejected = test["chosen"]["content"], test["rejected"]["content"]
-                user_input = test["context"][0]["content"]
+                test["context"][0]["content"]  # their user_input; raises on a context it cannot read
             except Exception:  # noqa: BLE001 - "Error submitting task": the item is skipped
                 continue
             texts.append(fewshot_text(entry["few_shot"]))

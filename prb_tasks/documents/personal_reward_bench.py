@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import random
-from functools import partial
 from pathlib import Path
 from typing import Any, Optional
 
@@ -33,7 +32,14 @@ from prb_tasks.data.personal_reward_bench.reader import BenchRow, HalfCopy, User
 from prb_tasks.data.personal_reward_bench.sources import load_half, resolve_data_dir
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
 from prb_tasks.documents.options import TemplateOptions, parse_options
-from prb_tasks.documents.pairs import ASK_ONCE, DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
+from prb_tasks.documents.pairs import (
+    ASK_ONCE,
+    DocList,
+    judge_pair_docs,
+    judge_system_prompt,
+    scalar_pair_doc,
+    to_dataset,
+)
 from prb_tasks.prompts.templates import render, resolve
 from prb_tasks.prompts.user_history import PastChoice, profile_texts
 

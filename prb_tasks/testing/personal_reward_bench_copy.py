@@ -5,8 +5,8 @@ Each half is ``<dir>/<hub name>/data/<hub split>-00000-of-00001.parquet``, with 
 copies: the ``split`` column (train / val / test) is not the hub split (rows of every user split sit in
 each hub split, and a row of another ``split`` value is there to be left out), multi-turn contexts,
 non-English text, users with one pair or no train pairs, ``chosen`` / ``rejected`` as one role/content
-turn (``list_turns``: as lists of turns, the form SynthesizeMe's formatter also reads), a ``flip`` column, the score columns and the
-authors' judges' prediction columns their loaders drop.
+turn (``list_turns``: as lists of turns, the form SynthesizeMe's formatter also reads), a ``flip``
+column, the score columns and the authors' judges' prediction columns their loaders drop.
 
 Usage: ``python -m prb_tasks.testing.personal_reward_bench_copy DIR [--users N] [--seed S]``.
 """

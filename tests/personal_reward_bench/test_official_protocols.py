@@ -40,7 +40,8 @@ def _datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _json(s1: object, s2: object) -> str:
-    return f"analysis <JSON_START>{json.dumps({'rationale': 'r', 'better_response': {'response_1': s1, 'response_2': s2}})}<JSON_END>"
+    body = json.dumps({"rationale": "r", "better_response": {"response_1": s1, "response_2": s2}})
+    return f"analysis <JSON_START>{body}<JSON_END>"
 
 
 def _reply(conversation: str, chosen_first: bool) -> str | None:

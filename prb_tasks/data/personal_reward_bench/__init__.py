@@ -1,4 +1,6 @@
-"""PersonalRewardBench (SynthesizeMe, arXiv 2506.05598): real users' pairs of Chatbot Arena and PRISM,
-each user's pairs split train / val / test."""
+"""PersonalRewardBench (SynthesizeMe, arXiv 2506.05598): real users' pairs of Chatbot Arena and PRISM.
+
+Each user's pairs are split train / val / test.
+"""
 
 __all__: list[str] = []

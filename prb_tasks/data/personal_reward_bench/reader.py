@@ -222,7 +222,7 @@ def read_half(data_dir: Path, half: str) -> HalfCopy:
             row = _row(half, raw, path, number, position)
             position += 1
             if row.split not in USER_SPLITS:
-                skipped[f"with split {row.split!r} (the authors' loaders keep train, val and test)"] += 1
+                skipped[f"with split {row.split!r} (the authors' loaders keep train, val, test)"] += 1
                 continue
             if not row.chosen_text.strip() or not row.rejected_text.strip():
                 skipped["with an empty response"] += 1
