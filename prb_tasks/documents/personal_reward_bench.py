@@ -266,11 +266,17 @@ def fewshot_source(opts: Any, featured: bool = True) -> tuple[Any, provenance.Da
     """The users of every half present for the few-shot tasks and ``prb train`` (``data_family``:
     ``personal_reward_bench``): each user's pairs in train, val, test order; ids carry the half.
 
+    This is the family's one use of prb's provenance checks: the split records the copy's digest
+    (``data_digest``) beside the protocol's keys, so a ``prb train`` checkpoint refuses an evaluation
+    on another copy as well as one whose unseen users it trained on
+    (:meth:`prb_tasks.train.method.TrainedMethod.check_split`).
+
     Args:
         opts: the few-shot tasks' options (the copy is ``data_dir``).
         featured: compute the features the options ask for.
     """
-    from prb_tasks.documents.fewshot import people_data
+    from prb_tasks.documents.fewshot import split_users
+    from prb_tasks.fewshot.sources import people_pairs
 
     root = resolve_data_dir(opts.data_dir)
     halves = present_halves(root)
@@ -281,7 +287,20 @@ def fewshot_source(opts: Any, featured: bool = True) -> tuple[Any, provenance.Da
     pairs = sum(copy.pairs for copy in copies)
     origin = provenance.DataSource("local", str(root), "labelled pairs", pairs)
     tag = "|".join(f"{c.folder}|{[f.stat().st_mtime for f in c.files]}" for c in copies)
-    return people_data(FAMILY, opts, people, origin, tag, featured)
+    by_user, users = people_pairs(FAMILY, people)
+    data = {"data_digest": _digest([f for c in copies for f in c.files])}
+    return split_users(opts, by_user, users, FAMILY, featured, data), origin, tag
+
+
+def _digest(files: list[Path]) -> str:
+    # The shards' bytes, in block reads: which users exist (and their pairs) is decided by them.
+    digest = hashlib.sha256()
+    for path in files:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\x1e")
+    return digest.hexdigest()[:16]
 
 
 #: ``prb eval``'s check before a model loads: a named copy must be a folder.
