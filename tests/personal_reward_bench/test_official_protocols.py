@@ -141,3 +141,16 @@ def test_pgenrm_docs_carry_one_order_and_the_history(copy: Path) -> None:
     doc = next(d for d in docs if d["history_pairs"] == 6)
     assert doc["system_prompt"].count("\nChosen: ") == 6
     assert "[Response 1]" in doc_prompt(doc)
+
+
+def test_their_prompts_file_is_read_without_running_it(copy: Path, tmp_path: Path) -> None:
+    prompts = tmp_path / "PROMPTS.py"
+    prompts.write_text("import sys; sys.exit(3)\nUSER_PREFERENCE_ANALYSIS_PROMPT = '''SYS {few_shots} {{\"k\": 1}}'''\n"
+                       "USER_PROMPT_TEMPLATE= '''IN {user_input} R1 {response_1} R2 {response_2}'''\n")
+    docs = build_docs("pgenrm", "arena", data_dir=str(copy), pgenrm_prompts=str(prompts))
+    doc = next(d for d in docs if d["history_pairs"] == 6)
+    assert doc["system_prompt"].startswith("SYS User: ") and doc["system_prompt"].endswith('\n\n {"k": 1}')
+    assert doc_prompt(doc).startswith("IN ") and " R1 " in doc_prompt(doc)
+    prompts.write_text("USER_PROMPT_TEMPLATE = 'x'\n")
+    with pytest.raises(DataError, match="no string USER_PREFERENCE_ANALYSIS_PROMPT"):
+        build_docs("pgenrm", "arena", data_dir=str(copy), pgenrm_prompts=str(prompts))
