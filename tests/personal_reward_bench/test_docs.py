@@ -57,5 +57,6 @@ def test_scalar_and_scalar_history(copy: Path) -> None:
 
 def test_a_misspelt_key_is_one_line(copy: Path) -> None:
     with pytest.raises(MetadataError, match="'pgenrm_prompt'") as err:
-        build_docs("judge", "arena", data_dir=str(copy), pgenrm_prompt="x", config_source="x/personal_reward_bench_arena.yaml")
+        build_docs("judge", "arena", data_dir=str(copy), pgenrm_prompt="x",
+                   config_source="x/personal_reward_bench_arena.yaml")
     assert "\n" not in str(err.value)
