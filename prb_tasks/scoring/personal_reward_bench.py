@@ -104,8 +104,8 @@ def pgenrm_accuracy(items: Iterable[str]) -> float:
     total = sum(counts.values())
     if dropped:
         listed = ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in dropped.items())
-        _LOG.warning("P-GenRM protocol: %d of %d judgments dropped from the denominator (%s); acc_pgenrm is "
-                     "over the %d kept, acc counts them wrong", sum(dropped.values()), total, listed, kept)
+        _LOG.warning("P-GenRM: %d of %d judgments dropped from acc_pgenrm (%s)", sum(dropped.values()), total,
+                     listed)
     return counts["correct"] / kept if kept else _NAN
 
 

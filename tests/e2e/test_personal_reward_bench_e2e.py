@@ -60,7 +60,7 @@ def test_judges_and_rms_then_compare_with_published(tmp_path: Path) -> None:
     assert metric(results, pgenrm, "acc_pgenrm") == pytest.approx(8 / 9)  # user 01's 3 replies dropped
     assert metric(results, pgenrm, "acc") == pytest.approx(8 / 12)
     assert metric(results, pgenrm, "dropped_no_json_markers") == 3
-    assert "3 of 12 judgments dropped from the denominator (3 no json markers)" in proc.stderr
+    assert "P-GenRM: 3 of 12 judgments dropped from acc_pgenrm (3 no json markers)" in proc.stderr
 
     rm = tmp_path / "rm"
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=bm25", "--tasks",
