@@ -577,6 +577,20 @@ def preflight(args: HarnessArgs) -> None:
             check(tasks, args.metadata, args.settings)
 
 
+def _narrow_patterns(args: HarnessArgs) -> None:
+    """Narrow a pattern of prb's tasks to those the backend runs (:mod:`prb_tasks.cli.task_patterns`)."""
+    from prb_tasks.cli.task_patterns import narrow
+    from prb_tasks.common.terminal import fit
+
+    tasks, notes = narrow(args.model, args.tasks)
+    if not notes:
+        return
+    args.settings["tasks"] = tasks
+    args.namespace.tasks = list(tasks)
+    for line in notes:
+        print(fit(line), file=sys.stderr, flush=True)
+
+
 def prepare(argv: list[str]) -> HarnessArgs:
     """Parse and check a ``prb eval`` command line; load the plugin for it.
 
@@ -601,6 +615,7 @@ def prepare(argv: list[str]) -> HarnessArgs:
         args.settings["apply_chat_template"] = True
     register_models()
     check_model(args.model)
+    _narrow_patterns(args)
     declare(args)
     preflight(args)
     activate(args.tasks)
