@@ -154,3 +154,28 @@ def test_their_prompts_file_is_read_without_running_it(copy: Path, tmp_path: Pat
     prompts.write_text("USER_PROMPT_TEMPLATE = 'x'\n")
     with pytest.raises(DataError, match="no string USER_PREFERENCE_ANALYSIS_PROMPT"):
         build_docs("pgenrm", "arena", data_dir=str(copy), pgenrm_prompts=str(prompts))
+
+
+def test_numeric_user_ids_keep_their_order_and_null_splits_are_left_out(tmp_path: Path) -> None:
+    # Ids stored as numbers sort by value in the authors' groupby (9 before 10), not as text.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from prb_tasks.testing.personal_reward_bench_copy import half_rows
+
+    folder = tmp_path / "copy" / "prism_personalized_0125"
+    (folder / "data").mkdir(parents=True)
+    ids = {f"prism-user-{n:02d}": value for n, value in enumerate((10, 9, 100, 2, 30, 7, 1, 11))}
+    for split, rows in half_rows("prism", users=6).items():
+        rows = [{**r, "user_id": ids[r["user_id"]]} for r in rows]
+        rows[0] = {**rows[0], "split": None}
+        rows[1] = {**rows[1], "chosen": {"role": "assistant", "content": ""}}
+        pq.write_table(pa.Table.from_pylist(rows), folder / "data" / f"{split}-00000-of-00001.parquet")
+    copy = read_half(tmp_path / "copy", "prism")
+    assert [u.user_id for u in copy.users] == ["1", "2", "7", "9", "10", "11", "30", "100"]
+    assert sum(n for why, n in copy.skipped.items() if "None" in why) == 2
+    theirs = pgenrm_run(folder, lambda u, t: True, lambda r, t: None)
+    ours: dict = {}
+    for row, few in pgenrm_selection(copy):
+        ours.setdefault(int(row.user_id), []).append((row.conversation_id, [f.conversation_id for f in few]))
+    assert ours == theirs["selection"] and list(ours) == sorted(ours)

@@ -69,7 +69,7 @@ def test_lists_of_turns_and_jsonl_shards(tmp_path: Path) -> None:
     (lambda r: {**r, "context": [{"role": "user", "content": None}]}, "context.list[TurnRow].0.content"),
     (lambda r: {**r, "chosen": None}, "chosen"),
     (lambda r: {**r, "user_id": ""}, "user_id"),
-    (lambda r: {k: v for k, v in r.items() if k != "split"}, "split"),
+    (lambda r: {**r, "rejected": {"role": "assistant", "content": None}}, "rejected"),
 ])
 def test_a_bad_row_is_one_line_naming_file_row_and_field(tmp_path: Path, change, field: str) -> None:
     rows = half_rows("arena", users=1)["train"]

@@ -4,8 +4,9 @@ A copy of a half is the hub repository as ``huggingface-cli download`` writes it
 ``<half folder>/data/<hub split>-NNNNN-of-NNNNN.parquet`` (``.jsonl`` shards are read too). Like the
 authors' loaders, every hub split is read and concatenated (``train``, ``validation``, ``test``, then the
 others by name), and each user's rows are taken by the ``split`` column (``train`` / ``val`` / ``test``);
-rows of another ``split`` value are counted and left out. Users come in the order of their ids as text
-(pandas' ``groupby`` order in the authors' code), each user's rows in the concatenated order.
+rows of another ``split`` value are counted and left out. Users come in the order of their ids (by value
+where the copy stores them as numbers: pandas' ``groupby`` order in the authors' code), each user's rows
+in the concatenated order; a pair with an empty answer is kept, as their code keeps it.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class HalfCopy:
         half: ``arena`` or ``prism``.
         folder: the half's folder.
         files: the shards read, in concatenation order.
-        users: every user with a pair, in the authors' order (ids as text, sorted).
+        users: every user with a pair, in the authors' order (ids sorted as stored: numbers by value).
         skipped: rows left out, by why.
     """
 
@@ -193,10 +194,8 @@ def _row(half: str, raw: dict[str, Any], path: Path, number: int, position: int)
     where = f"row {number}" + (f" (user {user!r})" if isinstance(user, (str, int)) else "")
     model: BenchRowModel = validated(BenchRowModel, raw, path, where)
     context = _turns(model.context, "user")
-    if not context[-1].content.strip():
-        raise DataError(f"prb: bad row in {path}, {where}: field 'context': the last turn is empty; fix the file")
     chosen, rejected = _turns(model.chosen, "assistant"), _turns(model.rejected, "assistant")
-    return BenchRow(key=f"{half}:{model.user_id}/{position}", user_id=model.user_id, split=model.split,
+    return BenchRow(key=f"{half}:{model.user_id}/{position}", user_id=model.user_id, split=model.split or "",
                     context=context, chosen=chosen, rejected=rejected,
                     chosen_as_turn=isinstance(model.chosen, TurnRow) and isinstance(model.rejected, TurnRow),
                     flip=model.flip, conversation_id=model.conversation_id or "", where=f"{path} {where}")
@@ -217,20 +216,22 @@ def read_half(data_dir: Path, half: str) -> HalfCopy:
     skipped: Counter[str] = Counter()
     by_user: dict[str, dict[str, list[BenchRow]]] = {}
     position = 0
+    numeric_ids = True
     for path in files:
         for number, raw in enumerate(raw_rows(path), start=1):
             row = _row(half, raw, path, number, position)
             position += 1
+            # The authors' pandas groupby sorts ids as stored: numbers by value, text as text.
+            numeric_ids = numeric_ids and isinstance(raw.get("user_id"), int)
             if row.split not in USER_SPLITS:
-                skipped[f"with split {row.split!r} (the authors' loaders keep train, val, test)"] += 1
+                skipped[f"with split {row.split or None!r} (the authors' loaders keep train, val, test)"] += 1
                 continue
-            if not row.chosen_text.strip() or not row.rejected_text.strip():
-                skipped["with an empty response"] += 1
-                continue
+            # An empty answer stays a pair, as in the authors' code (their denominators hold it).
             by_user.setdefault(row.user_id, {s: [] for s in USER_SPLITS})[row.split].append(row)
     if not by_user:
         raise DataError(f"prb: {folder} holds no row with split train, val or test")
-    users = tuple(UserRows(uid, *(tuple(by_user[uid][s]) for s in USER_SPLITS)) for uid in sorted(by_user))
+    order = sorted(by_user, key=int) if numeric_ids else sorted(by_user)
+    users = tuple(UserRows(uid, *(tuple(by_user[uid][s]) for s in USER_SPLITS)) for uid in order)
     return HalfCopy(half, folder, tuple(files), users, skipped)
 
 

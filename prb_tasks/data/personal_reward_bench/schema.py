@@ -23,7 +23,7 @@ class BenchRowModel(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     user_id: str = Field(min_length=1)
-    split: str
+    split: Optional[str] = None
     context: Union[list[TurnRow], str] = Field(min_length=1)
     chosen: Union[TurnRow, list[TurnRow], str]
     rejected: Union[TurnRow, list[TurnRow], str]
