@@ -36,7 +36,12 @@ def download(target: Path, subsets: list[str] | None = None, family: str = "pers
         except PRBError as exc:
             print(str(exc), file=sys.stderr)
             return 2
-    return _snapshot(chosen.hub_repo, patterns, target) or validate(target, family)
+    parts = chosen.hub_parts or ((chosen.hub_repo, ""),)
+    for repo, folder in parts:
+        code = _snapshot(repo, patterns, target / folder if folder else target)
+        if code:
+            return code
+    return validate(target, family)
 
 
 def _snapshot(repo: str, patterns: list[str], target: Path) -> int:

@@ -598,6 +598,20 @@ def preflight(args: HarnessArgs) -> None:
             check(tasks, args.metadata, args.settings)
 
 
+def _narrow_patterns(args: HarnessArgs, plain: bool = False) -> None:
+    """Narrow a pattern of prb's tasks to those the backend runs (:mod:`prb_tasks.cli.task_patterns`)."""
+    from prb_tasks.cli.task_patterns import narrow
+    from prb_tasks.common.terminal import fit
+
+    tasks, notes = narrow(args.model, args.tasks)
+    if not notes:
+        return
+    args.settings["tasks"] = tasks
+    args.namespace.tasks = list(tasks)
+    for line in notes:
+        print(fit(as_typed(line, plain)), file=sys.stderr, flush=True)
+
+
 def prepare(argv: list[str], plain: bool = False) -> HarnessArgs:
     """Parse and check a ``prb eval`` command line; load the plugin for it.
 
@@ -621,6 +635,7 @@ def prepare(argv: list[str], plain: bool = False) -> HarnessArgs:
     check_cache_path(args.settings.get("use_cache"))
     register_models()
     check_model(args.model)
+    _narrow_patterns(args, plain)
     from prb_tasks.cli.chat_flag import settle_chat_template
     from prb_tasks.plugin import only_plugin_tasks
 

@@ -122,6 +122,13 @@ def task_info() -> dict[str, TaskInfo]:
     return info
 
 
+def task_kinds() -> dict[str, tuple[str, str]]:
+    """Task name -> (its ``output_type``, the backend its YAML names in ``metadata.backends``, or "")."""
+    tasks, _ = _scan()
+    return {name: (str(data.get("output_type") or ""), str((data.get("metadata") or {}).get("backends") or ""))
+            for name, (_path, data) in tasks.items()}
+
+
 def task_settings() -> dict[str, str]:
     """Task name -> the ``metadata.setting`` its YAML declares (see :mod:`prb_tasks.report.settings`)."""
     tasks, _ = _scan()

@@ -61,6 +61,8 @@ class BenchmarkFamily:
         bundled_path: where that data is (``() -> Path``).
         hub_repo: the HF dataset ``prb data download`` copies (None: nothing to download).
         hub_files: the file patterns it fetches (after the chosen subsets' folders).
+        hub_parts: a family published as several HF datasets: (dataset, folder) pairs, each dataset
+            fetched (``hub_files``) into its folder under the target; ``hub_repo`` is then the first.
         subset_files: ``--subset`` names -> file patterns, for a family downloaded by subset
             (raises :class:`~prb_tasks.data.errors.DataError` on an unknown name).
         whole: why ``--subset`` does not apply, for a family downloaded whole.
@@ -95,6 +97,7 @@ class BenchmarkFamily:
     bundled_path: Callable[[], Path] | None = None
     hub_repo: str | None = None
     hub_files: tuple[str, ...] = ()
+    hub_parts: tuple[tuple[str, str], ...] = ()
     subset_files: Callable[[list[str] | None], list[str]] | None = None
     whole: str = ""
     audit: str | None = None

@@ -87,6 +87,7 @@ FORM_OF_VARIANT: dict[str, Optional[str]] = {
     "plan": None,  # personalized_rb_plan: aspects
     "bon_sample": None,  # candidates a policy writes
     "bon_grade": None,  # rubric grades (`Aspect i: n`), read by their own parser
+    "pgenrm": None,  # personal_reward_bench_*_official_pgenrm: JSON scores, read by P-GenRM's rules
 }
 
 

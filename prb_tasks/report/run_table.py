@@ -26,6 +26,8 @@ from prb_tasks.common.terminal import WIDTH, fit_lines
 #: Metrics worth a column, in order; a column appears when some row reports the metric.
 HEADLINE = ("acc_macro", "acc_user", "acc_tag", "acc_pair", "consistency", "double_game", "pos_a_rate", "pos_bias",
             "acc_official", "tie_rate", "parse_fail", "plan_recall", "plan_precision", "plan_empty",
+            # PersonalRewardBench's official computations (scoring/personal_reward_bench.py).
+            "acc_synthesizeme", "acc_pgenrm", "kept_pgenrm",
             # Best-of-N on Personalized RewardBench (prb_tasks/scoring/bestofk.py), at k = N.
             "bon_gold", "bon_gain", "bon_top", "ungraded", "gold", "grade_unparsed", "candidate_words",
             "failed_candidate",

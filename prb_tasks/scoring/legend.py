@@ -33,6 +33,11 @@ _JUDGE = {
     "parse_fail_official": "replies the original script's reading cannot parse (it counts them as A)",
     "always_a_official": "what a judge that always answers A scores on the same pairs (acc_official's floor "
                          "when replies carry no readable verdict)",
+    "acc_synthesizeme": "SynthesizeMe's official accuracy: both orders, a tie or failed call wrong (its 95% bootstrap "
+                        "over judgments: acc_synthesizeme_low / _high)",
+    "acc_pgenrm": "P-GenRM's official accuracy: correct over kept judgments (ties, unreadable JSON and failed "
+                  "requests dropped; dropped_* count them)",
+    "kept_pgenrm": "share of judgments P-GenRM's official reading keeps in its denominator",
     "acc_user": "accuracy of each user, averaged over users (every user counts the same)",
     "acc_tag": ("accuracy within each tag, averaged over tags (items without tags left out); the tag is the "
                 "value_alignment tag of custom data, PRISM's rating-gap bucket, Community Alignment's language"),

@@ -80,11 +80,12 @@ def _choices(argv: list[str], capsys) -> str:
 def test_builtin_families_and_their_commands():
     # The order every list of families has had since before the registry.
     assert families.names("validate") == ("personalized_rb", "personalllm", "custom", "rewardbench2", "rmbench",
-                                          "prism", "community_alignment")
+                                          "prism", "community_alignment", "personal_reward_bench")
     assert families.names("download") == ("personalized_rb", "personalllm", "rewardbench2", "rmbench", "prism",
-                                          "community_alignment")
+                                          "community_alignment", "personal_reward_bench")
     assert families.names("audit") == ("personalized_rb", "personalllm", "custom", "prism", "community_alignment")
-    assert families.names("train") == ("personalized_rb", "personalllm", "custom", "prism", "community_alignment")
+    assert families.names("train") == ("personalized_rb", "personalllm", "custom", "prism", "community_alignment",
+                                       "personal_reward_bench")
 
 
 def test_builtin_declarations_agree_with_their_code():

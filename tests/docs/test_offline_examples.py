@@ -30,7 +30,8 @@ EXAMPLE = re.compile(r"<!-- offline-example -->\n```bash\n(.*?)```\n"
 
 #: The pages that tell a user to run commands: each needs its offline example.
 PAGES = ("getting-started", "your-data", "personalization", "general-benchmarks", "comparing", "judges",
-         "reward-models", "personalllm", "real-people", "rl-downstream", "reproducing", "tasks")
+         "reward-models", "personalllm", "real-people", "rl-downstream", "reproducing", "tasks",
+         "personal-reward-bench")
 
 
 @dataclass

@@ -49,7 +49,7 @@ def test_the_registry_refuses_train_from_fewshot_without_a_source() -> None:
         BenchmarkFamily(name="x", order=1, validate=lambda p, b: 0, documents=("m",), options="m:O",
                         task_folders=(), commands=frozenset({"train"}), train="fewshot")
     with pytest.raises(Exception, match="family rmbench has no few-shot tasks; these have: personalllm, custom, "
-                                        "prism or community_alignment"):
+                                        "prism, community_alignment or personal_reward_bench"):
         families.fewshot_source("rmbench")
 
 

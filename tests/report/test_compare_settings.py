@@ -29,8 +29,12 @@ EXPECTED = {
     "personalized_custom_example": "demographics_history", "personalized_custom_example_scalar": "question",
     "personalized_custom_example_scalar_history": "demographics_history",
     **{f"{family}_fewshot{kind}": "fewshot"
-       for family in ("personalllm", "personalized_custom", "prism", "community_alignment")
+       for family in ("personalllm", "personalized_custom", "prism", "community_alignment", "personal_reward_bench")
        for kind in ("", "_judge", "_judge_similar")},
+    **{f"personal_reward_bench_{half}{variant}": setting for half in ("arena", "prism")
+       for variant, setting in (("", "history"), ("_kcurve", "fewshot"), ("_official_synthesizeme", "question"),
+                                ("_official_pgenrm", "history"), ("_scalar", "question"),
+                                ("_scalar_history", "history"))},
     # Real people: the request only, or what the person said about themselves and their other choices.
     **{f"{family}{variant}": setting for family in ("prism", "community_alignment")
        for variant, setting in (("", "question"), ("_scalar", "question"), ("_profile", "person"),

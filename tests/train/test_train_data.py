@@ -43,11 +43,11 @@ def test_custom_example_trains_on_seen_users_only():
 def test_a_family_without_users_and_a_wrong_metadata_key_are_one_line(tmp_path):
     (tmp_path / "total_dataset.json").write_text("[]")  # an RM-Bench copy, by its layout
     with pytest.raises(TrainError, match=r"holds rmbench data, which has no users; give a Personalized "
-                                         r"RewardBench folder .*, a preference file .*, or a Community "
-                                         r"Alignment folder"):
+                                         r"RewardBench folder .*, a preference file .*, a Community "
+                                         r"Alignment folder .*, or a PersonalRewardBench folder"):
         load(_options(str(tmp_path)))
     with pytest.raises(TrainError, match=r"--family: Input should be 'personalized_rb', 'personalllm', 'custom', "
-                                         r"'prism' or 'community_alignment'"):
+                                         r"'prism', 'community_alignment' or 'personal_reward_bench'"):
         from prb_tasks.train.options import parse
 
         parse({"data": str(tmp_path), "family": "rmbench", "architecture": "plain", "backbone": "b", "out": "o"}, None)
