@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.peruser_tables import per_user_tables
 from prb_tasks.report.tables import Table, ladder_table, section_tables
 from prb_tasks.stats.clusters import EXACT_USERS, SIGN_FLIPS
 from prb_tasks.stats.pairs import ITERS, SEED
@@ -61,6 +62,9 @@ def render_markdown(report: Report) -> str:
             lines += [f"{section.shared_all} of {section.union} pairs are shared by all models with sample logs.", ""]
         for table in section_tables(section):
             lines += markdown_table(table)
+        for table in per_user_tables(section.per_user):
+            lines += markdown_table(table)
+        lines += [f"- {md_text(n)}" for n in (section.per_user.notes if section.per_user else [])]
         for title, path in report.charts.get(section.slug, []):
             lines += [f"![{md_text(title)}]({md_text(path)})", ""]
     if report.ladders:

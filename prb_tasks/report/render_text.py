@@ -6,6 +6,7 @@ from prb_tasks.common.terminal import fit_lines
 from prb_tasks.report.build import Report
 from prb_tasks.report.formatting import ci, money, pct, value
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.peruser_tables import per_user_lines
 from prb_tasks.report.tables import has_users
 from prb_tasks.stats.resampling import UNITS_IN_BRIEF
 
@@ -52,6 +53,7 @@ def render_text(report: Report) -> str:
         lines += text_table(rows, right)
         lines += fit_lines([f"not ranked: {by_id[i].label} (acc {pct(value(by_id[i].acc))}%): {why}"
                             for i, why in section.set_apart.items()])
+        lines += per_user_lines(section.per_user)
         lines += [""]
     for ladder in report.ladders:
         steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)
