@@ -22,6 +22,7 @@ from prb_tasks.report.names import assign
 from prb_tasks.report.outcomes import Entry, build_entry
 from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_matrix, ranking, shared_keys
 from prb_tasks.report.peruser import PerUser, per_user
+from prb_tasks.report.predicts import Predicts
 from prb_tasks.report.runs import Family, Run, load_runs
 from prb_tasks.report.settings import DIAGNOSTIC
 from prb_tasks.report.settings import describe as describe_setting
@@ -62,6 +63,8 @@ class Report:
     generated: str
     inputs: list[str]
     charts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: block 4, how much accuracy predicts (set by ``prb compare``, which has the folders).
+    predicts: Predicts | None = None
 
     @property
     def entries(self) -> list[Entry]:

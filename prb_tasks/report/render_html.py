@@ -17,6 +17,7 @@ import jinja2
 from prb_tasks.report.build import Report
 from prb_tasks.report.drilldown import drilldown_data, script_json
 from prb_tasks.report.peruser_tables import per_user_tables
+from prb_tasks.report.predicts import predicts_lines
 from prb_tasks.report.render_md import HOW_TO_READ
 from prb_tasks.report.tables import breakdown_tables, ladder_table, main_tables
 
@@ -60,5 +61,6 @@ def render_html(report: Report, chart_folder: Path | None) -> str:
         js=(ASSETS / "report.js").read_text(encoding="utf-8"),
         generated=report.generated, inputs=", ".join(report.inputs), howto=HOW_TO_READ,
         sections=sections, ladders=[ladder_table(lad) for lad in report.ladders], notes=report.notes,
+        predicts=predicts_lines(report.predicts),
         data=script_json(data),
     )

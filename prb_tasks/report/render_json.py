@@ -78,6 +78,7 @@ def report_data(report: Report) -> dict[str, Any]:
         },
         "sections": sections,
         "ladders": plain(report.ladders),
+        "predicts": plain(report.predicts),
         "notes": report.notes,
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
 from prb_tasks.report.peruser_tables import per_user_tables
+from prb_tasks.report.predicts import predicts_lines
 from prb_tasks.report.tables import Table, ladder_table, section_tables
 from prb_tasks.stats.clusters import EXACT_USERS, SIGN_FLIPS
 from prb_tasks.stats.pairs import ITERS, SEED
@@ -71,6 +72,9 @@ def render_markdown(report: Report) -> str:
         lines += ["## Ladders: one model across variants, on the pairs all its variants share", ""]
         for ladder in report.ladders:
             lines += markdown_table(ladder_table(ladder))
+    if report.predicts is not None:
+        lines += ["## How much accuracy predicts", "", *[f"- {md_text(n)}" for n in predicts_lines(report.predicts)],
+                  ""]
     if report.notes:
         lines += ["## Notes", "", *[f"- {md_text(n)}" for n in report.notes], ""]
     return "\n".join(lines)

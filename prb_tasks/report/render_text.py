@@ -7,6 +7,7 @@ from prb_tasks.report.build import Report
 from prb_tasks.report.formatting import ci, money, pct, short_label, value
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
 from prb_tasks.report.peruser_tables import per_user_lines
+from prb_tasks.report.predicts import predicts_brief
 from prb_tasks.report.tables import has_users
 from prb_tasks.stats.resampling import UNITS_IN_BRIEF
 
@@ -78,6 +79,9 @@ def render_text(report: Report) -> str:
         steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)
         lines += fit_lines([f"ladder {ladder.label} ({ladder.pairs} shared pairs): {steps}"])
     if report.ladders:
+        lines.append("")
+    if report.predicts is not None:
+        lines += fit_lines(predicts_brief(report.predicts))
         lines.append("")
     # Sentences are wrapped by words to a terminal's 120 columns; the tables' rows are not.
     lines += fit_lines([f"better than: paired test on shared pairs, {CORRECTION}-corrected, alpha {ALPHA}; "

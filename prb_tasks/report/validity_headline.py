@@ -1,39 +1,19 @@
 """``prb validity``'s headline: the measured correlation beside the published ranges, and
 the share of reward-model pairs whose order flips downstream.
 
-The published numbers are facts from the papers (checked 2026-12-05); they measure other
-models on other data, so they say what range is usual, not what this run should get.
+The published numbers (:data:`prb_tasks.report.predicts.PUBLISHED`) measure other models on
+other data: they say what range is usual, not what this run should get.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import numpy as np
 
+from prb_tasks.report.predicts import PUBLISHED
 from prb_tasks.report.validity import Validity
 from prb_tasks.stats.flips import Flips, flips
-
-
-@dataclass(frozen=True)
-class Published:
-    """One published figure for how well a ranking predicts another."""
-
-    measure: str
-    value: str
-    what: str
-    source: str
-
-
-PUBLISHED = (
-    Published("kendall", "0.08-0.31", "personalized RM accuracy vs downstream behaviour",
-              "The Reward Model Selection Crisis in Personalized Alignment, arXiv 2512.23067"),
-    Published("spearman", "0.26-0.37", "benchmark accuracy vs Best-of-N / PPO downstream",
-              "Personalized RewardBench (its own downstream study)"),
-    Published("kendall", "0.04 mean, 57% near zero or negative",
-              "one user's model ranking vs the aggregate ranking, 115 Chatbot Arena users",
-              "Personalized Benchmarking: Evaluating LLMs by Individual Preferences, ACL Findings 2026"),
-)
 
 
 def model_flips(report: Validity) -> Flips:

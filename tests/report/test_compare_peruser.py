@@ -151,3 +151,37 @@ def test_compare_shows_the_per_user_blocks_everywhere(tmp_path: Path):
         assert title.replace("&#39;", "'") in markdown
     assert any(file.endswith("_peruser.png") for _, file in outcome.report.charts[data["sections"][0]["slug"]])
     assert "Per-user accuracy (ECDF over users)" in (out / f"{data['sections'][0]['slug']}_peruser.svg").read_text()
+
+
+def test_how_much_accuracy_predicts_without_downstream_runs_names_the_published_ranges(tmp_path: Path):
+    out = tmp_path / "report"
+    outcome = compare(_runs(tmp_path / "runs"), out, charts=False)
+    block = outcome.report.predicts
+    assert block is not None and block.measured == [] and "no downstream run" in block.why_not
+    flat = " ".join(outcome.text.split())
+    assert "how much accuracy predicts: no Best-of-N or prb rl runs of these models here" in flat
+    assert "Kendall 0.08-0.31 (arXiv 2512.23067); Spearman 0.26-0.37 (Personalized RewardBench)" in flat
+    assert "here: mean tau of each user's ranking vs the aggregate" in flat and "resamples of 3 users" in flat
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert [p["value"] for p in data["predicts"]["published"]] == ["0.08-0.31", "0.26-0.37",
+                                                                    "0.04 mean, 57% near zero or negative"]
+    assert data["predicts"]["per_user"][0]["users"] == 3
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert '<section id="predicts">' in html and "ACL Findings 2026" in html
+    assert "## How much accuracy predicts" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_how_much_accuracy_predicts_shows_prb_validity_on_the_same_folders(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch):
+    from prb_tasks.report import validity as module
+    from tests.report.test_validity_stats import model
+
+    gains = [0.0, 0.1, 0.3, 0.2]  # accuracy orders m0 < m1 < m2 < m3; the gain swaps m2 and m3
+    models = [model(f"m{i}", [1.0] * (i + 1) + [0.0] * (4 - i), [gains[i]] * 5) for i in range(4)]
+    monkeypatch.setattr(module, "load_models", lambda *a, **k: (list(models), "bench", "down"))
+    outcome = compare(_runs(tmp_path / "runs"), None, charts=False)
+    block = outcome.report.predicts
+    assert block is not None and block.why_not == ""
+    flat = " ".join(outcome.text.split())
+    assert "measured: kendall 0.67 (95% CI over 4 models" in flat
+    assert "order flips downstream: 1 of the 6 model pairs" in flat
