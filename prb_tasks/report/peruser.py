@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 GROUP_FIELDS = ("country", "language")
 #: A field with more values than this is not a grouping (an id, a free text).
 MAX_GROUPS = 30
+#: Groups with fewer users than this are left out of the split by group.
+MIN_GROUP_USERS = 3
 #: What counts as chance for one pair.
 CHANCE = 0.5
 NONPERSONALIZED = "method=nonpersonalized"
@@ -149,13 +151,16 @@ def _user_groups(entry: Entry, users: list[str], keys: list[str]) -> dict[str, d
         if isinstance(demographics, dict):
             found.update({f"demographics.{k}": v for k, v in demographics.items()})
         for name, raw in found.items():
-            if isinstance(raw, (str, int)) and not isinstance(raw, bool) and str(raw).strip():
+            if isinstance(raw, str) and raw.strip():
                 seen.setdefault(name, {}).setdefault(user, Counter())[str(raw).strip()] += 1
     out = {}
     for name, per_user in seen.items():
         groups = {u: c.most_common(1)[0][0] for u, c in per_user.items()}
-        if 2 <= len(set(groups.values())) <= MAX_GROUPS:
-            out[name] = groups
+        sizes = Counter(groups.values())
+        # A group of one or two users says nothing about a group: its users are left out.
+        kept = {u: g for u, g in groups.items() if sizes[g] >= MIN_GROUP_USERS}
+        if 2 <= len(set(kept.values())) <= MAX_GROUPS:
+            out[name] = kept
     return out
 
 

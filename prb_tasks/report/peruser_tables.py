@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from prb_tasks.common.terminal import fit_lines
 from prb_tasks.report.formatting import ci, known, number, p_value, pct, short_label, signed_pts, value
-from prb_tasks.report.peruser import PerUser
+from prb_tasks.report.peruser import MIN_GROUP_USERS, PerUser
 from prb_tasks.report.tables import Cell, Table
 from prb_tasks.stats.pairs import Interval
 from prb_tasks.stats.peruser import DECILE
@@ -65,6 +65,7 @@ def helped_table(block: PerUser) -> Table | None:
         "sign test p", "p (Holm over groups)"],
         more=("per user: accuracy minus the counterpart's on the user's shared pairs; helped / hurt / level: "
               "above / below / at 0; exact two-sided sign test of helped against hurt (level users left out); "
+              f"groups of fewer than {MIN_GROUP_USERS} users left out; "
               f"interval: {block.iters} resamples of the users, seed {block.seed}"))
     for h in block.helped:
         rows = [("all users", h.split)] + [(f"{g.field} = {g.value}", g.split) for g in h.groups]

@@ -185,3 +185,24 @@ def test_how_much_accuracy_predicts_shows_prb_validity_on_the_same_folders(tmp_p
     flat = " ".join(outcome.text.split())
     assert "measured: kendall 0.67 (95% CI over 4 models" in flat
     assert "order flips downstream: 1 of the 6 model pairs" in flat
+
+
+def test_your_own_datas_demographics_reach_the_documents_as_groups():
+    from prb_tasks.documents import custom
+
+    docs = custom.build_docs("scalar", data_path="example")
+    maria = next(d for d in docs if d["user_id"] == "maria")
+    # Categorical demographics only: an age is a number, not a group.
+    assert maria["demographics"] == {"occupation": "retired primary-school teacher", "country": "Portugal",
+                                     "tech_comfort": "low"}
+
+
+def test_groups_of_too_few_users_are_left_out_of_the_split():
+    users, countries = people()
+    # Two Japanese users become "Iceland": a group of 2 users says nothing and is left out.
+    countries = ["Is" if u in ("Ja0", "Ja1") else c for u, c in zip(users, countries)]
+    scores = (np.random.default_rng(6).random(len(users)) < 0.6).astype(float)
+    found = per_user(section([entry("m1", "prb-method (method=nonpersonalized)", scores, users, countries),
+                              entry("m2", "prb-method (method=lowrank)", 1 - scores, users, countries)]), [])
+    groups = {g.value: g.split.users for g in found.helped[0].groups}
+    assert groups == {"Ja": USERS_PER_COUNTRY - 2, "Ni": USERS_PER_COUNTRY, "Po": USERS_PER_COUNTRY}
