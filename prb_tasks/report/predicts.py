@@ -39,7 +39,7 @@ class Published:
 PUBLISHED = (
     Published("kendall", "0.08-0.31", "personalized RM accuracy vs downstream behaviour",
               "The Reward Model Selection Crisis in Personalized Alignment, arXiv 2512.23067"),
-    Published("spearman", "0.26-0.37", "benchmark accuracy vs Best-of-N / PPO downstream",
+    Published("spearman", "0.26-0.37", "benchmark accuracy vs downstream quality (its Best of N and PPO studies)",
               "Personalized RewardBench (its own downstream study)"),
     Published("kendall", "0.04 mean, 57% near zero or negative",
               "one user's model ranking vs the aggregate ranking, 115 Chatbot Arena users",
