@@ -79,7 +79,7 @@ def compare(paths: list[Path], out: Path | None = None, tasks: list[str] | None 
     if report.sections:
         from prb_tasks.report.predicts import predicts
 
-        report.predicts = predicts(paths, report)
+        report.predicts = predicts(paths, [(s.title, s.per_user) for s in report.sections])
     written = write_report(report, out, charts) if out is not None and report.sections else []
     if fmt == "json":
         text = render_json(report)

@@ -19,8 +19,9 @@ same pairs without the user:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -39,8 +40,14 @@ from prb_tasks.stats.peruser import (
     user_means,
 )
 
-if TYPE_CHECKING:
-    from prb_tasks.report.build import Section
+
+class Section(Protocol):
+    """What this module reads of a report section (:class:`prb_tasks.report.build.Section`)."""
+
+    setting: str
+    source: str
+    entries: list[Entry]
+    set_apart: dict[str, str]
 
 #: Fields of a logged document that put users into groups (people data sets carry them).
 GROUP_FIELDS = ("country", "language")
@@ -186,7 +193,7 @@ def helped(personal: Entry, counterpart: Entry, counterpart_is: str) -> Helped |
     return found
 
 
-def counterparts(section: Section, sections: list[Section]) -> list[tuple[Entry, Entry, str]]:
+def counterparts(section: Section, sections: Sequence[Section]) -> list[tuple[Entry, Entry, str]]:
     """(personalized, counterpart, how it was chosen) for a section (see the module docstring).
 
     Args:
@@ -213,7 +220,7 @@ def counterparts(section: Section, sections: list[Section]) -> list[tuple[Entry,
     return found
 
 
-def per_user(section: Section, sections: list[Section], min_pairs: int = MIN_PAIRS) -> PerUser | None:
+def per_user(section: Section, sections: Sequence[Section], min_pairs: int = MIN_PAIRS) -> PerUser | None:
     """The per-user blocks of ``section``, or None when its data names no users.
 
     Args:

@@ -17,34 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.report.peruser import PerUser
+from prb_tasks.report.published_ranges import PUBLISHED, Published
 from prb_tasks.stats.pairs import Interval
-
-if TYPE_CHECKING:
-    from prb_tasks.report.build import Report
-
-
-@dataclass(frozen=True)
-class Published:
-    """One published figure for how well one ranking predicts another."""
-
-    measure: str
-    value: str
-    what: str
-    source: str
-
-
-PUBLISHED = (
-    Published("kendall", "0.08-0.31", "personalized RM accuracy vs downstream behaviour",
-              "The Reward Model Selection Crisis in Personalized Alignment, arXiv 2512.23067"),
-    Published("spearman", "0.26-0.37", "benchmark accuracy vs downstream quality (its Best of N and PPO studies)",
-              "Personalized RewardBench (its own downstream study)"),
-    Published("kendall", "0.04 mean, 57% near zero or negative",
-              "one user's model ranking vs the aggregate ranking, 115 Chatbot Arena users",
-              "Personalized Benchmarking: Evaluating LLMs by Individual Preferences, ACL Findings 2026"),
-)
 
 
 @dataclass
@@ -69,12 +46,13 @@ class Predicts:
     per_user: list[UserTau] = field(default_factory=list)
 
 
-def predicts(paths: list[Path], report: Report) -> Predicts:
-    """Block 4 for the runs under ``paths`` (already read into ``report``).
+def predicts(paths: list[Path], blocks: list[tuple[str, PerUser | None]]) -> Predicts:
+    """Block 4 for the runs under ``paths``.
 
     Args:
         paths: the folders ``prb compare`` was given (read again for downstream runs).
-        report: the built report (its per-user blocks give the per-user rank correlations).
+        blocks: (section title, its per-user blocks) of the built report, for the per-user rank
+            correlations.
     """
     from prb_tasks.report.validity import validity
     from prb_tasks.report.validity_headline import headline
@@ -85,8 +63,8 @@ def predicts(paths: list[Path], report: Report) -> Predicts:
         measured = []
         why = (f"no accuracy-vs-downstream correlation here ({str(exc).removeprefix('prb validity: ')}); "
                "give prb compare or prb validity folders that also hold Best-of-N or prb rl runs of the same models")
-    taus = [UserTau(s.title, s.per_user.agreement.mean_tau, s.per_user.agreement.users, s.per_user.agreement.iters)
-            for s in report.sections if s.per_user is not None and s.per_user.agreement is not None]
+    taus = [UserTau(title, block.agreement.mean_tau, block.agreement.users, block.agreement.iters)
+            for title, block in blocks if block is not None and block.agreement is not None]
     return Predicts(measured, why, per_user=taus)
 
 

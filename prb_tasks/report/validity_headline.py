@@ -1,7 +1,7 @@
 """``prb validity``'s headline: the measured correlation beside the published ranges, and
 the share of reward-model pairs whose order flips downstream.
 
-The published numbers (:data:`prb_tasks.report.predicts.PUBLISHED`) measure other models on
+The published numbers (:data:`prb_tasks.report.published_ranges.PUBLISHED`) measure other models on
 other data: they say what range is usual, not what this run should get.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from prb_tasks.report.predicts import PUBLISHED
+from prb_tasks.report.published_ranges import PUBLISHED
 from prb_tasks.report.validity import Validity
 from prb_tasks.stats.flips import Flips, flips
 
