@@ -32,6 +32,13 @@ def per_user_data(block: PerUser | None) -> dict[str, Any] | None:
     if block is None:
         return None
     data = plain(block)
+    # What each number resampled, beside it (the dataclasses carry it as a property).
+    for row, model in zip(data["spreads"], block.spreads):
+        row["spread"]["resampled"] = model.spread.resampled
+    for row, found in zip(data["helped"], block.helped):
+        row["resampled"] = found.resampled
+    if block.agreement is not None:
+        data["agreement"]["resampled"] = f"{block.agreement.users} users"
     data["method"] = {
         "distribution": f"per model, each user's accuracy; users with fewer than {block.min_pairs} pairs counted "
                         f"apart; median, mean of the worst 10% of users and share below {block.chance} with "

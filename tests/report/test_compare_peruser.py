@@ -141,6 +141,8 @@ def test_compare_shows_the_per_user_blocks_everywhere(tmp_path: Path):
     assert block["spreads"][0]["spread"]["users"] == 3 and block["min_pairs"] == 5
     assert {h["counterpart_label"] for h in block["helped"]} == {"prb-method (method=nonpersonalized)"}
     assert block["agreement"]["noise_iters"] == 500
+    assert block["spreads"][0]["spread"]["resampled"] == "3 users" and block["agreement"]["resampled"] == "3 users"
+    assert {h["resampled"] for h in block["helped"]} == {"3 users"}
     assert "2000 resamples of the counted users" in block["method"]["distribution"]
     markdown = (out / "report.md").read_text(encoding="utf-8")
     html = (out / "report.html").read_text(encoding="utf-8")
