@@ -77,6 +77,9 @@ def _identity(user: UserRecord, index: int, pref: Preference, variant: str) -> d
         "user_id": str(user.user_id),
         "tags": list(pref.value_alignment),
         "variant": variant,
+        # The user's categorical demographics, so reports can split users into groups
+        # (``prb compare``'s "who is helped" per country...); numbers such as an age are not groups.
+        "demographics": {str(k): v.strip() for k, v in user.demographics.items() if isinstance(v, str) and v.strip()},
     }
 
 

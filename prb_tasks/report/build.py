@@ -21,6 +21,8 @@ from prb_tasks.report.ladder import Ladder, ladders
 from prb_tasks.report.names import assign
 from prb_tasks.report.outcomes import Entry, build_entry
 from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_matrix, ranking, shared_keys
+from prb_tasks.report.peruser import PerUser, per_user
+from prb_tasks.report.predicts import Predicts
 from prb_tasks.report.runs import Family, Run, load_runs
 from prb_tasks.report.settings import DIAGNOSTIC
 from prb_tasks.report.settings import describe as describe_setting
@@ -46,6 +48,9 @@ class Section:
     union: int
     #: entry id -> why it is not ranked (a large share of judgments skipped or failed).
     set_apart: dict[str, str] = field(default_factory=dict)
+    #: the per-user blocks (distribution, who is helped, whose ranking differs); None
+    #: when the data names no users.
+    per_user: PerUser | None = None
 
 
 @dataclass
@@ -58,6 +63,8 @@ class Report:
     generated: str
     inputs: list[str]
     charts: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    #: block 4, how much accuracy predicts (set by ``prb compare``, which has the folders).
+    predicts: Predicts | None = None
 
     @property
     def entries(self) -> list[Entry]:
@@ -207,6 +214,7 @@ def build_report(paths: list[Path], tasks: list[str] | None = None,
     sections = [_section(benchmark, setting, source, entries, taken)
                 for (benchmark, source, setting), entries in sorted(grouped.items())]
     for section in sections:
+        section.per_user = per_user(section, sections)
         logged = [e for e in section.entries if e.logged]
         apart = [(a, b) for i, a in enumerate(logged) for b in logged[i + 1:] if not set(a.keys) & set(b.keys)]
         if apart:

@@ -253,6 +253,13 @@ def k_curves(section: Section, stem: Path) -> bool:
     return draw(section, stem)
 
 
+def per_user(section: Section, stem: Path) -> bool:
+    """Data with users: each model's per-user accuracy as an ECDF (:mod:`prb_tasks.report.charts_peruser`)."""
+    from prb_tasks.report.charts_peruser import per_user_ecdf
+
+    return per_user_ecdf(section, stem)
+
+
 CHARTS = (
     ("kcurve", "Few-shot k-curves: accuracy per support size k, 95% intervals over users", k_curves),
     ("accuracy", "Accuracy with 95% intervals, overall and per subset", accuracy),
@@ -260,6 +267,7 @@ CHARTS = (
     ("subsets", "Accuracy per subset", subset_heatmap),
     ("consistency", "Judges: consistency vs accuracy", consistency),
     ("length", "Length bias", length_bias),
+    ("peruser", "Per-user accuracy: share of users at or below each accuracy (ECDF)", per_user),
 )
 
 

@@ -76,6 +76,10 @@ def compare(paths: list[Path], out: Path | None = None, tasks: list[str] | None 
     if fmt not in FORMATS:
         raise PRBError(f"prb compare: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     report = build_report(paths, tasks, read_names(labels or [], names_file))
+    if report.sections:
+        from prb_tasks.report.predicts import predicts
+
+        report.predicts = predicts(paths, [(s.title, s.per_user) for s in report.sections])
     written = write_report(report, out, charts) if out is not None and report.sections else []
     if fmt == "json":
         text = render_json(report)

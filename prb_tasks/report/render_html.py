@@ -16,6 +16,8 @@ import jinja2
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.drilldown import drilldown_data, script_json
+from prb_tasks.report.peruser_tables import per_user_tables
+from prb_tasks.report.predicts import predicts_lines
 from prb_tasks.report.render_md import HOW_TO_READ
 from prb_tasks.report.tables import breakdown_tables, ladder_table, main_tables
 
@@ -47,7 +49,10 @@ def render_html(report: Report, chart_folder: Path | None) -> str:
             "union": s.union,
             "tables": main_tables(s),
             "breakdowns": breakdown_tables(s, limit=None),
-            "charts": [{"title": title, "uri": _uri(chart_folder / file), "headline": file.endswith("_accuracy.png")}
+            "per_user": per_user_tables(s.per_user),
+            "per_user_notes": s.per_user.notes if s.per_user else [],
+            "charts": [{"title": title, "uri": _uri(chart_folder / file), "headline": file.endswith("_accuracy.png"),
+                        "per_user": file.endswith("_peruser.png")}
                        for title, file in report.charts.get(s.slug, []) if chart_folder is not None],
         })
     return env.get_template("report.html.j2").render(
@@ -56,5 +61,6 @@ def render_html(report: Report, chart_folder: Path | None) -> str:
         js=(ASSETS / "report.js").read_text(encoding="utf-8"),
         generated=report.generated, inputs=", ".join(report.inputs), howto=HOW_TO_READ,
         sections=sections, ladders=[ladder_table(lad) for lad in report.ladders], notes=report.notes,
+        predicts=predicts_lines(report.predicts),
         data=script_json(data),
     )

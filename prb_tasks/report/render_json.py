@@ -9,6 +9,7 @@ from typing import Any
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.peruser import PerUser
 from prb_tasks.stats.clusters import EXACT_USERS, SIGN_FLIPS
 from prb_tasks.stats.pairs import ITERS, LEVEL, SEED
 
@@ -26,6 +27,34 @@ def plain(obj: Any) -> Any:
     return obj
 
 
+def per_user_data(block: PerUser | None) -> dict[str, Any] | None:
+    """The per-user blocks with how each number was resampled (None: the data names no users)."""
+    if block is None:
+        return None
+    data = plain(block)
+    # What each number resampled, beside it (the dataclasses carry it as a property).
+    for row, model in zip(data["spreads"], block.spreads):
+        row["spread"]["resampled"] = model.spread.resampled
+    for row, found in zip(data["helped"], block.helped):
+        row["resampled"] = found.resampled
+    if block.agreement is not None:
+        data["agreement"]["resampled"] = f"{block.agreement.users} users"
+    data["method"] = {
+        "distribution": f"per model, each user's accuracy; users with fewer than {block.min_pairs} pairs counted "
+                        f"apart; median, mean of the worst 10% of users and share below {block.chance} with "
+                        f"percentile intervals from {block.iters} resamples of the counted users, seed {block.seed}",
+        "helped": "per user, the personalized model's accuracy minus its counterpart's on the user's shared pairs; "
+                  "helped / hurt / level: above / below / at 0; exact two-sided sign test (binomial, 1/2) of helped "
+                  f"against hurt; mean difference's interval from {block.iters} resamples of users; per group the "
+                  "same, sign tests Holm-corrected over the groups of one field",
+        "agreement": "Kendall tau-b of each user's per-model accuracy against the aggregate (all shared pairs); "
+                     f"mean over users with an interval from {block.iters} resamples of users (aggregate held "
+                     "fixed); noise floor: each user's own pairs resampled (noise_iters), a user counts beyond "
+                     "noise when fewer than noise_level of the resamples agree with the aggregate",
+    }
+    return data
+
+
 def report_data(report: Report) -> dict[str, Any]:
     """The report as one JSON-ready dict."""
     sections = []
@@ -40,6 +69,7 @@ def report_data(report: Report) -> dict[str, Any]:
             "comparisons": plain(s.comparisons),
             "kappa": {"models": [e.id for e in s.entries if e.logged], "matrix": plain(s.kappa)},
             "charts": [{"title": t, "file": f} for t, f in report.charts.get(s.slug, [])],
+            "per_user": per_user_data(s.per_user),
         })
     return {
         "generated": report.generated,
@@ -55,6 +85,7 @@ def report_data(report: Report) -> dict[str, Any]:
         },
         "sections": sections,
         "ladders": plain(report.ladders),
+        "predicts": plain(report.predicts),
         "notes": report.notes,
     }
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prb_tasks.report.build import Report
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.peruser_tables import per_user_tables
+from prb_tasks.report.predicts import predicts_lines
 from prb_tasks.report.tables import Table, ladder_table, section_tables
 from prb_tasks.stats.clusters import EXACT_USERS, SIGN_FLIPS
 from prb_tasks.stats.pairs import ITERS, SEED
@@ -61,12 +63,18 @@ def render_markdown(report: Report) -> str:
             lines += [f"{section.shared_all} of {section.union} pairs are shared by all models with sample logs.", ""]
         for table in section_tables(section):
             lines += markdown_table(table)
+        for table in per_user_tables(section.per_user):
+            lines += markdown_table(table)
+        lines += [f"- {md_text(n)}" for n in (section.per_user.notes if section.per_user else [])]
         for title, path in report.charts.get(section.slug, []):
             lines += [f"![{md_text(title)}]({md_text(path)})", ""]
     if report.ladders:
         lines += ["## Ladders: one model across variants, on the pairs all its variants share", ""]
         for ladder in report.ladders:
             lines += markdown_table(ladder_table(ladder))
+    if report.predicts is not None:
+        lines += ["## How much accuracy predicts", "", *[f"- {md_text(n)}" for n in predicts_lines(report.predicts)],
+                  ""]
     if report.notes:
         lines += ["## Notes", "", *[f"- {md_text(n)}" for n in report.notes], ""]
     return "\n".join(lines)

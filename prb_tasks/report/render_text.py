@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from prb_tasks.common.terminal import fit_lines
+from prb_tasks.common.terminal import WIDTH, fit_lines
 from prb_tasks.report.build import Report
-from prb_tasks.report.formatting import ci, money, pct, value
+from prb_tasks.report.formatting import ci, money, pct, short_label, value
 from prb_tasks.report.pairwise import ALPHA, CORRECTION
+from prb_tasks.report.peruser_tables import per_user_lines
+from prb_tasks.report.predicts import predicts_brief
 from prb_tasks.report.tables import has_users
 from prb_tasks.stats.resampling import UNITS_IN_BRIEF
 
@@ -20,6 +22,25 @@ def text_table(rows: list[list[str]], right: set[int]) -> list[str]:
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return lines
+
+
+def narrow_table(rows: list[list[str]], right: set[int], model: int = 1, width: int = WIDTH) -> list[str]:
+    """:func:`text_table`, with the model names shortened (:func:`short_label`: their arguments'
+    values, long ones cut in the middle) when the table would be wider than a terminal.
+
+    Args:
+        rows: header row first; cells as text.
+        right: right-aligned columns.
+        model: the column of model names.
+        width: the most columns a line may take.
+    """
+    lines = text_table(rows, right)
+    excess = max(len(line) for line in lines) - width
+    if excess <= 0:
+        return lines
+    room = max(12, max(len(r[model]) for r in rows[1:]) - excess)
+    return text_table([rows[0], *[[*r[:model], short_label(r[model], room), *r[model + 1:]] for r in rows[1:]]],
+                      right)
 
 
 def render_text(report: Report) -> str:
@@ -49,14 +70,18 @@ def render_text(report: Report) -> str:
                 ", ".join(f"#{rank_of[x]}" for x in sorted(r.better_than, key=rank_of.__getitem__)) or "-",
             ])
         right = {0, 3, 4, 6, 7, 9} if users else {0, 3, 4, 6, 8}
-        lines += text_table(rows, right)
+        lines += narrow_table(rows, right)
         lines += fit_lines([f"not ranked: {by_id[i].label} (acc {pct(value(by_id[i].acc))}%): {why}"
                             for i, why in section.set_apart.items()])
+        lines += per_user_lines(section.per_user)
         lines += [""]
     for ladder in report.ladders:
         steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)
         lines += fit_lines([f"ladder {ladder.label} ({ladder.pairs} shared pairs): {steps}"])
     if report.ladders:
+        lines.append("")
+    if report.predicts is not None:
+        lines += fit_lines(predicts_brief(report.predicts))
         lines.append("")
     # Sentences are wrapped by words to a terminal's 120 columns; the tables' rows are not.
     lines += fit_lines([f"better than: paired test on shared pairs, {CORRECTION}-corrected, alpha {ALPHA}; "

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.install_hint import pip_install
 from prb_tasks.report.validity import Estimate, Validity, validity
+from prb_tasks.report.validity_headline import headline, headline_data
 from prb_tasks.rl.downstream import TASK as RL_TASK
 
 MEANINGS = {
@@ -75,6 +76,7 @@ def render_text(report: Validity) -> str:
 
     # The intro's sentences are wrapped by words to a terminal's 120 columns (the tables are not).
     parts = [*fit_lines([*(f"WARNING: {w}" for w in report.warnings), *_intro(report)]), "",
+             *fit_lines(headline(report)), "",
              _table(["model", "accuracy %", "gain"], _model_rows(report)), "",
              _table(["measure", "value", "CI over questions", "CI over models", "meaning"], _rows(report))]
     return "\n".join(parts)
@@ -89,6 +91,7 @@ def render_markdown(report: Validity) -> str:
     return "\n".join(["# Does accuracy predict downstream quality?", "",
                       *(f"> **Warning:** {w}" for w in report.warnings), "",
                       *(f"- {line}" for line in _intro(report)), "",
+                      "**How much accuracy predicts:**", "", *(f"- {line}" for line in headline(report)), "",
                       md(["model", "accuracy %", "gain"], _model_rows(report)), "",
                       md(["measure", "value", "CI over questions", "CI over models", "meaning"], _rows(report)),
                       "", "![accuracy vs gain](validity.png)", ""])
@@ -102,7 +105,7 @@ def render_json(report: Validity) -> str:
         "models": [{"label": m.label, "accuracy": m.benchmark.mean, "gain": m.downstream.mean}  # type: ignore[union-attr]
                    for m in report.models],
         "measures": {name: asdict(e) for name, e in report.measures.items()},
-        "warnings": report.warnings, "notes": report.notes,
+        "warnings": report.warnings, "notes": report.notes, "headline": headline_data(report),
     }
     return json.dumps(_finite(payload), indent=2, allow_nan=False, default=str)
 
@@ -130,12 +133,13 @@ def render_html(report: Validity) -> str:
 
     warnings = "".join(f'<p class="warning"><strong>Warning:</strong> {esc(w)}</p>' for w in report.warnings)
     intro = "".join(f"<li>{esc(line)}</li>" for line in _intro(report))
+    said = "".join(f"<li>{esc(line)}</li>" for line in headline(report))
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>prb validity</title>"
             "<style>body{font-family:sans-serif;max-width:60rem;margin:auto;padding:1rem}"
             "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem}"
             ".warning{background:#fff3cd;padding:.5rem}img{max-width:100%}</style></head><body>"
             "<section id=\"validity\"><h2>Does accuracy predict downstream quality?</h2>"
-            f"{warnings}<ul>{intro}</ul>"
+            f"{warnings}<ul>{intro}</ul><h3>How much accuracy predicts</h3><ul>{said}</ul>"
             f"{table(['model', 'accuracy %', 'gain'], _model_rows(report))}"
             f"{table(['measure', 'value', 'CI over questions', 'CI over models', 'meaning'], _rows(report))}"
             "<img src=\"validity.png\" alt=\"Benchmark accuracy against downstream gain, one labelled point per "
