@@ -44,6 +44,7 @@ from prb_tasks.judge.errors import JudgeError, JudgeFatalError
 from prb_tasks.judge.health import EndpointWatch, Halt, quota_halt
 from prb_tasks.judge.keys import key_variable
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
+from prb_tasks.judge.logprob_replies import NoLogprobs, no_logprobs_line, soft_reply
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
 from prb_tasks.judge.reply_forms import FORMS, reask_prompt
@@ -489,6 +490,12 @@ class JudgeRunner:
                 if permit is not None:
                     self.limiter.release(permit, used)
             cost = self._succeeded(result)
+            try:
+                result = soft_reply(result, request)
+            except NoLogprobs:
+                self._fatal = self._fatal or JudgeFatalError(no_logprobs_line(
+                    self.settings.model_id, self.settings.api_base, request.top_logprobs or 0))
+                raise self._fatal from None
             if not result.refused and not result.text.strip() and not asked_again and not request.ask_once:
                 # Empty replies are usually a server hiccup: ask once more, at once.
                 asked_again = True
