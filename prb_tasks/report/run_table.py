@@ -25,6 +25,7 @@ from prb_tasks.common.terminal import WIDTH, fit_lines
 
 #: Metrics worth a column, in order; a column appears when some row reports the metric.
 HEADLINE = ("acc_macro", "acc_user", "acc_tag", "acc_pair", "consistency", "double_game", "pos_a_rate", "pos_bias",
+            "soft_acc", "ece",
             "acc_official", "tie_rate", "parse_fail", "plan_recall", "plan_precision", "plan_empty",
             # Best-of-N on Personalized RewardBench (prb_tasks/scoring/bestofk.py), at k = N.
             "bon_gold", "bon_gain", "bon_top", "ungraded", "gold", "grade_unparsed", "candidate_words",
@@ -210,6 +211,11 @@ def _compact_table(results: dict[str, Any], rows: list[tuple[str, str, list[str]
 
     curves = [c for c in (k_curve_lines(shown.strip(), table[name]) for shown, name, _ in rows) if c]
     lines += [part for curve in curves for part in curve]
+    from prb_tasks.scoring.soft_lines import soft_lines
+
+    # Soft verdicts (logprobs=): one block per top-level row (its subsets' numbers are in the results file).
+    soft = [part for shown, name, _ in rows if not shown.startswith(" ") for part in soft_lines(shown, table[name])]
+    lines += soft
     if samples:  # real people's tasks: by language and country, and the majority baseline
         from prb_tasks.scoring.people import people_lines
 
@@ -219,6 +225,7 @@ def _compact_table(results: dict[str, Any], rows: list[tuple[str, str, list[str]
     lines += fit_lines([p for p in (official_prior_line(shown, table[name], _docs(counts, tasks))
                                     for shown, name, tasks in rows if not shown.startswith(" ")) if p])
     shown_metrics += ["aukc"] if curves else []
+    shown_metrics += ["soft_cover", "acc_cov100"] if soft else []
     return lines, shown_metrics + (["_starred"] if starred else [])
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from prb_tasks.replies.verdict import parse_verdict
 from prb_tasks.scoring.group_weights import Measured
 from prb_tasks.scoring.official import official_judgment
+from prb_tasks.scoring.soft import soft_metrics
 
 _NAN = float("nan")
 
@@ -56,6 +57,8 @@ def process_judge_both(doc: dict[str, Any], results: Sequence[Any]) -> dict[str,
     out["acc_pair"] = (doc["pair_key"], out["acc"])
     out["consistency"] = (doc["pair_key"], preferred)
     out["double_game"] = (doc["pair_key"], game_vote(preferred))
+    # Soft verdicts (logprobs=): NaN in the table unless the replies carry them.
+    out.update(soft_metrics(doc, results[0] if results else None))
     return out
 
 
