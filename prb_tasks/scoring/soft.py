@@ -139,7 +139,8 @@ def reliability(pairs: list[SoftPair], bins: int = BINS) -> list[Bin]:
     width = 0.5 / bins
     filled: dict[int, list[SoftPair]] = defaultdict(list)
     for pair in pairs:
-        filled[min(int((pair.confidence - 0.5) / width), bins - 1)].append(pair)
+        # A confidence on a bin's edge goes to the bin above (the tolerance keeps 0.6 out of 0.55-0.6).
+        filled[min(int((pair.confidence - 0.5) / width + 1e-9), bins - 1)].append(pair)
     return [Bin(0.5 + i * width, 0.5 + (i + 1) * width, len(members),
                 sum(p.confidence for p in members) / len(members), sum(p.correct for p in members) / len(members))
             for i, members in sorted(filled.items())]

@@ -6,8 +6,9 @@ An OpenAI chat completion asked for ``logprobs: true`` (and ``top_logprobs: N``)
 tokens at that position, most likely first, the same three fields each). The fake splits
 its reply into word-sized tokens (a word with the white space before it, or one other
 character), so the tokens joined are exactly the reply. Every token is sure of itself
-except a verdict letter right after ``Result:``, which gets the probability the server's
-``confidence`` gives that reply, the other letter most of the rest.
+except a verdict letter after a verdict keyword (``Result:``, ``verdict: [[``) or alone,
+which gets the probability the server's ``confidence`` gives that reply, the other letter
+most of the rest.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 _TOKENS = re.compile(r"\s*[A-Za-z]+|\s*[0-9]|\s*[^\sA-Za-z0-9]|\s+")
-_VERDICT_LETTER = re.compile(r"Result:\s*$")
+# What comes before a verdict letter: a verdict keyword and markup (`**Result:** `, `"choice": "`,
+# `verdict: [[`), or nothing (a reply that is only the letter).
+_VERDICT_LETTER = re.compile(r"(?:^|(?:result|verdict|choice)[\s*_:\"'\[]*)$", re.IGNORECASE)
 # Filler alternatives, least likely last; never a verdict letter.
 _FILLER = ("\n", " the", " is", ".", ",", " and", " to", " of", " it", " a", " in", " that", " for", " on", " with",
            " as", " this", " be", " at", " by")
