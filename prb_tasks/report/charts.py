@@ -253,6 +253,13 @@ def k_curves(section: Section, stem: Path) -> bool:
     return draw(section, stem)
 
 
+def soft_confidence(section: Section, stem: Path) -> bool:
+    """Judges run with ``logprobs=``: calibration and coverage (:mod:`prb_tasks.report.charts_soft`)."""
+    from prb_tasks.report.charts_soft import confidence as draw
+
+    return draw(section, stem)
+
+
 CHARTS = (
     ("kcurve", "Few-shot k-curves: accuracy per support size k, 95% intervals over users", k_curves),
     ("accuracy", "Accuracy with 95% intervals, overall and per subset", accuracy),
@@ -260,6 +267,7 @@ CHARTS = (
     ("subsets", "Accuracy per subset", subset_heatmap),
     ("consistency", "Judges: consistency vs accuracy", consistency),
     ("length", "Length bias", length_bias),
+    ("confidence", "Judges' soft verdicts: reliability diagram and accuracy vs coverage", soft_confidence),
 )
 
 
