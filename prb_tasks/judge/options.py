@@ -91,6 +91,9 @@ class JudgeSettings(BaseModel):
             this many alternatives per token (``true``: 5; 2-20; ``false`` or 0: not asked),
             and read the verdict letters' probabilities at the verdict position
             (:mod:`prb_tasks.replies.soft_verdict`). A server that returns none stops the run.
+        reasoning_retry_tokens: ask once more, with this ``max_tokens``, a reply that spent its
+            whole budget on hidden reasoning and has no verdict (finish reason ``length``); the
+            reply kept says so and the usage summary counts it (:mod:`prb_tasks.judge.reasoning_budget`).
         input_cost_per_mtok: dollars per million prompt tokens (for local/unknown models).
         output_cost_per_mtok: dollars per million completion tokens (incl. reasoning).
         cached_input_cost_per_mtok: dollars per million prompt tokens read from the
@@ -140,6 +143,7 @@ class JudgeSettings(BaseModel):
     response_format: dict[str, Any] | None = None
     reasoning_effort: ReasoningEffort | None = None
     logprobs: int = 0
+    reasoning_retry_tokens: int | None = Field(None, ge=1)
     input_cost_per_mtok: float | None = Field(None, ge=0)
     output_cost_per_mtok: float | None = Field(None, ge=0)
     cached_input_cost_per_mtok: float | None = Field(None, ge=0)
