@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 # Shown when a run reports them, in this order (shares in %, grades and words as they are).
-METRICS = ("acc", "acc_official", "parse_fail", "consistency", "pos_a_rate", "error_rate", "skip_rate",
+METRICS = ("acc", "acc_official", "parse_fail", "consistency", "pos_a_rate", "soft_acc", "soft_cover", "ece",
+           "error_rate", "skip_rate",
            "grade_unparsed", "ungraded", "bon_gold", "bon_gain", "bon_top", "aukc", "candidate_words",
            "empty_candidate", "response_words", "empty_response")
 NOT_SHARES = ("bon_gold", "bon_gain", "candidate_words", "response_words")
