@@ -22,16 +22,75 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from prb_tasks.replies.soft_verdict import read_mark
 from prb_tasks.report.build import Section
-from prb_tasks.report.charts_soft import entry_soft_pairs
-from prb_tasks.report.outcomes import Entry
 
 #: Document fields holding a family's quality gap, and how to name them.
 GAP_FIELDS = {"rating_gap": "PRISM's rating gap", "reward_gap": "PersonalLLM's reward gap"}
 BLIND_SETTING = "question"
+
+
+class Judgments(Protocol):
+    """What the split reads of one judge: :class:`~prb_tasks.report.outcomes.Entry` has it, and so
+    does :class:`LoggedJudgments` (a ``prb eval`` run's samples)."""
+
+    label: str
+    keys: list[str]
+    docs: list[dict[str, Any]]
+    j_pair: Any
+    j_pos: list[str | None]
+    j_letter: list[str | None]
+    j_correct: Any
+    j_text: list[str]
+
+
+@dataclass
+class LoggedJudgments:
+    """One judge's judgments read from lm-eval's logged samples (for ``prb eval``'s table)."""
+
+    label: str
+    keys: list[str] = field(default_factory=list)
+    docs: list[dict[str, Any]] = field(default_factory=list)
+    j_pair: list[int] = field(default_factory=list)
+    j_pos: list[str | None] = field(default_factory=list)
+    j_letter: list[str | None] = field(default_factory=list)
+    j_correct: list[float] = field(default_factory=list)
+    j_text: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_samples(cls, label: str, samples: Sequence[dict[str, Any]]) -> LoggedJudgments:
+        """Read both-order judge samples (``doc``, ``filtered_resps``, ``pos_a_rate``, ``acc``).
+
+        Args:
+            label: the name to show.
+            samples: the samples of one or more tasks.
+        """
+        from prb_tasks.replies.verdict import parse_verdict
+
+        out = cls(label)
+        slots: dict[str, int] = {}
+        for sample in samples:
+            doc = sample.get("doc")
+            if not isinstance(doc, dict) or doc.get("chosen_position") not in ("A", "B"):
+                continue
+            key = str(doc.get("pair_key") or sample.get("doc_id"))
+            if key not in slots:
+                slots[key] = len(out.keys)
+                out.keys.append(key)
+                out.docs.append(doc)
+            resps = sample.get("filtered_resps") or [""]
+            text = resps[0] if isinstance(resps[0], str) else ""
+            out.j_pair.append(slots[key])
+            out.j_pos.append(doc["chosen_position"])
+            out.j_letter.append(parse_verdict(text).letter)
+            acc = sample.get("acc")
+            out.j_correct.append(float(acc) if isinstance(acc, (int, float)) else 0.0)
+            out.j_text.append(text)
+        return out
 
 
 @dataclass(frozen=True)
@@ -60,7 +119,7 @@ class GapSplit:
     rows: list[tuple[str, Half, Half]]
 
 
-def _doc_gaps(entry: Entry) -> tuple[dict[str, float], str] | None:
+def _doc_gaps(entry: Judgments) -> tuple[dict[str, float], str] | None:
     for name, what in GAP_FIELDS.items():
         gaps = {}
         for key, doc in zip(entry.keys, entry.docs):
@@ -72,25 +131,28 @@ def _doc_gaps(entry: Entry) -> tuple[dict[str, float], str] | None:
     return None
 
 
+def _soft_margins(entry: Judgments) -> dict[str, float]:
+    """Each pair's margin ``|2s - 1|`` from a judge's soft verdicts in both orders."""
+    by_pair: dict[str, list[float]] = defaultdict(list)
+    for pair, position, text in zip(entry.j_pair, entry.j_pos, entry.j_text):
+        soft = read_mark(text)
+        if soft is not None:
+            by_pair[entry.keys[int(pair)]].append(soft.p_first if position == "A" else 1 - soft.p_first)
+    # s: the pair's soft score (its two orders' mean); the margin is how far it is from a tie.
+    return {k: abs(2 * (sum(v) / 2) - 1) for k, v in by_pair.items() if len(v) == 2}
+
+
 def _blind_margins(section: Section) -> tuple[dict[str, float], str] | None:
     if section.setting != BLIND_SETTING:
         return None
     for entry in sorted(section.entries, key=lambda e: e.label):
-        if entry.kind != "judge" or not entry_soft_pairs(entry)[0]:
-            continue
-        by_pair: dict[str, list[float]] = defaultdict(list)
-        for pair, position, text in zip(entry.j_pair, entry.j_pos, entry.j_text):
-            soft = read_mark(text)
-            if soft is not None:
-                by_pair[entry.keys[int(pair)]].append(soft.p_first if position == "A" else 1 - soft.p_first)
-        # s: the pair's soft score (its two orders' mean); the margin is how far it is from a tie.
-        margins = {k: abs(2 * (sum(v) / 2) - 1) for k, v in by_pair.items() if len(v) == 2}
+        margins = _soft_margins(entry) if entry.kind == "judge" and entry.logged else {}
         if margins:
             return margins, f"the user-blind judge {entry.label}'s own soft margin |2s - 1|"
     return None
 
 
-def _half(entry: Entry, keys: set[str]) -> Half:
+def _half(entry: Judgments, keys: set[str]) -> Half:
     preferred: dict[str, list[str | None]] = defaultdict(list)
     right: dict[str, list[float]] = {"A": [], "B": []}
     for pair, position, letter, correct in zip(entry.j_pair, entry.j_pos, entry.j_letter, entry.j_correct):
@@ -114,7 +176,10 @@ def gap_split(section: Section) -> GapSplit | None:
     found = next((g for g in (_doc_gaps(e) for e in judges) if g is not None), None) or _blind_margins(section)
     if found is None:
         return None
-    gaps, proxy = found
+    return _split(judges, *found)
+
+
+def _split(judges: Sequence[Judgments], gaps: dict[str, float], proxy: str) -> GapSplit | None:
     cut = statistics.median(gaps.values())
     near = {k for k, g in gaps.items() if g <= cut}
     clear = set(gaps) - near
@@ -122,6 +187,31 @@ def gap_split(section: Section) -> GapSplit | None:
         return None
     rows = [(e.label, _half(e, near), _half(e, clear)) for e in judges]
     return GapSplit(proxy, cut, len(near), len(clear), rows)
+
+
+def eval_gap_lines(name: str, samples: Sequence[dict[str, Any]], user_blind: bool) -> list[str]:
+    """``prb eval``'s lines for one row of its table (needs ``--log_samples``); [] without a proxy.
+
+    Args:
+        name: the row as the table shows it.
+        samples: the logged samples of the row's tasks.
+        user_blind: the tasks show the judge the question only, so its own soft margin may stand
+            for the quality gap where the documents carry none.
+    """
+    judge = LoggedJudgments.from_samples(name, samples)
+    if "B" not in judge.j_pos:
+        return []
+    found = _doc_gaps(judge)
+    if found is None and user_blind:
+        margins = _soft_margins(judge)
+        found = (margins, "its own soft margin |2s - 1| as a user-blind judge") if margins else None
+    split = _split([judge], *found) if found is not None else None
+    if split is None:
+        return []
+    (_, near, clear), = split.rows
+    return [f"{name} where quality is equal ({split.proxy}, at or below its median {split.cut:.3g}: {split.near} "
+            f"pairs; above: {split.clear}): consistency % {_pct(near.consistency)} vs {_pct(clear.consistency)}, "
+            f"pos_bias % {_pct(near.pos_bias)} vs {_pct(clear.pos_bias)}"]
 
 
 def _pct(value: float | None) -> str:

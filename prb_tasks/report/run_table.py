@@ -220,6 +220,12 @@ def _compact_table(results: dict[str, Any], rows: list[tuple[str, str, list[str]
         from prb_tasks.scoring.people import people_lines
 
         lines += [p for shown, name, _ in rows for p in people_lines(shown.strip(), samples.get(name) or [])]
+        from prb_tasks.report.gap_split import eval_gap_lines
+
+        # Where quality is equal: consistency and position bias split by a quality-gap proxy, per top-level row.
+        lines += fit_lines([p for shown, name, tasks in rows if not shown.startswith(" ")
+                            for p in eval_gap_lines(shown, [x for t in tasks for x in samples.get(t) or []],
+                                                    _user_blind(results, tasks))])
     # One line per top-level row (a group's line covers its subsets, whose numbers are above).
     # A sentence, not a row: wrapped by words to 120 columns like the lines under the table.
     lines += fit_lines([p for p in (official_prior_line(shown, table[name], _docs(counts, tasks))
@@ -258,6 +264,13 @@ def _folded(head: list[str], body: list[list[str]], widths: list[int]) -> list[s
 #: Above this share of replies without a verdict the original script could read, acc_official
 #: is mostly the position prior: a line beside it says so.
 OFFICIAL_UNREAD_SHARE = 0.10
+
+
+def _user_blind(results: dict[str, Any], tasks: list[str]) -> bool:
+    """Whether every task of a row shows the judge the question only (its ``setting`` metadata)."""
+    configs = results.get("configs") or {}
+    settings = {((configs.get(t) or {}).get("metadata") or {}).get("setting") for t in tasks}
+    return settings == {"question"}
 
 
 def _docs(counts: dict[str, Any], tasks: list[str]) -> int:

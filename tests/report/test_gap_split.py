@@ -92,3 +92,25 @@ def test_no_split_without_a_proxy(tmp_path: Path) -> None:
     write_run(runs / "j", "personalized_rb", "prb-judge", {"model": "openai/j"}, lambda key: True)
     report = build_report([runs])
     assert gap_split(report.sections[0]) is None and "where quality is equal" not in render_text(report)
+
+
+def test_prb_eval_lines_read_the_logged_samples(tmp_path: Path) -> None:
+    from prb_tasks.report.gap_split import eval_gap_lines
+
+    runs = tmp_path / "runs"
+    write_run(runs / "j", "personalized_rb", "prb-judge", {"model": "openai/j"}, lambda key: True)
+
+    def gap(row: dict[str, Any]) -> None:
+        row["doc"]["reward_gap"] = float(_number(row["doc"]["pair_key"]))
+
+    _edit(runs / "j", gap)
+    _edit(runs / "j", _always_a)
+    samples = [json.loads(line) for path in sorted((runs / "j").glob("samples_*.jsonl"))
+               for line in path.read_text().splitlines()]
+    line, = eval_gap_lines("personalized_rb", samples, user_blind=False)
+    assert line == ("personalized_rb where quality is equal (PersonalLLM's reward gap, at or below its median 5.5: "
+                    "18 pairs; above: 18): consistency % 0.0 vs 100.0, pos_bias % 100.0 vs 0.0")
+    # Without a gap on the documents only a user-blind judge's own soft margin can stand in.
+    plain = [json.loads(line) for path in sorted((runs / "j").glob("samples_*.jsonl"))
+             for line in path.read_text().replace('"reward_gap"', '"other"').splitlines()]
+    assert eval_gap_lines("personalized_rb", plain, user_blind=True) == []  # no soft verdicts either
