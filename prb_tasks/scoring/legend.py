@@ -27,7 +27,7 @@ _JUDGE = {
     "soft_cover": "share of pairs with a soft verdict in both orders (the rest have no soft score)",
     "ece": ("expected calibration error of the soft verdicts: pairs binned by confidence max(s, 1 - s) into 10 "
             "bins over 0.5-1, mean |accuracy - confidence| weighted by pairs (a pair at s = 0.5, a tie, counts "
-            "half right)"),
+            "half right); in a group row, the subsets' values weighted by their pairs"),
     "acc_cov": ("acc_covQ: accuracy of the soft verdicts on the Q% of pairs the judge is surest of (abstaining on "
                 "the rest; pairs tied at the cut count at their mean); in a group row, the subsets' values "
                 "weighted by their pairs"),
