@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from prb_tasks.judge.client import CallResult
 from prb_tasks.judge.request import ChatRequest
-from prb_tasks.replies.soft_verdict import soft_verdict, with_mark
+from prb_tasks.replies.soft_verdict import NO_SOFT_MARK, soft_verdict, with_mark
 
 
 class NoLogprobs(Exception):
@@ -20,7 +20,7 @@ class NoLogprobs(Exception):
 
 
 def soft_reply(result: CallResult, request: ChatRequest) -> CallResult:
-    """``result`` with its soft verdict marked in its text (unchanged where the reply has no verdict).
+    """``result`` with its soft verdict marked in its text (:data:`NO_SOFT_MARK` where it has none).
 
     Args:
         result: the reply as the transport read it.
@@ -35,7 +35,7 @@ def soft_reply(result: CallResult, request: ChatRequest) -> CallResult:
         raise NoLogprobs()
     soft = soft_verdict(result.text, result.logprobs)
     if soft is None:
-        return replace(result, logprobs=None)
+        return replace(result, text=NO_SOFT_MARK + result.text, logprobs=None)
     # The tokens are not kept: the text carries what is read from them.
     return replace(result, text=with_mark(result.text, soft), logprobs=None)
 

@@ -12,8 +12,10 @@ tokens, has no soft verdict.
 
 The result travels with the reply text, so it survives lm-eval's string-only interface,
 its request cache and the sample logs: a mark ``<think>[prb:verdict-probs ...]</think>``
-put before the reply. Every reader of verdicts drops reasoning up to the last
-``</think>`` (ours and the original script's), so the mark never changes a hard verdict.
+put before the reply (``<think>[prb:verdict-probs none]</think>`` where the reply has none, so
+it still counts as a pair without one). Every reader of verdicts drops reasoning up to the
+last ``</think>`` (ours and the original script's), so the mark never changes a hard verdict.
+Replies without any mark (a run without ``logprobs=``) give no soft metrics at all.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ from prb_tasks.replies.verdict import (
 
 MARK_OPEN = "<think>[prb:verdict-probs "
 MARK_CLOSE = "]</think>\n"
+#: Put before a reply to a request for log-probabilities that has no soft verdict (no readable
+#: verdict, or its token not found): the reply still counts in the soft metrics' denominators.
+NO_SOFT_MARK = f"{MARK_OPEN}none{MARK_CLOSE}"
 # Around a letter inside one token (" A", "**B", "A."): not part of what it reads.
 _AROUND = " \t\r\n*_`'\"()[]{}.:,!"
 _MARK = re.compile(r"<think>\[prb:verdict-probs p_first=(?P<p>[0-9.eE+-]+) mass=(?P<mass>[0-9.eE+-]+)\]</think>")
@@ -179,6 +184,11 @@ def _letters(item: Any, letter: str) -> SoftVerdict | None:
 def with_mark(text: str, soft: SoftVerdict) -> str:
     """``text`` with its soft verdict put before it (see the module docstring)."""
     return f"{MARK_OPEN}p_first={soft.p_first:.6f} mass={soft.mass:.6f}{MARK_CLOSE}{text}"
+
+
+def has_mark(completion: object) -> bool:
+    """Whether a reply answers a request for log-probabilities (it carries a mark, perhaps :data:`NO_SOFT_MARK`)."""
+    return isinstance(completion, str) and MARK_OPEN in completion
 
 
 def read_mark(completion: object) -> SoftVerdict | None:

@@ -19,7 +19,10 @@ Metrics (each over the pairs with a soft score):
   surest of (:data:`COVERAGES`); pairs tied in confidence at the cut count at their mean
   accuracy, so the value does not depend on their order. ``acc_cov100`` is all of them.
 
-Each document emits ``(pair_key, (chosen_position, p_first or None))``.
+Each document whose reply answers a request for log-probabilities (it carries a mark) emits
+``(pair_key, (chosen_position, p_first or None))``; replies without a mark (a run without
+``logprobs=``, a failed or skipped judgment, an empty reply) emit none, so such a run reports
+no soft metric and a pair missing a reply has no soft score.
 """
 
 from __future__ import annotations

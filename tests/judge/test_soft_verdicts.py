@@ -17,7 +17,7 @@ from prb_tasks.replies.soft_verdict import SoftVerdict, read_mark, soft_verdict,
 from prb_tasks.replies.verdict import parse_verdict
 from prb_tasks.scoring.official import official_judgment
 from prb_tasks.testing.fake_logprobs import reply_logprobs
-from prb_tasks.testing.fake_server import FakeLLMServer, Message, always
+from prb_tasks.testing.fake_server import FakeLLMServer, Message, always, garbage
 from tests.judge.test_judge_model import (
     DOCS,
     KEY,
@@ -131,6 +131,15 @@ def test_judge_reads_soft_verdicts_that_agree_with_its_hard_ones(tmp_path: Path,
         assert soft.p_first == pytest.approx(p_letter if doc["chosen_position"] == "A" else 1 - p_letter, abs=1e-5)
         # The soft verdict's argmax is the hard verdict.
         assert (soft.p_first > 0.5) == (parse_verdict(text).letter == "A")
+
+
+def test_a_reply_without_a_verdict_is_marked_as_having_no_soft_one(tmp_path: Path) -> None:
+    from prb_tasks.replies.soft_verdict import has_mark
+
+    with FakeLLMServer(garbage()) as srv:
+        lm = judge(srv, tmp_path, "direct", logprobs=True)
+        out = lm.generate_until(requests_for(lm, DOCS[:2]))
+    assert all(has_mark(t) and read_mark(t) is None and parse_verdict(t).outcome == "unparsed" for t in out)
 
 
 def test_an_answer_cached_without_logprobs_never_answers_a_request_for_them(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from prb_tasks.replies.soft_verdict import SoftVerdict, with_mark
+from prb_tasks.replies.soft_verdict import NO_SOFT_MARK, SoftVerdict, with_mark
 from prb_tasks.scoring.metrics import process_judge_both
 from prb_tasks.scoring.soft import (
     SoftPair,
@@ -28,7 +28,8 @@ def docs(pair: str, p_when_chosen_a: float | None, p_when_chosen_b: float | None
     out = []
     for position, p in (("A", p_when_chosen_a), ("B", p_when_chosen_b)):
         letter = "A" if p is None or p >= 0.5 else "B"
-        text = f"Result: {letter}" if p is None else with_mark(f"Result: {letter}", SoftVerdict(p, 1.0))
+        # A reply to a request for logprobs whose verdict token was not found is marked as having none.
+        text = NO_SOFT_MARK + f"Result: {letter}" if p is None else with_mark(f"Result: {letter}", SoftVerdict(p, 1.0))
         out.append(({"pair_key": pair, "chosen_position": position}, text))
     return out
 
@@ -90,3 +91,14 @@ def test_the_line_under_the_table_fits_and_says_what_it_measured() -> None:
     assert "75% of pairs have one in both orders" in text and "soft_acc 81.2, ECE 4.1" in text
     assert "60% 90.0" in text.replace("\n", " ")
     assert soft_lines("x", {"acc,none": 0.5, "soft_acc,none": float("nan")}) == []
+
+
+def test_only_replies_to_a_request_for_logprobs_give_soft_metrics() -> None:
+    doc = {"pair_key": "p", "chosen_position": "A"}
+    assert "soft_acc" not in process_judge_both(doc, ["Result: A"])  # a run without logprobs=
+    # Asked for, but no verdict to read them at: the pair counts, without a soft score.
+    unread = process_judge_both(doc, [NO_SOFT_MARK + "I cannot tell."])
+    assert unread["soft_acc"] == ("p", ("A", None)) and unread["parse_fail"] == 1
+    other = process_judge_both({"pair_key": "p", "chosen_position": "B"},
+                               [with_mark("Result: A", SoftVerdict(0.9, 1.0))])
+    assert soft_coverage([unread["soft_cover"], other["soft_cover"]]) == 0.0
