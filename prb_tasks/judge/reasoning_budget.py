@@ -26,8 +26,12 @@ _CUT = re.compile(r"<think>\[prb:budget-spent-on-reasoning max_tokens=(\w+)\]</t
 _RETRIED = re.compile(r"<think>\[prb:asked-again max_tokens=(\d+) after (\w+) went to reasoning\]</think>")
 
 
+# prb's own marks (soft verdicts, this module's) are not the model's reasoning.
+_OUR_MARKS = re.compile(r"<think>\[prb:[^\]]*\]</think>")
+
+
 def _reasoned(result: CallResult) -> bool:
-    return "<think>" in result.text.lower() or bool(result.reasoning_tokens)
+    return "<think>" in _OUR_MARKS.sub("", result.text).lower() or bool(result.reasoning_tokens)
 
 
 def mark_cut(result: CallResult, request: ChatRequest) -> CallResult:

@@ -65,3 +65,18 @@ def test_a_reply_that_ran_out_without_reasoning_is_not_called_reasoning(tmp_path
         assert len(srv.requests) == 2
     assert not any(is_cut(o) for o in out)
     assert reasoning_line(take_last_summary() or {}) is None
+
+
+def test_a_soft_verdict_mark_is_not_reasoning(tmp_path: Path) -> None:
+    # A plain model cut off mid-sentence while asked for logprobs: its reply carries prb's
+    # `<think>[prb:verdict-probs none]</think>` mark, which is no reasoning of the model's.
+    from prb_tasks.judge.client import CallResult
+    from prb_tasks.judge.reasoning_budget import mark_cut
+    from prb_tasks.judge.request import ChatRequest
+    from prb_tasks.replies.soft_verdict import NO_SOFT_MARK
+
+    request = ChatRequest(messages=({"role": "user", "content": "x"},), max_tokens=48, top_logprobs=5)
+    plain = CallResult(text=NO_SOFT_MARK + "The answer that best fits is", finish_reason="length")
+    assert mark_cut(plain, request) == plain
+    thinking = CallResult(text=NO_SOFT_MARK + "<think>Weighing", finish_reason="length")
+    assert is_cut(mark_cut(thinking, request).text)
