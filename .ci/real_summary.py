@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 
 # Shown when a run reports them, in this order (shares in %, grades and words as they are).
-METRICS = ("acc", "acc_official", "parse_fail", "consistency", "pos_a_rate", "error_rate", "skip_rate",
+METRICS = ("acc", "acc_official", "parse_fail", "consistency", "pos_a_rate", "soft_acc", "soft_cover", "ece",
+           "error_rate", "skip_rate",
            "grade_unparsed", "ungraded", "bon_gold", "bon_gain", "bon_top", "aukc", "candidate_words",
            "empty_candidate", "response_words", "empty_response")
+SOFT = ("soft_acc", "soft_cover", "ece")
 NOT_SHARES = ("bon_gold", "bon_gain", "candidate_words", "response_words")
 LACKED = re.compile(r"^prb[ :].*; try ")
 
@@ -35,8 +37,10 @@ def run_numbers(results_file: Path) -> str:
     for name, row in table.items():
         if name in members:
             continue
+        # Soft-verdict metrics are NaN in every run without logprobs=: shown only where measured.
         cells = [_cell(m, float(row[f"{m},none"])) for m in METRICS
-                 if isinstance(row.get(f"{m},none"), (int, float))]
+                 if isinstance(row.get(f"{m},none"), (int, float))
+                 and not (m in SOFT and math.isnan(float(row[f"{m},none"])))]
         parts.append(f"{name}: {', '.join(cells) or 'no numbers'}")
     return "; ".join(parts)
 

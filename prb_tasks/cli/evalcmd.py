@@ -512,6 +512,11 @@ def _after_run(captured: dict[str, Any], args: HarnessArgs, started: float, plai
         # Best-of-N) has our metrics under its own name.
         lines += lacking_lines(results, set(results.get("results") or {}))
         lines += negative_ties_lines(results)  # allenai's floor is -1%: say what a negative score is
+        from prb_tasks.judge.reasoning_budget import reasoning_line
+
+        reasoning = reasoning_line(summary) if summary is not None else None
+        if reasoning:  # replies whose budget went to hidden reasoning, named apart from other parse failures
+            lines.append(redact(reasoning))
         failed = failed_line(summary) if summary is not None else None
         if failed:  # the table's last line: numbers that a re-run would change
             lines.append(redact(as_typed(failed, plain)))

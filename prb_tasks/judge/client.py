@@ -60,6 +60,8 @@ class CallResult:
             (part of ``input_tokens``; None: not reported).
         cache_write_tokens: prompt tokens written to the provider's prompt cache
             (Anthropic bills them above the input price; part of ``input_tokens``).
+        logprobs: the reply's tokens with their log-probabilities
+            (``choices[0].logprobs.content``); None when the reply carries none.
     """
 
     text: str
@@ -72,6 +74,14 @@ class CallResult:
     latency: float = 0.0
     cached_input_tokens: int | None = None
     cache_write_tokens: int | None = None
+    logprobs: tuple[Any, ...] | None = None
+
+
+def token_logprobs(choice: Any) -> tuple[Any, ...] | None:
+    """``choice.logprobs.content`` of an OpenAI-style choice (a dict or the SDK's object); None if absent."""
+    holder = _field(choice, "logprobs")
+    content = _field(holder, "content") if holder is not None else None
+    return tuple(content) if isinstance(content, (list, tuple)) else None
 
 
 class CallError(Exception):
@@ -370,6 +380,7 @@ class LiteLLMClient:
             reasoning_tokens=_int(getattr(details, "reasoning_tokens", None)),
             provider_cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
             latency=latency,
+            logprobs=token_logprobs(choice),
             **prompt_cache_tokens(usage),
         )
 

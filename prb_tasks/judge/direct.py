@@ -20,7 +20,15 @@ from prb_tasks.common.redact import register_secret
 from prb_tasks.common.replies import MAX_REPLY_BYTES, ReplyTooDeep, ReplyTooLarge, loads_reply
 from prb_tasks.common.retry import parse_retry_after
 from prb_tasks.common.urls import join_path
-from prb_tasks.judge.client import CallError, CallResult, _int, assemble_text, prompt_cache_tokens, sanitize
+from prb_tasks.judge.client import (
+    CallError,
+    CallResult,
+    _int,
+    assemble_text,
+    prompt_cache_tokens,
+    sanitize,
+    token_logprobs,
+)
 from prb_tasks.judge.options import OPENAI_COMPATIBLE_PREFIXES
 from prb_tasks.judge.request import ChatRequest
 
@@ -86,6 +94,7 @@ def chat_completion_result(data: Any, latency: float = 0.0) -> CallResult:
         reasoning_tokens=_int(details.get("reasoning_tokens")) if isinstance(details, dict) else None,
         provider_cost=None,
         latency=latency,
+        logprobs=token_logprobs(choice),
         **prompt_cache_tokens(usage),
     )
 

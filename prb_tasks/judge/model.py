@@ -251,6 +251,8 @@ class JudgeLM(LM):
             stop=tuple(str(x) for x in stop if x),
             response_format=s.response_format,
             reasoning_effort=s.reasoning_effort,
+            # Only verdicts have a position whose letters' probabilities mean something.
+            top_logprobs=s.logprobs or None if reply_form == PAIRWISE else None,
             ask_once=ask_once,
             reply_form=reply_form,
         )

@@ -40,6 +40,9 @@ HARNESS_KEYS = ("batch_size", "max_batch_size", "device")
 # Providers whose model id plus an ``api_base`` means "an OpenAI-compatible server".
 OPENAI_COMPATIBLE_PREFIXES = ("openai/", "hosted_vllm/")
 
+# Alternatives per token asked for with ``logprobs=true`` (OpenAI allows up to 20).
+DEFAULT_TOP_LOGPROBS = 5
+
 # Providers whose batch APIs ``batch=true`` speaks.
 BATCH_PREFIXES = ("openai/", "anthropic/")
 
@@ -84,6 +87,13 @@ class JudgeSettings(BaseModel):
         stop: stop sequences; overrides the task's ``until``.
         response_format: provider response format, e.g. ``{"type": "json_object"}``.
         reasoning_effort: reasoning budget for models that support it.
+        logprobs: soft verdicts: ask an OpenAI-compatible server for log-probabilities with
+            this many alternatives per token (``true``: 5; 2-20; ``false`` or 0: not asked),
+            and read the verdict letters' probabilities at the verdict position
+            (:mod:`prb_tasks.replies.soft_verdict`). A server that returns none stops the run.
+        reasoning_retry_tokens: ask once more, with this ``max_tokens``, a reply that spent its
+            whole budget on hidden reasoning and has no verdict (finish reason ``length``); the
+            reply kept says so and the usage summary counts it (:mod:`prb_tasks.judge.reasoning_budget`).
         input_cost_per_mtok: dollars per million prompt tokens (for local/unknown models).
         output_cost_per_mtok: dollars per million completion tokens (incl. reasoning).
         cached_input_cost_per_mtok: dollars per million prompt tokens read from the
@@ -132,6 +142,8 @@ class JudgeSettings(BaseModel):
     stop: list[str] | None = None
     response_format: dict[str, Any] | None = None
     reasoning_effort: ReasoningEffort | None = None
+    logprobs: int = 0
+    reasoning_retry_tokens: int | None = Field(None, ge=1)
     input_cost_per_mtok: float | None = Field(None, ge=0)
     output_cost_per_mtok: float | None = Field(None, ge=0)
     cached_input_cost_per_mtok: float | None = Field(None, ge=0)
@@ -150,6 +162,18 @@ class JudgeSettings(BaseModel):
     def _env_name(cls, value: str | None) -> str | None:
         if value is not None and (not value or not value.replace("_", "").isalnum()):
             raise ValueError("must be an environment variable name such as MY_API_KEY")
+        return value
+
+    @field_validator("logprobs", mode="before")
+    @classmethod
+    def _logprobs(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            value = value.strip().lower() == "true"
+        if isinstance(value, bool):
+            return DEFAULT_TOP_LOGPROBS if value else 0
+        if isinstance(value, int) and value != 0 and not 2 <= value <= 20:
+            raise ValueError("is the number of alternatives per token to ask for: true, or 2 to 20 (both verdict "
+                             "letters must be among them), or false")
         return value
 
     @field_validator("stop", mode="before")
@@ -194,6 +218,8 @@ class JudgeSettings(BaseModel):
             raise ValueError(
                 f"batch=true works with OpenAI (openai/...) and Anthropic (anthropic/...) models, not {self.model}"
             )
+        if self.logprobs:
+            raise ValueError("logprobs cannot be read from batch answers yet; run without batch=true for soft verdicts")
         if self.cache != "on":
             raise ValueError("batch=true stores answers in the cache and finishes from it: it needs cache=on")
         if self.max_cost is not None:

@@ -26,6 +26,10 @@ class ChatRequest:
         stop: stop sequences (empty: not sent).
         response_format: provider response format (None: not sent).
         reasoning_effort: reasoning budget (None: not sent).
+        top_logprobs: ask for log-probabilities and this many alternatives per token
+            (``logprobs``/``top_logprobs``; None: not asked), for soft verdicts
+            (:mod:`prb_tasks.replies.soft_verdict`). Part of the request's identity, so a
+            stored answer without them never answers a request for them.
         ask_once: score the first reply as it comes: an empty reply is not asked again
             and no verdict re-ask follows. The official protocol sends each request once
             and scores whatever came back; our own protocols ask again (set by the
@@ -47,6 +51,7 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     response_format: dict[str, Any] | None = None
     reasoning_effort: str | None = None
+    top_logprobs: int | None = None
     ask_once: bool = False
     shared_prefix: int = field(default=0, compare=False)
     reply_form: str | None = field(default="pairwise", compare=False)
@@ -68,6 +73,9 @@ class ChatRequest:
             out["response_format"] = self.response_format
         if self.reasoning_effort is not None:
             out["reasoning_effort"] = self.reasoning_effort
+        if self.top_logprobs is not None:
+            out["logprobs"] = True
+            out["top_logprobs"] = self.top_logprobs
         return out
 
     def followup(self, answer: str, prompt: str) -> ChatRequest:

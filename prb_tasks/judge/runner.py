@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from tqdm import tqdm
@@ -44,8 +44,10 @@ from prb_tasks.judge.errors import JudgeError, JudgeFatalError
 from prb_tasks.judge.health import EndpointWatch, Halt, quota_halt
 from prb_tasks.judge.keys import key_variable
 from prb_tasks.judge.limiter import AdaptiveLimiter, Permit
+from prb_tasks.judge.logprob_replies import NoLogprobs, no_logprobs_line, soft_reply
 from prb_tasks.judge.options import JudgeSettings
 from prb_tasks.judge.pricing import Pricer
+from prb_tasks.judge.reasoning_budget import is_cut, mark_cut, retried
 from prb_tasks.judge.reply_forms import FORMS, reask_prompt
 from prb_tasks.judge.request import ChatRequest, answer_profile, cache_key, request_digest
 from prb_tasks.judge.storage import CacheDiskFull
@@ -316,6 +318,14 @@ class JudgeRunner:
         request = requests[index]
         outcome = await self._answer(request, self._key(request, sample), ticket)
         text = outcome.text
+        budget = self.settings.reasoning_retry_tokens
+        if outcome.status == "ok" and budget and is_cut(text) and (request.max_tokens or 0) < budget:
+            # Once, with the larger budget the user set; the reply says so (reasoning_budget).
+            self.usage.reasoning_retries += 1
+            bigger = replace(request, max_tokens=budget)
+            again = await self._answer(bigger, self._key(bigger, sample), ticket)
+            if again.status == "ok":
+                text = retried(again.text, request.max_tokens, budget)
         form = FORMS.get(request.reply_form) if request.reply_form else None
         if (outcome.status == "ok" and self.settings.reask and not request.ask_once and form is not None
                 and not form.reads(text)):
@@ -489,6 +499,13 @@ class JudgeRunner:
                 if permit is not None:
                     self.limiter.release(permit, used)
             cost = self._succeeded(result)
+            try:
+                result = soft_reply(result, request)
+            except NoLogprobs:
+                self._fatal = self._fatal or JudgeFatalError(no_logprobs_line(
+                    self.settings.model_id, self.settings.api_base, request.top_logprobs or 0))
+                raise self._fatal from None
+            result = mark_cut(result, request)
             if not result.refused and not result.text.strip() and not asked_again and not request.ask_once:
                 # Empty replies are usually a server hiccup: ask once more, at once.
                 asked_again = True

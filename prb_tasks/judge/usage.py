@@ -116,6 +116,9 @@ class UsageTracker:
     stopped_kind: str | None = None
     answered: int = 0
     unparsed: int = 0
+    # Replies whose budget went to hidden reasoning (prb_tasks.judge.reasoning_budget).
+    reasoning_retries: int = 0
+    reasoning_budget: dict[str, Any] | None = None
     # What provider batches did in this run (batch=true), see prb_tasks.judge.batch.
     batch: dict[str, Any] | None = None
 
@@ -182,8 +185,10 @@ class UsageTracker:
 
     def count_verdicts(self, completions: list[str]) -> None:
         """Count the replies that carry a readable verdict (for the no-verdict warning)."""
+        from prb_tasks.judge.reasoning_budget import count
         from prb_tasks.replies.verdict import parse_verdict
 
+        self.reasoning_budget = count(completions)
         outcomes = [parse_verdict(c).outcome for c in completions]
         self.answered = sum(o in ("verdict", "unparsed") for o in outcomes)
         self.unparsed = outcomes.count("unparsed")
@@ -273,6 +278,8 @@ class UsageTracker:
             "stopped_kind": self.stopped_kind,
             "wall_s": round(wall, 3),
             "batch": self.batch,
+            "reasoning_budget": self.reasoning_budget,
+            "reasoning_retries_sent": self.reasoning_retries,
         }
 
     def _empty_lines(self) -> list[str]:

@@ -260,6 +260,13 @@ def per_user(section: Section, stem: Path) -> bool:
     return per_user_ecdf(section, stem)
 
 
+def soft_confidence(section: Section, stem: Path) -> bool:
+    """Judges run with ``logprobs=``: calibration and coverage (:mod:`prb_tasks.report.charts_soft`)."""
+    from prb_tasks.report.charts_soft import confidence as draw
+
+    return draw(section, stem)
+
+
 CHARTS = (
     ("kcurve", "Few-shot k-curves: accuracy per support size k, 95% intervals over users", k_curves),
     ("accuracy", "Accuracy with 95% intervals, overall and per subset", accuracy),
@@ -268,6 +275,7 @@ CHARTS = (
     ("consistency", "Judges: consistency vs accuracy", consistency),
     ("length", "Length bias", length_bias),
     ("peruser", "Per-user accuracy: share of users at or below each accuracy (ECDF)", per_user),
+    ("confidence", "Judges' soft verdicts: reliability diagram and accuracy vs coverage", soft_confidence),
 )
 
 

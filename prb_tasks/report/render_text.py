@@ -74,6 +74,9 @@ def render_text(report: Report) -> str:
         lines += fit_lines([f"not ranked: {by_id[i].label} (acc {pct(value(by_id[i].acc))}%): {why}"
                             for i, why in section.set_apart.items()])
         lines += per_user_lines(section.per_user)
+        from prb_tasks.report.gap_split import gap_lines
+
+        lines += fit_lines(gap_lines(section))
         lines += [""]
     for ladder in report.ladders:
         steps = " -> ".join(f"{r.name} {pct(r.acc.value if r.acc else None)}" for r in ladder.rungs)

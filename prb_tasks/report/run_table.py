@@ -25,6 +25,7 @@ from prb_tasks.common.terminal import WIDTH, fit_lines
 
 #: Metrics worth a column, in order; a column appears when some row reports the metric.
 HEADLINE = ("acc_macro", "acc_user", "acc_tag", "acc_pair", "consistency", "double_game", "pos_a_rate", "pos_bias",
+            "soft_acc", "ece",
             "acc_official", "tie_rate", "parse_fail", "plan_recall", "plan_precision", "plan_empty",
             # PersonalRewardBench's official computations (scoring/personal_reward_bench.py).
             "acc_synthesizeme", "acc_pgenrm", "kept_pgenrm",
@@ -212,15 +213,27 @@ def _compact_table(results: dict[str, Any], rows: list[tuple[str, str, list[str]
 
     curves = [c for c in (k_curve_lines(shown.strip(), table[name]) for shown, name, _ in rows) if c]
     lines += [part for curve in curves for part in curve]
+    from prb_tasks.scoring.soft_lines import soft_lines
+
+    # Soft verdicts (logprobs=): one block per top-level row (its subsets' numbers are in the results file).
+    soft = [part for shown, name, _ in rows if not shown.startswith(" ") for part in soft_lines(shown, table[name])]
+    lines += soft
     if samples:  # real people's tasks: by language and country, and the majority baseline
         from prb_tasks.scoring.people import people_lines
 
         lines += [p for shown, name, _ in rows for p in people_lines(shown.strip(), samples.get(name) or [])]
+        from prb_tasks.report.gap_split import eval_gap_lines
+
+        # Where quality is equal: consistency and position bias split by a quality-gap proxy, per top-level row.
+        lines += fit_lines([p for shown, name, tasks in rows if not shown.startswith(" ")
+                            for p in eval_gap_lines(shown, [x for t in tasks for x in samples.get(t) or []],
+                                                    _user_blind(results, tasks))])
     # One line per top-level row (a group's line covers its subsets, whose numbers are above).
     # A sentence, not a row: wrapped by words to 120 columns like the lines under the table.
     lines += fit_lines([p for p in (official_prior_line(shown, table[name], _docs(counts, tasks))
                                     for shown, name, tasks in rows if not shown.startswith(" ")) if p])
     shown_metrics += ["aukc"] if curves else []
+    shown_metrics += ["soft_cover", "acc_cov100"] if soft else []
     return lines, shown_metrics + (["_starred"] if starred else [])
 
 
@@ -253,6 +266,13 @@ def _folded(head: list[str], body: list[list[str]], widths: list[int]) -> list[s
 #: Above this share of replies without a verdict the original script could read, acc_official
 #: is mostly the position prior: a line beside it says so.
 OFFICIAL_UNREAD_SHARE = 0.10
+
+
+def _user_blind(results: dict[str, Any], tasks: list[str]) -> bool:
+    """Whether every task of a row shows the judge the question only (its ``setting`` metadata)."""
+    configs = results.get("configs") or {}
+    settings = {((configs.get(t) or {}).get("metadata") or {}).get("setting") for t in tasks}
+    return settings == {"question"}
 
 
 def _docs(counts: dict[str, Any], tasks: list[str]) -> int:

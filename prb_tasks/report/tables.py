@@ -222,8 +222,22 @@ def main_tables(section: Section) -> list[Table]:
     parts = [ranking_table(section), set_apart_table(section), judge_table(section.summaries),
              double_game_table(section.summaries), scalar_table(section.summaries),
              length_table(section.summaries), cost_table(section.summaries), comparison_table(section),
-             kappa_table(section)]
+             kappa_table(section), gap_table(section)]
     return [t for t in parts if t is not None]
+
+
+def gap_table(section: Section) -> Table | None:
+    """Judges' consistency and position bias where quality is equal vs clear (:mod:`prb_tasks.report.gap_split`)."""
+    from prb_tasks.report.gap_split import gap_table_rows
+
+    found = gap_table_rows(section)
+    if found is None:
+        return None
+    title, head, rows = found
+    table = Table(title, head)
+    table.rows = [[_t(row[0]), *[(cell, float(cell) / 100 if cell != "-" else None) for cell in row[1:]]]
+                  for row in rows]
+    return table
 
 
 def section_tables(section: Section, limit: int | None = MAX_GROUPS) -> list[Table]:

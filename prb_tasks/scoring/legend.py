@@ -21,6 +21,16 @@ _JUDGE = {
     "pos_bias": "|acc_pos_a - acc_pos_b| (in a group row: the subsets' biases, weighted by their judgments)",
     "pos_a_rate": "share of verdicts naming position A; 0.5 is ideal (no position bias), so the table "
                   "shows no arrow: values above and below 0.5 are both biased",
+    "soft_acc": ("soft verdicts (logprobs=): the probability the judge gave the chosen answer at its verdict "
+                 "token (P(A) and P(B) renormalised over the two letters), averaged over the pair's two orders so "
+                 "position preference cancels; mean over the pairs with a soft verdict in both orders"),
+    "soft_cover": "share of pairs with a soft verdict in both orders (the rest have no soft score)",
+    "ece": ("expected calibration error of the soft verdicts: pairs binned by confidence max(s, 1 - s) into 10 "
+            "bins over 0.5-1, mean |accuracy - confidence| weighted by pairs (a pair at s = 0.5, a tie, counts "
+            "half right); in a group row, the subsets' values weighted by their pairs"),
+    "acc_cov": ("acc_covQ: accuracy of the soft verdicts on the Q% of pairs the judge is surest of (abstaining on "
+                "the rest; pairs tied at the cut count at their mean); in a group row, the subsets' values "
+                "weighted by their pairs"),
     "parse_fail": "share of replies with no readable verdict",
     "error_rate": "share of judgments whose request failed for good",
     "skip_rate": "share of judgments not sent because the run stopped sending (max_cost reached, server gone "
@@ -126,6 +136,8 @@ def _meaning(metric: str, kind: str, backend: str | None = None) -> str | None:
     if metric == "skip_rate" and backend not in (None, "prb-judge"):
         return _NO_SKIPS
     table = _SCALAR if kind == "scalar" else _JUDGE
+    if re.fullmatch(r"acc_cov\d+", metric):
+        return table.get("acc_cov")
     # Best-of-N metrics carry their N: bon_regret_n4 is explained once as bon_regret.
     return table.get(re.sub(r"_n\d+$", "", metric) if metric.startswith("bon_") else metric)
 
@@ -194,6 +206,9 @@ def legend_lines(results: dict[str, Any], ours: set[str], only: list[str] | None
             continue
         said[metric] = meaning
         shown_name = re.sub(r"_n\d+$", "_nN", metric) if metric.startswith("bon_") else metric
+        if re.fullmatch(r"acc_cov\d+", metric):
+            lines.append(meaning)  # it names itself (acc_covQ)
+            continue
         prefix = f"{shown_name} ({kind} tasks)" if both and metric in ("acc",) else shown_name
         lines.append(f"{prefix}: {meaning}")
     if not lines:

@@ -23,9 +23,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from prb_tasks.replies.soft_verdict import has_mark
 from prb_tasks.replies.verdict import parse_verdict
 from prb_tasks.scoring.group_weights import Measured
 from prb_tasks.scoring.official import official_judgment
+from prb_tasks.scoring.soft import soft_metrics
 
 _NAN = float("nan")
 
@@ -56,6 +58,11 @@ def process_judge_both(doc: dict[str, Any], results: Sequence[Any]) -> dict[str,
     out["acc_pair"] = (doc["pair_key"], out["acc"])
     out["consistency"] = (doc["pair_key"], preferred)
     out["double_game"] = (doc["pair_key"], game_vote(preferred))
+    # Soft verdicts: only replies to a request for log-probabilities (logprobs=) carry a mark; a run
+    # without them reports no soft metric at all rather than a column of NaN.
+    completion = results[0] if results else None
+    if has_mark(completion):
+        out.update(soft_metrics(doc, completion))
     return out
 
 

@@ -424,6 +424,11 @@ def _openai_reply(model: str, text: str, prompt_tokens: int, refusal: bool, seri
     }
 
 
+def _cut_in_reasoning(text: str) -> bool:
+    """A reply that ends inside ``<think>``: its token budget went to reasoning (finish reason ``length``)."""
+    return text.rfind("<think>") > text.rfind("</think>")
+
+
 def _anthropic_reply(model: str, text: str, prompt_tokens: int, serial: int) -> dict[str, Any]:
     return {
         "id": f"msg_fake{serial:08d}",
@@ -822,6 +827,14 @@ class _Handler(BaseHTTPRequestHandler):
         serial = owner._serial()
         if api == "openai":
             reply = _openai_reply(model, text, prompt_tokens, fault == "refusal", serial)
+            if body.get("logprobs") is True and owner.logprobs and fault != "refusal":
+                from prb_tasks.testing.fake_logprobs import reply_logprobs
+
+                top = body.get("top_logprobs")
+                confidence = owner.confidence(_last_user_text(messages), text)
+                reply["choices"][0]["logprobs"] = reply_logprobs(text, top if isinstance(top, int) else 0, confidence)
+            if _cut_in_reasoning(text):
+                reply["choices"][0]["finish_reason"] = "length"
             if cache is not None:
                 if arrived is not None:
                     cache.openai_answered(messages)
@@ -889,6 +902,8 @@ class FakeLLMServer:
         freeze_after: int | None = None,
         prompt_cache_min: int | None = None,
         prompt_cache_after_reply: bool = False,
+        logprobs: bool = True,
+        confidence: Callable[[str, str], float] | None = None,
     ) -> None:
         """Bind the socket and start serving.
 
@@ -932,6 +947,11 @@ class FakeLLMServer:
             prompt_cache_after_reply: OpenAI-style: a prefix is readable only by requests
                 arriving after its request was answered (requests sent together all
                 miss, as with a real provider); False: at once.
+            logprobs: Answer ``logprobs: true`` with log-probabilities in the OpenAI shape
+                (:mod:`prb_tasks.testing.fake_logprobs`); False: ignore it, as servers that
+                do not support them do.
+            confidence: Probability of the verdict letter in those, from ``(prompt, reply)``
+                (default: a reproducible hash of the prompt, 0.55 to 0.99).
         """
         self.policy: Policy = policy if policy is not None else always("A")
         self.latency = float(latency)
@@ -959,6 +979,10 @@ class FakeLLMServer:
         if freeze_after != 0:
             self._answering.set()
         self.token_counter = token_counter
+        from prb_tasks.testing.fake_logprobs import hashed_confidence
+
+        self.logprobs = logprobs
+        self.confidence: Callable[[str, str], float] = confidence or hashed_confidence
         from prb_tasks.testing.fake_prompt_cache import FakePromptCache
 
         self.prompt_cache = (FakePromptCache(prompt_cache_min, after_reply=prompt_cache_after_reply)
@@ -1302,6 +1326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="work on at most N chat requests at a time (the rest queue)")
     parser.add_argument("--freeze-after", type=int, default=None, metavar="N",
                         help="after N requests keep accepting requests but answer none (0: frozen from the start)")
+    parser.add_argument("--no-logprobs", action="store_true",
+                        help="ignore requests for log-probabilities (as servers without them do)")
     args = parser.parse_args(argv)
 
     chosen = rejected = None
@@ -1332,6 +1358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         die_after=args.die_after,
         max_parallel=args.max_parallel,
         freeze_after=args.freeze_after,
+        logprobs=not args.no_logprobs,
     )
     stop = threading.Event()
 

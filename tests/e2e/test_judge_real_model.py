@@ -127,3 +127,25 @@ def test_real_model_end_to_end(tmp_path: Path, llama_server: str) -> None:
                       "--output_path", str(tmp_path / "b"), *common], cwd=tmp_path)
     assert second.returncode == 0, second.stderr[-3000:]
     assert _usage(tmp_path / "b")["cache_hits"] == 6 and _usage(tmp_path / "b")["requests_sent"] == 0
+
+
+def test_real_soft_verdicts_agree_with_the_hard_ones(tmp_path: Path, llama_server: str) -> None:
+    """llama.cpp's own log-probabilities (``logprobs=5``): every judgment with a verdict whose token was
+    found has a soft verdict, and its more probable letter is the letter the model wrote (temperature 0)."""
+    from prb_tasks.replies.soft_verdict import read_mark
+    from prb_tasks.replies.verdict import parse_verdict
+
+    args = (f"model=openai/smollm2,api_base={llama_server},cache_dir={tmp_path / 'cache'},num_concurrent=2,"
+            "max_tokens=48,logprobs=5")
+    proc = run_cli(["eval", "--model", "prb-judge", "--model_args", args, "--tasks", "personalized_rb_sample",
+                    "--limit", "4", "--output_path", str(tmp_path / "out"), "--log_samples"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    texts = [s["filtered_resps"][0] for task in ("art", "lifestyle", "society")
+             for s in read_samples(tmp_path / "out", f"personalized_rb_sample_{task}")]
+    assert len(texts) == 12  # --limit 4: two pairs per subset, both orders
+    assert not any("budget-spent-on-reasoning" in t for t in texts)  # SmolLM2 does not reason in <think>
+    both = [(parse_verdict(t).letter, read_mark(t)) for t in texts]
+    soft = [(letter, mark) for letter, mark in both if letter is not None and mark is not None]
+    assert all(mark is None for letter, mark in both if letter is None)  # no verdict, no soft one
+    assert all((mark.p_first > 0.5) == (letter == "A") for letter, mark in soft)
+    assert all(0.0 < mark.mass <= 1.0 for _, mark in soft)

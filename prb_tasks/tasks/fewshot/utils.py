@@ -15,3 +15,13 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     position_bias,
     share_of_a,
 )
+from prb_tasks.scoring.soft import (  # noqa: F401
+    acc_cov20,
+    acc_cov40,
+    acc_cov60,
+    acc_cov80,
+    acc_cov100,
+    calibration_error,
+    soft_accuracy,
+    soft_coverage,
+)

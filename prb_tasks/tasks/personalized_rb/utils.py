@@ -17,6 +17,16 @@ from prb_tasks.scoring.metrics import (  # noqa: F401
     process_scalar,
     share_of_a,
 )
+from prb_tasks.scoring.soft import (  # noqa: F401
+    acc_cov20,
+    acc_cov40,
+    acc_cov60,
+    acc_cov80,
+    acc_cov100,
+    calibration_error,
+    soft_accuracy,
+    soft_coverage,
+)
 
 # Group rows weight subsets by what each metric measured (a subset without a readable
 # verdict no longer turns the group's pos_a_rate into NaN); see group_weights.
