@@ -17,8 +17,8 @@ from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from prb_tasks.common.redact import redact, register_secret
-from prb_tasks.common.urls import join_path
 from prb_tasks.common.retry import parse_retry_after
+from prb_tasks.common.urls import join_path
 from prb_tasks.judge.request import ChatRequest
 
 _KEYISH = re.compile(r"\b(sk|pk|rk|key|api|tok|ghp|xox[bpa])[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
