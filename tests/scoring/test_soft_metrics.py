@@ -102,3 +102,39 @@ def test_only_replies_to_a_request_for_logprobs_give_soft_metrics() -> None:
     other = process_judge_both({"pair_key": "p", "chosen_position": "B"},
                                [with_mark("Result: A", SoftVerdict(0.9, 1.0))])
     assert soft_coverage([unread["soft_cover"], other["soft_cover"]]) == 0.0
+
+
+def _task_yamls_judged_in_both_orders() -> list[tuple[str, str]]:
+    """(path, text) of each task YAML that lists metrics for a both-order judge (itself or through its include)."""
+    import re
+    from pathlib import Path
+
+    import prb_tasks
+
+    root = Path(prb_tasks.__file__).parent / "tasks"
+    found = []
+    for path in sorted(root.rglob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if "metric_list:" not in text:
+            continue
+        own = re.search(r"^process_results:.*$", text, re.M)
+        include = re.search(r"^include:\s*(\S+)", text, re.M)
+        scored_by = own.group(0) if own else ""
+        if not own and include:
+            inc = (path.parent / include.group(1)).read_text(encoding="utf-8")
+            match = re.search(r"^process_results:.*$", inc, re.M)
+            scored_by = match.group(0) if match else ""
+        if "judge_both" in scored_by:
+            found.append((str(path.relative_to(root)), text))
+    return found
+
+
+def test_every_both_order_judge_task_lists_the_soft_metrics() -> None:
+    """A family added later (PersonalRewardBench's judge tasks were) keeps the soft verdicts a run with logprobs= makes."""
+    from prb_tasks.scoring.soft import METRICS
+
+    tasks = _task_yamls_judged_in_both_orders()
+    assert any(path.startswith("personal_reward_bench/") for path, _ in tasks)
+    assert len(tasks) >= 6
+    missing = {path: [m for m in METRICS if f"- metric: {m}\n" not in text] for path, text in tasks}
+    assert {path: names for path, names in missing.items() if names} == {}

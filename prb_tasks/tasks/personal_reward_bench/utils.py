@@ -20,3 +20,13 @@ from prb_tasks.scoring.personal_reward_bench import (  # noqa: F401
     synthesizeme_high,
     synthesizeme_low,
 )
+from prb_tasks.scoring.soft import (  # noqa: F401
+    acc_cov20,
+    acc_cov40,
+    acc_cov60,
+    acc_cov80,
+    acc_cov100,
+    calibration_error,
+    soft_accuracy,
+    soft_coverage,
+)
