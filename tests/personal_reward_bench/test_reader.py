@@ -84,7 +84,7 @@ def test_a_bad_row_is_one_line_naming_file_row_and_field(tmp_path: Path, change,
 
 def test_missing_half_and_missing_shards_are_one_line(tmp_path: Path) -> None:
     root = write_copy(tmp_path / "copy", users=1, halves=("arena",))
-    with pytest.raises(DataError, match=r"has no prism_personalized_0125/data/ folder .*huggingface-cli download "
+    with pytest.raises(DataError, match=r"has no prism_personalized_0125/data/ folder .*hf download "
                                         r"MichaelR207/prism_personalized_0125"):
         read_half(root, "prism")
     (tmp_path / "empty" / "prism_personalized_0125" / "data").mkdir(parents=True)

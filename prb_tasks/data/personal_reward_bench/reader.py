@@ -1,6 +1,6 @@
 """Read a local copy of PersonalRewardBench (one or both halves, each in the hub layout).
 
-A copy of a half is the hub repository as ``huggingface-cli download`` writes it:
+A copy of a half is the hub repository as ``hf download`` writes it:
 ``<half folder>/data/<hub split>-NNNNN-of-NNNNN.parquet`` (``.jsonl`` shards are read too). Like the
 authors' loaders, every hub split is read and concatenated (``train``, ``validation``, ``test``, then the
 others by name), and each user's rows are taken by the ``split`` column (``train`` / ``val`` / ``test``);
@@ -158,7 +158,7 @@ def half_folder(data_dir: Path, half: str) -> Path:
     folder = data_dir / name
     if not (folder / "data").is_dir():
         raise DataError(f"prb: {data_dir} has no {name}/data/ folder ({HALF_NAMES[half]} half); download it with "
-                        f"`huggingface-cli download {repo} --repo-type dataset --local-dir {folder}`")
+                        f"`hf download {repo} --repo-type dataset --local-dir {folder}`")
     return folder
 
 

@@ -27,7 +27,7 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path:
     if folder is None:
         names = " and ".join(f"{name}/ ({repo})" for repo, name in HALVES.values())
         raise DataError(f"prb: the PersonalRewardBench tasks read a local copy: download {names} into one folder "
-                        f"with `huggingface-cli download REPO --repo-type dataset --local-dir DIR/NAME`, then pass "
+                        f"with `hf download REPO --repo-type dataset --local-dir DIR/NAME`, then pass "
                         f"{data_dir_usage()} or set {ENV_VAR}")
     return folder
 
