@@ -1,0 +1,189 @@
+"""PersonalRewardBench against an independent copy in the hub layout (tests/prb_breaker_fixture.py) and
+the authors' computations transcribed from their scripts: the reader, every task variant, validate and
+the user mistakes a run meets. Written without reading the family's own tests."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.prb_breaker_fixture import (
+    ARENA,
+    PRISM,
+    authors_user_data,
+    pgenrm_fewshots,
+    pgenrm_judge,
+    pgenrm_rotate,
+    write_copy,
+)
+
+HALF_DIRS = (("arena", ARENA), ("prism", PRISM))
+
+
+@pytest.fixture(scope="module")
+def copy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_copy(tmp_path_factory.mktemp("prb_breaker") / "copy")
+
+
+@pytest.fixture(scope="module")
+def authors(copy_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """Each half as both authors' loaders read it (``datasets.load_dataset`` on the folder, offline)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_DATASETS_CACHE", str(tmp_path_factory.mktemp("hf_cache")))
+    mp.setenv("HF_DATASETS_OFFLINE", "1")
+    try:
+        return {half: authors_user_data(copy_dir / name) for half, name in HALF_DIRS}
+    finally:
+        mp.undo()
+
+
+def _scalar_reference(data: dict) -> tuple[float, float]:
+    """prb-rm ``scorer=length``'s accuracy (characters, ties wrong), pooled and per-user macro."""
+    per_user = [[len(t["chosen"]["content"]) > len(t["rejected"]["content"]) for t in test]
+                for _, (_, _, test) in data.items() if len(test)]
+    pooled = [x for user in per_user for x in user]
+    return sum(pooled) / len(pooled), sum(sum(u) / len(u) for u in per_user) / len(per_user)
+
+
+@pytest.mark.parametrize("variant", ["judge", "kcurve", "synthesizeme"])
+def test_judge_variants_build_their_prompts(copy_dir: Path, variant: str) -> None:
+    # The shared judge template gained a `feedback` field (PRISM's open feedback); a family that renders it
+    # must pass it, or every judge task of the family stops with "'feedback' is undefined".
+    from prb_tasks.documents.personal_reward_bench import build_docs
+
+    docs = build_docs(variant, "arena", data_dir=str(copy_dir))
+    per_k = 6 if variant == "kcurve" else 1
+    assert len(docs) == 16 * 2 * per_k  # 16 test pairs, both orders
+    assert all("Response A:" in d["prompt"] and "Result: A" in d["prompt"] for d in docs)
+
+
+def test_pgenrm_history_draws_match_their_rotate_n_of_n(copy_dir: Path, authors: dict[str, dict]) -> None:
+    # Their loader (load_dataset, concat of the hub splits, groupby) and get_full_train_val_rotate, against
+    # the official task's documents: same users in the same order, same test pair, same 6-pair history text.
+    from prb_tasks.documents.personal_reward_bench import build_docs
+
+    for half, _ in HALF_DIRS:
+        reference = pgenrm_rotate(authors[half])
+        docs = build_docs("pgenrm", half, data_dir=str(copy_dir))
+        assert len(docs) == len(reference) == 16
+        for (uid, item, few), doc in zip(reference, docs):
+            assert doc["user_id"] == f"{half}:{uid}"
+            assert doc["history_pairs"] == len(few) == min(6, len(authors[half][uid][0]))
+            assert pgenrm_fewshots(few) in doc["system_prompt"]
+            assert item["context"][0]["content"] in doc["prompt"]
+        # Arena ids are numbers: pandas sorts them by value (1000, 1037, ...), not as text.
+        users = list(dict.fromkeys(d["user_id"] for d in docs))
+        assert users == [f"{half}:{u}" for u in authors[half] if len(authors[half][u][2])]
+
+
+def test_clean_history_is_the_users_latest_train_val_pairs_never_a_test_pair(copy_dir: Path,
+                                                                              authors: dict[str, dict]) -> None:
+    from prb_tasks.documents.personal_reward_bench import build_docs
+
+    for half, _ in HALF_DIRS:
+        docs = build_docs("judge", half, data_dir=str(copy_dir))
+        for uid, (train, val, test) in authors[half].items():
+            mine = [d for d in docs if d["user_id"] == f"{half}:{uid}"]
+            assert len(mine) == 2 * len(test)
+            shown = (list(train) + list(val))[-6:]
+            for doc in mine:
+                assert doc["history_pairs"] == len(shown)
+                history = doc["prompt"].split("=== New comparison ===")[0]
+                at = 0
+                for past in shown:  # oldest first: each found after the one before
+                    at = history.index(past["chosen"]["content"] or "preferred", at)
+                for other in test:  # a test pair never shows up as history
+                    answer = other["chosen"]["content"]
+                    assert not answer or len(answer) < 40 or answer not in history
+
+
+@pytest.mark.slow
+def test_prb_rm_length_on_every_task_equals_a_plain_reference(copy_dir: Path, authors: dict[str, dict],
+                                                             tmp_path: Path) -> None:
+    # `--tasks 'personal_reward_bench_*'` as the docs give it: prb-rm keeps its 4 scalar tasks and says so.
+    from tests.runner import flat, read_results, run_cli
+
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personal_reward_bench_*",
+                    "--metadata", json.dumps({"data_dir": str(copy_dir)}), "--output_path", str(tmp_path / "out")],
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "prb-rm runs 4 of its 15 tasks" in flat(proc.stdout + proc.stderr)
+    results = read_results(tmp_path / "out")["results"]
+    for half, _ in HALF_DIRS:
+        pooled, per_user = _scalar_reference(authors[half])
+        for task in (f"personal_reward_bench_{half}_scalar", f"personal_reward_bench_{half}_scalar_history"):
+            assert results[task]["acc,none"] == pytest.approx(pooled)
+            assert results[task]["acc_user,none"] == pytest.approx(per_user)
+        assert (pooled, round(per_user, 4)) == (0.5, 0.4762)
+
+
+_PGENRM_REPLIES = (
+    '<JSON_START>{"better_response": {"response_1": 8, "response_2": 3}}<JSON_END>',
+    '<JSON_START>{"better_response": {"response_1": 3, "response_2": 8}}<JSON_END>',
+    '<JSON_START>{"better_response": {"response_1": 5, "response_2": 5}}<JSON_END>',
+    "no markers at all",
+    '<JSON_START>{"better_response": {"response_1": 8,}}<JSON_END>',
+    '<JSON_START>{"better_response": [1, 2]}<JSON_END>',
+    '<JSON_START>{"better_response": {"response_1": "9", "response_2": "10"}}<JSON_END>',
+    '<JSON_START>{"better_response": {"response_1": NaN, "response_2": 3}}<JSON_END>',
+    '<JSON_START>{"better_response": {"response_1": 1, "response_2": 2, "x": 3}}<JSON_END>',
+    '<JSON_START>{"better_response": {"response_1": 5, "other": 3}}<JSON_END>',
+    '<JSON_END> early <JSON_START>{"better_response": {"response_1": 1, "response_2": 2}}',
+    "<JSON_START>[1, 2]<JSON_END>",
+    "",
+    'why\n<JSON_START>\n{"rationale": "r", "better_response": {"response_2": 0.5, "response_1": 0.25}}\n<JSON_END>',
+    '<JSON_START>{"better_response": {"response_1": 8, "response_2": "3"}}<JSON_END>',
+    '<JSON_START>{"better_response": {"response_1": true, "response_2": 0.5}}<JSON_END>',
+)
+
+
+def _shown(messages: list[dict[str, Any]]) -> tuple[str, str, str]:
+    content = messages[-1]["content"]
+    text = content if isinstance(content, str) else content[0]["text"]
+    found = re.search(r"\[Response 1\]\n(.*)\n\[End of response 1\]\n\n\[Response 2\]\n(.*)\n\[End of response 2\]",
+                      text, re.S)
+    assert found, text
+    return text, found[1], found[2]
+
+
+@pytest.mark.slow
+def test_pgenrm_official_accuracy_equals_their_parse_on_hostile_replies(copy_dir: Path, authors: dict[str, dict],
+                                                                        tmp_path: Path) -> None:
+    # One `prb eval` (the YAML's aggregation is part of what is checked): each reply is one of the ways their
+    # script keeps or drops a judgment; their parse, transcribed, gives the expected numbers per half.
+    from tests.runner import read_results, run_fake_judge
+
+    golden: dict[tuple[str, str], tuple[str, str]] = {}
+    for half, _ in HALF_DIRS:
+        for _uid, item, _few in pgenrm_rotate(authors[half]):
+            pair = (item["chosen"]["content"], item["rejected"]["content"])
+            golden[pair] = golden[pair[::-1]] = (half, pair[0])
+    seen: list[tuple[str, str, str]] = []
+    lock = threading.Lock()
+
+    def policy(messages: list[dict[str, Any]], model: str) -> str:
+        _, one, two = _shown(messages)
+        with lock:
+            reply = _PGENRM_REPLIES[len(seen) % len(_PGENRM_REPLIES)]
+            seen.append((one, two, reply))
+        return reply
+
+    tasks = "personal_reward_bench_arena_official_pgenrm,personal_reward_bench_prism_official_pgenrm"
+    proc, out, sent = run_fake_judge(policy, tasks, json.dumps({"data_dir": str(copy_dir)}), tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sent == 32 == len(seen)
+    results = read_results(out)["results"]
+    for half, _ in HALF_DIRS:
+        outcomes = [pgenrm_judge(reply, [one, two], golden[(one, two)][1]) for one, two, reply in seen
+                    if golden[(one, two)][0] == half]
+        kept = [o for o in outcomes if o is not None]
+        row = results[f"personal_reward_bench_{half}_official_pgenrm"]
+        assert row["kept_pgenrm,none"] == pytest.approx(len(kept) / 16)
+        assert row["acc_pgenrm,none"] == pytest.approx(sum(kept) / len(kept))
+        assert row["acc,none"] == pytest.approx(sum(kept) / 16)  # prb's reading: a dropped judgment is wrong
+    assert "judgments dropped from acc_pgenrm" in proc.stderr
