@@ -187,3 +187,28 @@ def test_pgenrm_official_accuracy_equals_their_parse_on_hostile_replies(copy_dir
         assert row["acc_pgenrm,none"] == pytest.approx(sum(kept) / len(kept))
         assert row["acc,none"] == pytest.approx(sum(kept) / 16)  # prb's reading: a dropped judgment is wrong
     assert "judgments dropped from acc_pgenrm" in proc.stderr
+
+
+@pytest.mark.parametrize("deeper", ["prism_personalized_0125", "prism_personalized_0125/data"])
+def test_a_halfs_own_folder_is_named_with_its_parent(copy_dir: Path, deeper: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # Passing the half's folder (or its data/) instead of the folder holding the halves is the likely slip
+    # after `huggingface-cli download ... --local-dir DIR/prism_personalized_0125`. It was guessed to be
+    # PersonalLLM ("field 'prompt': Field required; fix the row or re-download the data") or Personalized
+    # RewardBench (missing subset folders), and the tasks told the user to download into a nested folder.
+    from prb_tasks.cli import datatools
+    from prb_tasks.data.errors import DataError
+    from prb_tasks.data.family import detect_family
+    from prb_tasks.documents.personal_reward_bench import build_docs
+
+    given = copy_dir / deeper
+    assert detect_family(given) == "personal_reward_bench"
+    assert datatools.validate(given) == 1
+    out = capsys.readouterr()
+    lines = (out.out + out.err).strip().splitlines()
+    assert len(lines) == 1 and str(copy_dir) in lines[0] and "PRISM half" in lines[0], lines
+    with pytest.raises(DataError) as caught:
+        build_docs("scalar", "prism", data_dir=str(given))
+    message = str(caught.value)
+    assert "\n" not in message and f"give the folder above it ({copy_dir})" in message
+    assert "huggingface-cli download" not in message

@@ -145,6 +145,35 @@ def _turns(value: TurnRow | list[TurnRow] | str, role: str) -> tuple[Turn, ...]:
     return tuple(Turn(t.role, t.content) for t in value)
 
 
+def inside_half(path: Path) -> tuple[str, Path] | None:
+    """The half whose own folder (or its ``data/``) ``path`` is, with the copy's top folder above it; None
+    when ``path`` is neither (the copy's top folder is what the tasks and ``prb data validate`` take).
+
+    Args:
+        path: a folder given by the user.
+    """
+    for half, (_, name) in HALVES.items():
+        if path.name == name and (path / "data").is_dir():
+            return half, path.parent
+        if path.name == "data" and path.parent.name == name and path.is_dir():
+            return half, path.parent.parent
+    return None
+
+
+def too_deep(path: Path) -> str | None:
+    """The one-line error for a half's own folder given where the copy's top folder belongs; None otherwise.
+
+    Args:
+        path: a folder given by the user.
+    """
+    found = inside_half(path)
+    if found is None:
+        return None
+    half, top = found
+    return (f"prb: {path} is inside the {HALF_NAMES[half]} half of a PersonalRewardBench copy; give the folder above "
+            f"it ({top}), which holds {HALVES[half][1]}/data/")
+
+
 def half_folder(data_dir: Path, half: str) -> Path:
     """The folder of ``half`` in a copy: ``data_dir/<hub name>``.
 
@@ -157,6 +186,9 @@ def half_folder(data_dir: Path, half: str) -> Path:
     repo, name = HALVES[half]
     folder = data_dir / name
     if not (folder / "data").is_dir():
+        deep = too_deep(data_dir)
+        if deep:
+            raise DataError(deep)
         raise DataError(f"prb: {data_dir} has no {name}/data/ folder ({HALF_NAMES[half]} half); download it with "
                         f"`huggingface-cli download {repo} --repo-type dataset --local-dir {folder}`")
     return folder
