@@ -212,3 +212,26 @@ def test_a_halfs_own_folder_is_named_with_its_parent(copy_dir: Path, deeper: str
     message = str(caught.value)
     assert "\n" not in message and f"give the folder above it ({copy_dir})" in message
     assert "huggingface-cli download" not in message
+
+
+def test_a_split_missing_one_of_its_shards_is_refused_not_read_short(tmp_path: Path) -> None:
+    # An interrupted download leaves train-00000-of-00002 without train-00001-of-00002: read as it was, the
+    # half lost users and pairs without a word and every number changed.
+    from prb_tasks.data.errors import DataError
+    from prb_tasks.documents.personal_reward_bench import build_docs
+
+    root = write_copy(tmp_path / "copy")
+    data = root / PRISM / "data"
+    (data / "train-00000-of-00001.parquet").rename(data / "train-00000-of-00002.parquet")
+    with pytest.raises(DataError) as caught:
+        build_docs("scalar", "prism", data_dir=str(root))
+    message = str(caught.value)
+    assert "\n" not in message and "train-00001-of-00002.parquet" in message and str(data) in message
+    assert "download" in message
+    # Two downloads of different shard counts in one folder would read some rows twice.
+    import shutil
+
+    shutil.copy(data / "train-00000-of-00002.parquet", data / "train-00001-of-00002.parquet")
+    shutil.copy(data / "test-00000-of-00001.parquet", data / "train-00000-of-00001.parquet")
+    with pytest.raises(DataError, match=r"train shards of \[1, 2\] parts at once"):
+        build_docs("scalar", "prism", data_dir=str(root))

@@ -23,7 +23,7 @@ from prb_tasks.data.personal_reward_bench.constants import HALF_NAMES, HALVES, H
 from prb_tasks.data.personal_reward_bench.schema import BenchRowModel, TurnRow
 from prb_tasks.data.rawfiles import raw_rows
 
-_SHARD = re.compile(r"(?P<split>.+?)-\d{5}-of-\d{5}\.(parquet|jsonl)")
+_SHARD = re.compile(r"(?P<split>.+?)-(?P<index>\d{5})-of-(?P<count>\d{5})\.(?P<ext>parquet|jsonl)")
 
 
 @dataclass(frozen=True)
@@ -216,9 +216,29 @@ def shards(folder: Path) -> list[Path]:
     formats = {p.suffix for paths in found.values() for p in paths}
     if len(formats) > 1:
         raise DataError(f"prb: {folder / 'data'} holds both .parquet and .jsonl shards; keep one format")
+    for split, paths in found.items():
+        _check_complete(folder / "data", split, paths)
     order = sorted(found, key=lambda s: (HUB_SPLIT_ORDER.index(s) if s in HUB_SPLIT_ORDER else len(HUB_SPLIT_ORDER),
                                          s))
     return [path for split in order for path in found[split]]
+
+
+def _check_complete(data: Path, split: str, paths: list[Path]) -> None:
+    # Each shard's name says how many there are: an interrupted download leaves some out, and reading
+    # the rest would drop users and pairs silently.
+    parts = [_SHARD.fullmatch(p.name) for p in paths]
+    counts = {int(m["count"]) for m in parts if m}
+    have = {int(m["index"]) for m in parts if m}
+    ext = next((m["ext"] for m in parts if m), "parquet")
+    if len(counts) > 1:
+        raise DataError(f"prb: {data} holds {split} shards of {sorted(counts)} parts at once (two downloads mixed); "
+                        f"delete the {split}-* files and download the half again")
+    total = counts.pop()
+    missing = [f"{split}-{i:05d}-of-{total:05d}.{ext}" for i in range(total) if i not in have]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise DataError(f"prb: {data} lacks {missing[0]}{more} ({len(have)} of {total} {split} shards present: the "
+                        "download stopped early); download the half again")
 
 
 def _row(half: str, raw: dict[str, Any], path: Path, number: int, position: int) -> BenchRow:
