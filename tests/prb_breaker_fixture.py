@@ -59,7 +59,8 @@ def _row(rng: random.Random, uid: Any, n: int, split: str, likes_long: bool) -> 
 def half_rows(half: str, seed: int = 7) -> list[dict[str, Any]]:
     """Every row of one half, in no particular order (each has a ``_hub`` key: its hub split)."""
     rng = random.Random(f"{half}-{seed}")
-    uid = (lambda i: 1000 + 37 * i) if half == "arena" else (lambda i: f"user{[9, 10, 2, 100, 33, 4, 58, 7][i]}")
+    numbers = [9, 10, 2, 100, 33, 4, 58, 7]  # as text, user10 sorts before user9; as numbers, 9 before 10
+    uid = (lambda i: numbers[i] * 3) if half == "arena" else (lambda i: f"user{numbers[i]}")
     plans = [(9, 2, 4), (7, 1, 3), (3, 0, 2), (0, 1, 2), (1, 0, 0), (0, 0, 1), (12, 3, 3), (2, 2, 1)]
     rows: list[dict[str, Any]] = []
     for i, (n_train, n_val, n_test) in enumerate(plans):

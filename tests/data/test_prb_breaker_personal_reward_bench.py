@@ -235,3 +235,16 @@ def test_a_split_missing_one_of_its_shards_is_refused_not_read_short(tmp_path: P
     shutil.copy(data / "test-00000-of-00001.parquet", data / "train-00000-of-00001.parquet")
     with pytest.raises(DataError, match=r"train shards of \[1, 2\] parts at once"):
         build_docs("scalar", "prism", data_dir=str(root))
+
+
+def test_prb_audit_on_a_copy_of_a_family_it_cannot_audit_says_so(copy_dir: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # The copy is recognised as PersonalRewardBench, which has no audit source: prb audit hit an assert
+    # (a traceback) instead of saying which families it audits.
+    from prb_tasks.cli import main
+
+    assert main(["audit", str(copy_dir)]) == 2
+    out = capsys.readouterr()
+    lines = (out.out + out.err).strip().splitlines()
+    assert len(lines) == 1 and "PersonalRewardBench" in lines[0] and "Traceback" not in lines[0], lines
+    assert "--family" in lines[0]
