@@ -248,3 +248,54 @@ def test_prb_audit_on_a_copy_of_a_family_it_cannot_audit_says_so(copy_dir: Path,
     lines = (out.out + out.err).strip().splitlines()
     assert len(lines) == 1 and "PersonalRewardBench" in lines[0] and "Traceback" not in lines[0], lines
     assert "--family" in lines[0]
+
+
+def _longer_verdict(prompt: str) -> str:
+    """A judge that names the longer response (no verdict on equal lengths)."""
+    tail = prompt.split("=== New comparison ===")[-1]
+    found = re.search(r"\nResponse A:\n(.*)\n\nResponse B:\n(.*)\n\nGoing by", tail, re.S)
+    assert found, tail
+    a, b = found[1], found[2]
+    return "I cannot tell." if len(a) == len(b) else f"Result: {'A' if len(a) > len(b) else 'B'}"
+
+
+def test_synthesizeme_both_orders_equals_their_evaluate(copy_dir: Path, authors: dict[str, dict]) -> None:
+    # DefaultJudge.evaluate: predict_pairwise(chosen, rejected) for every test pair, then (rejected, chosen),
+    # the second negated, max(0, .), mean; a scipy 'basic' bootstrap over those 2N values.
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    from prb_tasks.documents.personal_reward_bench import build_docs
+    from prb_tasks.scoring.personal_reward_bench import process_synthesizeme, synthesizeme_high, synthesizeme_low
+
+    def predict(one: str, two: str) -> int:
+        return 0 if len(one) == len(two) else (1 if len(one) > len(two) else -1)
+
+    for half, _ in HALF_DIRS:
+        tests = [t for _, (_, _, test) in authors[half].items() for t in test]
+        first = [predict(t["chosen"]["content"], t["rejected"]["content"]) for t in tests]
+        second = [predict(t["rejected"]["content"], t["chosen"]["content"]) for t in tests]
+        theirs = [max(0, r) for r in first + [-r for r in second]]
+        docs = build_docs("synthesizeme", half, data_dir=str(copy_dir))
+        assert len(docs) == 2 * len(tests) and all("No earlier choices" in d["prompt"] for d in docs)
+        ours = [process_synthesizeme(d, [_longer_verdict(d["prompt"])])["acc_synthesizeme"] for d in docs]
+        assert sorted(ours) == sorted(theirs) and np.mean(ours) == pytest.approx(np.mean(theirs))
+        found = bootstrap((np.asarray(theirs, dtype=float),), np.mean, confidence_level=0.95, method="basic",
+                          random_state=0).confidence_interval
+        # Their bootstrap is unseeded: prb's bounds (a fixed seed, its own order) are within resampling noise.
+        assert synthesizeme_low(ours) == pytest.approx(found.low, abs=0.07)
+        assert synthesizeme_high(ours) == pytest.approx(found.high, abs=0.07)
+        assert synthesizeme_low(ours) < np.mean(ours) < synthesizeme_high(ours)
+
+
+def test_published_rows_are_not_told_to_rerun_with_log_samples(tmp_path: Path) -> None:
+    # A published row has no samples by nature; prb compare printed ten lines telling the user to re-run
+    # each paper's number "with --log_samples".
+    from prb_tasks.data.personal_reward_bench.published import write_published
+    from prb_tasks.report.runs import load_runs
+
+    files = write_published(tmp_path / "published")
+    notes: list[str] = []
+    runs = load_runs([tmp_path / "published"], notes)
+    assert len(runs) == len(files) == 10 and {r.backend for r in runs} == {"published"}
+    assert not [n for n in notes if "--log_samples" in n], notes
