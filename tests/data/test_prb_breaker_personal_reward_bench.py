@@ -299,3 +299,21 @@ def test_published_rows_are_not_told_to_rerun_with_log_samples(tmp_path: Path) -
     runs = load_runs([tmp_path / "published"], notes)
     assert len(runs) == len(files) == 10 and {r.backend for r in runs} == {"published"}
     assert not [n for n in notes if "--log_samples" in n], notes
+
+
+def test_a_copy_with_one_half_names_the_tasks_it_can_run(tmp_path: Path) -> None:
+    # The docs allow a copy with one half; `--tasks 'personal_reward_bench_*'` then stops on the other half,
+    # and the line only said to download it.
+    import shutil
+
+    from prb_tasks.data.errors import DataError
+    from prb_tasks.documents.personal_reward_bench import build_docs
+
+    root = write_copy(tmp_path / "copy")
+    shutil.rmtree(root / ARENA)
+    assert len(build_docs("scalar", "prism", data_dir=str(root))) == 16
+    with pytest.raises(DataError) as caught:
+        build_docs("scalar", "arena", data_dir=str(root))
+    message = str(caught.value)
+    assert "\n" not in message and "huggingface-cli download MichaelR207/chatbot_arena_personalized_0125" in message
+    assert "--tasks 'personal_reward_bench_prism*'" in message

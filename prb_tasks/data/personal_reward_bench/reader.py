@@ -189,8 +189,11 @@ def half_folder(data_dir: Path, half: str) -> Path:
         deep = too_deep(data_dir)
         if deep:
             raise DataError(deep)
+        others = [h for h in present_halves(data_dir) if h != half]
+        instead = "".join(f"; or run only the {HALF_NAMES[h]} half's tasks (--tasks 'personal_reward_bench_{h}*')"
+                          for h in others)
         raise DataError(f"prb: {data_dir} has no {name}/data/ folder ({HALF_NAMES[half]} half); download it with "
-                        f"`huggingface-cli download {repo} --repo-type dataset --local-dir {folder}`")
+                        f"`huggingface-cli download {repo} --repo-type dataset --local-dir {folder}`{instead}")
     return folder
 
 
