@@ -56,7 +56,7 @@ def _row(rng: random.Random, uid: Any, n: int, split: str, likes_long: bool) -> 
             "reasoning_meta-llama/Llama-3.3-70B-Instruct": "because"}
 
 
-def half_rows(half: str, seed: int = 7) -> list[dict[str, Any]]:
+def half_rows(half: str, seed: int = 7, hub_splits: tuple[str, ...] = HUB_SPLITS) -> list[dict[str, Any]]:
     """Every row of one half, in no particular order (each has a ``_hub`` key: its hub split)."""
     rng = random.Random(f"{half}-{seed}")
     numbers = [9, 10, 2, 100, 33, 4, 58, 7]  # as text, user10 sorts before user9; as numbers, 9 before 10
@@ -68,32 +68,35 @@ def half_rows(half: str, seed: int = 7) -> list[dict[str, Any]]:
         for split, count in (("train", n_train), ("val", n_val), ("test", n_test)):
             for _ in range(count):
                 row = _row(rng, uid(i), n, split, likes_long=i % 2 == 0)
-                row["_hub"] = HUB_SPLITS[rng.randrange(3)]
+                row["_hub"] = hub_splits[rng.randrange(len(hub_splits))]
                 rows.append(row)
                 n += 1
     first = rows[0]
-    rows.append({**first, "_hub": "test"})  # the same train row twice
+    rows.append({**first, "_hub": hub_splits[-1]})  # the same train row twice
     same = next(r for r in rows if r["split"] == "test")
     same["rejected"] = dict(same["chosen"])  # two answers with one text
     empty = [r for r in rows if r["split"] == "test"][3]
     empty["chosen"] = _turn("model", "")  # an empty answer
     longest = [r for r in rows if r["split"] == "train"][5]
     longest["chosen"] = _turn("model", "lorem ipsum 🙂 " * 400)
-    rows.append({**rows[1], "split": "unused", "_hub": "validation"})
+    rows.append({**rows[1], "split": "unused", "_hub": hub_splits[1 % len(hub_splits)]})
     return rows
 
 
-def write_copy(root: Path, seed: int = 7) -> Path:
-    """Write both halves under ``root`` in the hub layout (plus each half's README.md); returns ``root``."""
+def write_copy(root: Path, seed: int = 7, hub_splits: tuple[str, ...] = HUB_SPLITS) -> Path:
+    """Write both halves under ``root`` in the hub layout (plus each half's README.md); returns ``root``.
+
+    ``hub_splits``: the hub splits the rows are spread over (the real halves have train, validation, test).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     for half, name in (("arena", ARENA), ("prism", PRISM)):
-        rows = half_rows(half, seed)
+        rows = half_rows(half, seed, hub_splits)
         folder = root / name / "data"
         folder.mkdir(parents=True, exist_ok=True)
         (root / name / "README.md").write_text("---\nlicense: mit\n---\n", encoding="utf-8")
-        for hub in HUB_SPLITS:
+        for hub in hub_splits:
             part = [{k: v for k, v in r.items() if k != "_hub"} for r in rows if r["_hub"] == hub]
             pq.write_table(pa.Table.from_pylist(part), folder / f"{hub}-00000-of-00001.parquet")
     return root

@@ -317,3 +317,19 @@ def test_a_copy_with_one_half_names_the_tasks_it_can_run(tmp_path: Path) -> None
     message = str(caught.value)
     assert "\n" not in message and "huggingface-cli download MichaelR207/chatbot_arena_personalized_0125" in message
     assert "--tasks 'personal_reward_bench_prism*'" in message
+
+
+def test_hub_splits_are_concatenated_in_the_order_load_dataset_gives(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # `datasets` lists train, validation, test, then every other split by name: a hub split named "val"
+    # comes after "test" (prb put it before, so each user's train rows, and P-GenRM's draws from them,
+    # came in another order than the authors' loader gives).
+    from prb_tasks.documents.personal_reward_bench import build_docs
+
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf_cache"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    root = write_copy(tmp_path / "copy", hub_splits=("train", "val", "test", "extra"))
+    for half, name in HALF_DIRS:
+        reference = pgenrm_rotate(authors_user_data(root / name))
+        docs = build_docs("pgenrm", half, data_dir=str(root))
+        assert [pgenrm_fewshots(few) in d["system_prompt"] for (_, _, few), d in zip(reference, docs)] == [True] * 16
