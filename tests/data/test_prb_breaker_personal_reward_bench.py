@@ -333,3 +333,18 @@ def test_hub_splits_are_concatenated_in_the_order_load_dataset_gives(tmp_path: P
         reference = pgenrm_rotate(authors_user_data(root / name))
         docs = build_docs("pgenrm", half, data_dir=str(root))
         assert [pgenrm_fewshots(few) in d["system_prompt"] for (_, _, few), d in zip(reference, docs)] == [True] * 16
+
+
+def test_validate_counts_equal_the_authors_loader(copy_dir: Path, authors: dict[str, dict],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from prb_tasks.cli import datatools
+
+    assert datatools.validate(copy_dir) == 0
+    out = capsys.readouterr().out
+    for half, _ in HALF_DIRS:
+        users = authors[half].values()
+        n = [sum(len(u[i]) for u in users) for i in range(3)]
+        assert f"users: {len(users)}; pairs: train {n[0]}, val {n[1]}, test {n[2]}" in out
+        assert (f"users without train pairs (judged with no history): {sum(not len(u[0]) for u in users)}; "
+                f"without test pairs: {sum(not len(u[2]) for u in users)}") in out
+    assert out.count("rows left out: 1 with split 'unused'") == 2 and max(map(len, out.splitlines())) <= 120
