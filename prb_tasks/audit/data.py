@@ -120,6 +120,10 @@ def _family_of(request: AuditRequest) -> tuple[families.BenchmarkFamily, Path | 
         raise PRBError(f"prb audit: '{request.data}' is a file but not a preference file (.json or .jsonl); "
                        f"{families.what_to_give('audit')}")
     family = families.get(request.family or families.detect(path))
+    if family.audit is None:
+        # Guessed from the layout (a named family without an audit is refused by the request's validator).
+        raise PRBError(f"prb audit: '{request.data}' looks like {family.describe}, which prb audit does not read; "
+                       f"it reads {families.accepted_data('audit')} (if it is one of those, name it with --family)")
     if family.data_is_file and not path.is_file():
         raise PRBError(f"prb audit: '{request.data}' is a folder; --family {family.name} needs a preference file "
                        "(.json or .jsonl)")

@@ -108,8 +108,9 @@ def _judge_docs(copy: HalfCopy, variant: str, opts: PersonalRewardBenchOptions, 
                 identity["history_pairs"] = len(past)
 
                 def message(a: str, b: str, context: str = context, question: str = row.request) -> str:
+                    # Every field the shared template reads; this family has no stated reasons or feedback.
                     return render(user_ref, context=context, question=question, response_a=a, response_b=b,
-                                  profile=(), reason="")
+                                  profile=(), reason="", feedback="")
 
                 docs.extend(judge_pair_docs(identity, row.chosen_text, row.rejected_text, system_prompt, message))
     return docs

@@ -276,7 +276,8 @@ def load_runs(paths: list[Path], notes: list[str]) -> list[Run]:
         if run is None:
             continue
         for fam in run.families:
-            if not fam.logged:
+            # A paper's number (backend "published") has no samples to log: nothing to re-run.
+            if not fam.logged and run.backend != "published":
                 notes.append(f"{run.label} on {fam.name} ({path.parent}): no sample logs, so no intervals, "
                              "pair comparisons or drill-down; re-run it with --log_samples")
         runs.append(run)

@@ -25,8 +25,10 @@ HALVES: dict[str, tuple[str, str]] = {
 HALF_NAMES = {"arena": "Chatbot Arena", "prism": "PRISM"}
 #: The ``split`` values the authors' loaders keep, in their order.
 USER_SPLITS = ("train", "val", "test")
-#: Hub splits in the order ``datasets`` lists them (others follow, by name): the concatenation order.
-HUB_SPLIT_ORDER = ("train", "validation", "val", "test")
+#: Hub splits in the order ``datasets`` lists them (others follow, by name; ``val`` is one of those, after
+#: ``test``: ``datasets.data_files`` keeps its own name for a ``data/{split}-NNNNN-of-NNNNN`` shard): the
+#: concatenation order.
+HUB_SPLIT_ORDER = ("train", "validation", "test")
 ENV_VAR = "PRB_PERSONAL_REWARD_BENCH_DIR"
 #: The history sizes of the k-history curve (P-GenRM uses 6).
 K_CURVE = (0, 1, 2, 4, 6, 8)

@@ -21,8 +21,12 @@ def validate(folder: Path, bundled: bool = False) -> int:
         bundled: unused (no sample ships).
     """
     from prb_tasks.data.counts import read_copy
-    from prb_tasks.data.personal_reward_bench.reader import present_halves
+    from prb_tasks.data.personal_reward_bench.reader import present_halves, too_deep
 
+    deep = too_deep(folder)
+    if deep:
+        print(deep)
+        return 1
     halves = present_halves(folder) if folder.is_dir() else []
     if folder.is_dir() and not halves:
         names = " or ".join(f"{name}/data/" for _, name in HALVES.values())
@@ -52,8 +56,11 @@ def _read(folder: Path, half: str) -> HalfCopy:
 
 
 def looks_like(path: Path) -> bool:
-    """A PersonalRewardBench copy: a folder holding ``<hub name>/data/`` of either half."""
-    return any((path / name / "data").is_dir() for _, name in HALVES.values())
+    """A PersonalRewardBench copy: a folder holding ``<hub name>/data/`` of either half, or (given by
+    mistake, and then named as such by :func:`validate`) a half's own folder or its ``data/``."""
+    from prb_tasks.data.personal_reward_bench.reader import inside_half
+
+    return any((path / name / "data").is_dir() for _, name in HALVES.values()) or inside_half(path) is not None
 
 
 FAMILY = BenchmarkFamily(

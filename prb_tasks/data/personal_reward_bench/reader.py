@@ -23,7 +23,7 @@ from prb_tasks.data.personal_reward_bench.constants import HALF_NAMES, HALVES, H
 from prb_tasks.data.personal_reward_bench.schema import BenchRowModel, TurnRow
 from prb_tasks.data.rawfiles import raw_rows
 
-_SHARD = re.compile(r"(?P<split>.+?)-\d{5}-of-\d{5}\.(parquet|jsonl)")
+_SHARD = re.compile(r"(?P<split>.+?)-(?P<index>\d{5})-of-(?P<count>\d{5})\.(?P<ext>parquet|jsonl)")
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,35 @@ def _turns(value: TurnRow | list[TurnRow] | str, role: str) -> tuple[Turn, ...]:
     return tuple(Turn(t.role, t.content) for t in value)
 
 
+def inside_half(path: Path) -> tuple[str, Path] | None:
+    """The half whose own folder (or its ``data/``) ``path`` is, with the copy's top folder above it; None
+    when ``path`` is neither (the copy's top folder is what the tasks and ``prb data validate`` take).
+
+    Args:
+        path: a folder given by the user.
+    """
+    for half, (_, name) in HALVES.items():
+        if path.name == name and (path / "data").is_dir():
+            return half, path.parent
+        if path.name == "data" and path.parent.name == name and path.is_dir():
+            return half, path.parent.parent
+    return None
+
+
+def too_deep(path: Path) -> str | None:
+    """The one-line error for a half's own folder given where the copy's top folder belongs; None otherwise.
+
+    Args:
+        path: a folder given by the user.
+    """
+    found = inside_half(path)
+    if found is None:
+        return None
+    half, top = found
+    return (f"prb: {path} is inside the {HALF_NAMES[half]} half of a PersonalRewardBench copy; give the folder above "
+            f"it ({top}), which holds {HALVES[half][1]}/data/")
+
+
 def half_folder(data_dir: Path, half: str) -> Path:
     """The folder of ``half`` in a copy: ``data_dir/<hub name>``.
 
@@ -157,8 +186,14 @@ def half_folder(data_dir: Path, half: str) -> Path:
     repo, name = HALVES[half]
     folder = data_dir / name
     if not (folder / "data").is_dir():
+        deep = too_deep(data_dir)
+        if deep:
+            raise DataError(deep)
+        others = [h for h in present_halves(data_dir) if h != half]
+        instead = "".join(f"; or run only the {HALF_NAMES[h]} half's tasks (--tasks 'personal_reward_bench_{h}*')"
+                          for h in others)
         raise DataError(f"prb: {data_dir} has no {name}/data/ folder ({HALF_NAMES[half]} half); download it with "
-                        f"`hf download {repo} --repo-type dataset --local-dir {folder}`")
+                        f"`hf download {repo} --repo-type dataset --local-dir {folder}`{instead}")
     return folder
 
 
@@ -184,9 +219,29 @@ def shards(folder: Path) -> list[Path]:
     formats = {p.suffix for paths in found.values() for p in paths}
     if len(formats) > 1:
         raise DataError(f"prb: {folder / 'data'} holds both .parquet and .jsonl shards; keep one format")
+    for split, paths in found.items():
+        _check_complete(folder / "data", split, paths)
     order = sorted(found, key=lambda s: (HUB_SPLIT_ORDER.index(s) if s in HUB_SPLIT_ORDER else len(HUB_SPLIT_ORDER),
                                          s))
     return [path for split in order for path in found[split]]
+
+
+def _check_complete(data: Path, split: str, paths: list[Path]) -> None:
+    # Each shard's name says how many there are: an interrupted download leaves some out, and reading
+    # the rest would drop users and pairs silently.
+    parts = [_SHARD.fullmatch(p.name) for p in paths]
+    counts = {int(m["count"]) for m in parts if m}
+    have = {int(m["index"]) for m in parts if m}
+    ext = next((m["ext"] for m in parts if m), "parquet")
+    if len(counts) > 1:
+        raise DataError(f"prb: {data} holds {split} shards of {sorted(counts)} parts at once (two downloads mixed); "
+                        f"delete the {split}-* files and download the half again")
+    total = counts.pop()
+    missing = [f"{split}-{i:05d}-of-{total:05d}.{ext}" for i in range(total) if i not in have]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise DataError(f"prb: {data} lacks {missing[0]}{more} ({len(have)} of {total} {split} shards present: the "
+                        "download stopped early); download the half again")
 
 
 def _row(half: str, raw: dict[str, Any], path: Path, number: int, position: int) -> BenchRow:
