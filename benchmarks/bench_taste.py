@@ -19,7 +19,7 @@ the number, the spread how much the training run does).
 ``--expect latent=74`` exits 1 when an architecture's mean aukc falls below its floor: the
 check that would have flagged a drop such as issue 62's (latent 74.3 -> 68.7).
 
-    python benchmarks/bench_taste.py [--arch plain,latent,mixture] [--seeds 3] [--threads 1]
+    python benchmarks/bench_taste.py [--arch plain,latent,mixture] [--seeds 3] [--threads 1] [--set max_length=320]
 """
 
 from __future__ import annotations
@@ -94,23 +94,28 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--users", type=int, default=60)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--set", default="", help="KEY=VALUE,... : prb train options over CONFIG (max_length=320)")
     parser.add_argument("--expect", default="", help="ARCH=FLOOR,... : exit 1 when a mean aukc is below")
     args = parser.parse_args()
     from prb_tasks.testing.taste_groups import write_taste_users
     from prb_tasks.testing.tiny_rm import build_tiny_base_lm
 
+    config = dict(CONFIG)
+    for item in (i for i in args.set.split(",") if i):
+        key, value = item.split("=", 1)
+        config[key] = json.loads(value) if value[:1].isdigit() or value in ("true", "false") else value
     floors = {a: float(v) for a, v in (item.split("=") for item in args.expect.split(",") if item)}
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
         build_tiny_base_lm(Path(tmp) / "bb", "gpt2")
         write_taste_users(Path(tmp) / "users.jsonl", users=args.users, pairs=16, queries=8)
-        print(f"{args.users} taste-group users, {CONFIG}, {args.threads} torch thread(s); aukc x100")
+        print(f"{args.users} taste-group users, {config}, {args.threads} torch thread(s); aukc x100")
         print(f"{'architecture':<12}  {'seeds':<24}  {'mean':>5}  {'sd seeds':>8}  CI over users (seed 0)")
         for arch in args.arch.split(","):
             scores, first = [], None
             for seed in range(args.seeds):
                 proc = subprocess.run([sys.executable, "-c", CHILD, tmp, arch, str(seed), str(args.threads),
-                                       json.dumps({**CONFIG, **EXTRA.get(arch, {})})],
+                                       json.dumps({**config, **EXTRA.get(arch, {})})],
                                       capture_output=True, text=True)
                 if proc.returncode:
                     print(proc.stderr[-2000:], file=sys.stderr)
