@@ -30,6 +30,10 @@ from prb_tasks.train.options import TrainError
 HELDOUT_ROWS = "heldout_rows.txt"
 
 
+#: Few-shot ``evaluate`` values that score the seen users (prb_tasks.fewshot.split.EVALUATE).
+SEEN_SPLITS = ("seen_users_unseen_prompts", "seen_users_seen_prompts")
+
+
 def row_digest(question: str) -> str:
     """A row's identity for the leak check: the first 16 hex digits of its question's sha256.
 
@@ -86,6 +90,10 @@ def check(manifest: Mapping[str, Any], folder: str, scope: Scope, who: str) -> N
     trained = set(manifest.get("users") or ()) if same_family else set()
     leaked = sorted(u for u in set(scope.users) if u in trained)
     fixes = _split_fixes(manifest, scope) if scope.split else []
+    if leaked and scope.split and not fixes and (manifest.get("split") or {}).get("evaluate") in SEEN_SPLITS:
+        # The split the checkpoint was trained for evaluates its seen users by name: on their
+        # held-out latest pairs (never trained on), or on trained pairs as a named sanity row.
+        leaked = []
     if leaked or fixes:
         what = (f"was trained on {len(leaked)} of the {len(set(scope.users))} users this run scores "
                 f"({', '.join(leaked[:3])}{', ...' if len(leaked) > 3 else ''})" if leaked
