@@ -119,8 +119,10 @@ def _split_fixes(manifest: Mapping[str, Any], scope: Scope) -> list[str]:
     # A checkpoint from before the split was recorded is checked on its users alone.
     differ = [k for k in sorted(set(theirs) | set(scope.settings)) if theirs and
               theirs.get(k) != scope.settings.get(k)]
-    keys = {k: theirs.get(k) for k in differ if k != "data_digest"}
-    fixes = []
+    # A checkpoint of the default split records no evaluate: the fix leaves the key out (null is no value).
+    absent = [k for k in differ if k == "evaluate" and k not in theirs]
+    keys = {k: theirs.get(k) for k in differ if k != "data_digest" and k not in absent}
+    fixes = [f"evaluate without --metadata {', '.join(absent)} (as it was trained)"] if absent else []
     if keys:
         fixes.append(f"evaluate with the training's --metadata {json.dumps(keys)} (this run: "
                      f"{json.dumps({k: scope.settings.get(k) for k in keys})})")

@@ -81,7 +81,7 @@ def test_a_checkpoint_scores_its_seen_users_only_on_the_split_that_names_them():
     check(_manifest(sanity), "ck", Scope("custom", users=["u1"], settings=sanity, split=True), "prb-method (trained)")
     # Trained on the protocol's split (all of each seen user's pairs): its seen users' "held-out"
     # pairs were trained on, so the other split is refused, naming the key.
-    with pytest.raises(TrainError, match='"evaluate": null'):
+    with pytest.raises(TrainError, match=r"evaluate without --metadata evaluate \(as it was trained\)"):
         check(_manifest(BASE), "ck", scope, "prb-method (trained)")
     # The protocol's split still refuses a training user.
     with pytest.raises(TrainError, match="was trained on 1 of the 2 users"):
