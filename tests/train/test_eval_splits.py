@@ -86,3 +86,35 @@ def test_a_checkpoint_scores_its_seen_users_only_on_the_split_that_names_them():
     # The protocol's split still refuses a training user.
     with pytest.raises(TrainError, match="was trained on 1 of the 2 users"):
         check(_manifest(BASE), "ck", Scope("custom", users=["u1", "u9"], settings=BASE, split=True), "x")
+
+
+@pytest.mark.slow
+@pytest.mark.training
+def test_a_checkpoint_trained_for_the_held_out_split_evaluates_there_and_the_default_one_is_refused(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("accelerate")
+    import json
+
+    from prb_tasks.fewshot.evaluate import run
+    from prb_tasks.fewshot.registry import MethodError
+    from prb_tasks.testing.tiny_rm import build_tiny_base_lm
+    from prb_tasks.train.command import train
+    from prb_tasks.train.data import load
+    from prb_tasks.train.method import TrainedMethod
+    from prb_tasks.train.options import parse
+
+    build_tiny_base_lm(tmp_path / "bb", "gpt2")
+    path = write_taste_users(tmp_path / "t.jsonl", users=12, pairs=10, queries=QUERIES)
+    held = json.dumps({"queries": QUERIES, "evaluate": "seen_users_unseen_prompts"})
+    base = {"data": str(path), "architecture": "plain", "backbone": str(tmp_path / "bb"), "max_steps": 2,
+            "max_length": 48}
+    options = parse({**base, "out": str(tmp_path / "held")}, held)
+    train(options, progress=False)
+    manifest = json.loads((tmp_path / "held" / "manifest.json").read_text())
+    assert manifest["split"]["evaluate"] == "seen_users_unseen_prompts"
+    outcomes = run(TrainedMethod(options.out), load(options).few_shot, ks=[0])
+    assert {o.user_id for o in outcomes} == set(manifest["users"])  # its own seen users, on held-out pairs
+    default = parse({**base, "out": str(tmp_path / "default")}, json.dumps({"queries": QUERIES}))
+    train(default, progress=False)
+    with pytest.raises(MethodError, match="evaluate without --metadata evaluate"):
+        run(TrainedMethod(default.out), load(options).few_shot, ks=[0])
