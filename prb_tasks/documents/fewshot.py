@@ -14,6 +14,7 @@ key here too, hence ``**kwargs``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sys
@@ -45,9 +46,11 @@ from prb_tasks.documents.personalllm import PersonalLLMOptions, simulation_for
 from prb_tasks.fewshot.method import Pair, User
 from prb_tasks.fewshot.sources import FewshotData, custom_pairs, people_pairs, personalllm_pairs, remember
 from prb_tasks.fewshot.split import (
+    DEFAULT_EVALUATE,
     DEFAULT_QUERIES,
     DEFAULT_SPLIT_SEED,
     DEFAULT_UNSEEN_SHARE,
+    EVALUATE,
     KS,
     UnseenUser,
     make_split,
@@ -84,6 +87,10 @@ class FewshotOptions(TemplateOptions):
                                 "the others are seen: all their labels are the method's to learn from")
     split_seed: int = Field(DEFAULT_SPLIT_SEED, ge=0, description="seed of the seen/unseen user split")
     queries: int = Field(DEFAULT_QUERIES, ge=1, description="fixed query pairs per evaluated user (its latest)")
+    evaluate: Literal["unseen_users", "seen_users_unseen_prompts", "seen_users_seen_prompts"] = Field(
+        "unseen_users", description="who is evaluated: unseen_users (the protocol), seen_users_unseen_prompts (the "
+        "seen users on their latest queries pairs, held out of what is learned) or seen_users_seen_prompts (the "
+        "seen users on pairs learned from: a sanity row)")
     features: Literal["auto", "embedding"] = Field(
         "auto", description="response features of the feature-based methods: auto (PersonalLLM's ten reward-model "
         "scores; none in your own file) or embedding (each response's all-MiniLM-L6-v2 embedding; the embed extra)")
@@ -219,8 +226,11 @@ def split_users(opts: FewshotOptions, by_user: dict[str, list[Pair]], users: dic
         from prb_tasks.fewshot.features import with_embeddings
 
         by_user = with_embeddings(by_user)
-    split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries)
+    split = make_split(by_user, opts.unseen_share, opts.split_seed, opts.queries, evaluate=opts.evaluate)
     settings = {**(data or {}), "unseen_share": opts.unseen_share, "split_seed": opts.split_seed}
+    if opts.evaluate != DEFAULT_EVALUATE:
+        # Recorded only when not the protocol's, so checkpoints written before the key still match.
+        settings["evaluate"] = opts.evaluate
     return FewshotData(split, users, {p.key: p for ps in by_user.values() for p in ps}, family, settings)
 
 
@@ -288,14 +298,19 @@ def build_docs(source: str, variant: str, selection: str = "recent", **kwargs: A
     from prb_tasks.data import families
 
     data, origin, tag = families.fewshot_source(source)(opts, featured=featured)
+    if opts.evaluate != DEFAULT_EVALUATE:
+        # The split names the data source, so the tables and prb compare's sections say which it is.
+        origin = dataclasses.replace(origin, subset=f"{origin.subset}; {EVALUATE[opts.evaluate]}")
     provenance.record(kwargs, origin, task_name(kwargs) or f"{source}_fewshot")
     split = data.split
     key = "fewshot::" + hashlib.sha256(
         f"{source}|{tag}|{opts.unseen_share}|{opts.split_seed}|{opts.queries}|"
-        f"{featured and opts.features}".encode()).hexdigest()[:12]
+        f"{featured and opts.features}|{opts.evaluate}".encode()).hexdigest()[:12]
     remember(key, data)
-    print(fit(f"prb: few-shot split ({source}): {len(split.seen)} seen users, {len(split.unseen)} unseen "
-              f"(split_seed {split.seed}), {split.queries} query pairs per unseen user, k = "
+    evaluated = ("unseen" if opts.evaluate == DEFAULT_EVALUATE
+                 else f"evaluated ({EVALUATE[opts.evaluate]})")
+    print(fit(f"prb: few-shot split ({source}): {len(split.seen)} seen users, {len(split.unseen)} {evaluated} "
+              f"(split_seed {split.seed}), {split.queries} query pairs per evaluated user, k = "
               f"{', '.join(map(str, split.ks))}"), file=sys.stderr)
     for line in split.shortfall_lines():
         print(fit(f"prb: few-shot split ({source}): {line}"), file=sys.stderr)

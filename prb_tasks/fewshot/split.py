@@ -34,6 +34,13 @@ KS: tuple[int, ...] = (0, 1, 2, 4, 8, 16)
 DEFAULT_QUERIES = 8
 DEFAULT_UNSEEN_SHARE = 0.5
 DEFAULT_SPLIT_SEED = 0
+#: Who is evaluated on what (the three splits of VPL, PAL and LoRe), by the ``evaluate`` key:
+#: the unseen users (nothing of theirs is learned from); the seen users on their latest
+#: ``queries`` pairs, held out of what the method learns from; the seen users on pairs it
+#: learned from (a sanity row: near the training accuracy, never a result).
+EVALUATE = {"unseen_users": "unseen users", "seen_users_unseen_prompts": "seen users, unseen prompts",
+            "seen_users_seen_prompts": "seen users, seen prompts (sanity)"}
+DEFAULT_EVALUATE = "unseen_users"
 #: How many users a shortfall line names before it counts the rest ("and N more").
 SHORTFALL_NAMED = 3
 
@@ -77,6 +84,7 @@ class Split(Generic[P]):
         short: k -> ids of unseen users not evaluated at that k (too few pairs).
         seed: the seed of the user split.
         queries: query pairs per evaluated user.
+        evaluate: who ``unseen`` holds (:data:`EVALUATE`): the unseen users, or the seen ones.
     """
 
     seen: dict[str, tuple[P, ...]]
@@ -85,6 +93,7 @@ class Split(Generic[P]):
     short: dict[int, tuple[str, ...]] = field(default_factory=dict)
     seed: int = DEFAULT_SPLIT_SEED
     queries: int = DEFAULT_QUERIES
+    evaluate: str = DEFAULT_EVALUATE
 
     def evaluated(self, k: int) -> list[UnseenUser[P]]:
         """Unseen users evaluated at ``k`` (enough pairs for the query set and k support pairs)."""
@@ -97,7 +106,8 @@ class Split(Generic[P]):
             if users:
                 # A few names show who; a list of hundreds of ids ran far past a terminal's width.
                 named = name_a_few(users)
-                lines.append(f"k={k}: {len(users)} of {len(self.unseen)} unseen users have too few pairs "
+                who = "unseen" if self.evaluate == DEFAULT_EVALUATE else "evaluated"
+                lines.append(f"k={k}: {len(users)} of {len(self.unseen)} {who} users have too few pairs "
                              f"(need {self.queries} queries + {k} support) and are not evaluated: {named}")
         return lines
 
@@ -126,7 +136,7 @@ def split_users(user_ids: Sequence[str], unseen_share: float = DEFAULT_UNSEEN_SH
 
 def make_split(pairs_by_user: Mapping[str, Sequence[P]], unseen_share: float = DEFAULT_UNSEEN_SHARE,
                seed: int = DEFAULT_SPLIT_SEED, queries: int = DEFAULT_QUERIES,
-               ks: Sequence[int] = KS) -> Split[P]:
+               ks: Sequence[int] = KS, evaluate: str = DEFAULT_EVALUATE) -> Split[P]:
     """The protocol's split of every user's time-ordered pairs.
 
     Args:
@@ -135,7 +145,13 @@ def make_split(pairs_by_user: Mapping[str, Sequence[P]], unseen_share: float = D
         seed: seed of the seen/unseen split.
         queries: the fixed query set's size per evaluated user.
         ks: support sizes to evaluate (sorted, distinct, starting anywhere from 0).
+        evaluate: who is evaluated (:data:`EVALUATE`): the unseen users; or the seen users, each
+            with its latest ``queries`` pairs as queries, left out of its learned pairs
+            (``seen_users_unseen_prompts``) or kept in them (``seen_users_seen_prompts``). The
+            users split the same way in all three, so one split_seed names one set of seen users.
     """
+    if evaluate not in EVALUATE:
+        raise ValueError(f"evaluate: one of {', '.join(EVALUATE)}, not {evaluate!r}")
     if queries < 1:
         raise ValueError("queries must be at least 1")
     ks = tuple(sorted(set(int(k) for k in ks)))
@@ -143,6 +159,11 @@ def make_split(pairs_by_user: Mapping[str, Sequence[P]], unseen_share: float = D
         raise ValueError("ks must be non-negative")
     seen_ids, unseen_ids = split_users(list(pairs_by_user), unseen_share, seed)
     by_id = {str(u): tuple(p) for u, p in pairs_by_user.items()}
+    learned = {u: by_id[u] for u in seen_ids}
+    if evaluate != DEFAULT_EVALUATE:
+        unseen_ids = list(seen_ids)
+        if evaluate == "seen_users_unseen_prompts":
+            learned = {u: p[:max(len(p) - queries, 0)] for u, p in learned.items()}
     unseen: list[UnseenUser[P]] = []
     for uid in unseen_ids:
         pairs = by_id[uid]
@@ -152,7 +173,7 @@ def make_split(pairs_by_user: Mapping[str, Sequence[P]], unseen_share: float = D
         rest = pairs[:len(pairs) - queries]
         unseen.append(UnseenUser(uid, rest[max(len(rest) - ks[-1], 0):], pairs[len(pairs) - queries:]))
     short = {k: tuple(u.user_id for u in unseen if len(u.queries) < queries or len(u.pool) < k) for k in ks}
-    return Split({u: by_id[u] for u in seen_ids}, tuple(unseen), ks, short, seed, queries)
+    return Split(learned, tuple(unseen), ks, short, seed, queries, evaluate)
 
 
 def split_digest(split: Split[P], key: Callable[[P], str]) -> str:

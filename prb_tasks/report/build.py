@@ -24,6 +24,7 @@ from prb_tasks.report.pairwise import Comparison, Ranked, compare_all, kappa_mat
 from prb_tasks.report.peruser import PerUser, per_user
 from prb_tasks.report.predicts import Predicts
 from prb_tasks.report.runs import Family, Run, load_runs
+from prb_tasks.report.seeds import fold_seeds
 from prb_tasks.report.settings import DIAGNOSTIC
 from prb_tasks.report.settings import describe as describe_setting
 from prb_tasks.report.source import LOCAL_PREFIX, describe
@@ -208,7 +209,9 @@ def build_report(paths: list[Path], tasks: list[str] | None = None,
             counter += 1
             entry = build_entry(f"m{counter}", labels[(i, fam.name)], run, fam)
             grouped[(fam.benchmark, entry.source, entry.setting)].append(entry)
-    for entries in grouped.values():
+    for group, entries in grouped.items():
+        # Runs of one model trained with several seeds are one row with the seeds' spread.
+        grouped[group] = entries = fold_seeds(entries, notes)
         _name_task_variants(entries)
     taken: set[str] = set()
     sections = [_section(benchmark, setting, source, entries, taken)

@@ -24,8 +24,8 @@ from prb_tasks.train.options import PARTS, TrainError, TrainOptions, parse
 #: Command-line flags, in TrainOptions' field names.
 FLAGS = ("family", "architecture", "backbone", "out", "input_format", "context_parts", "budget", "max_length",
          "support_max", "latent_dim", "variational", "kl_weight", "heads", "user_learning_rate", "adapt_steps",
-         "adapt_l2", "epochs", "max_steps", "learning_rate", "batch_size", "seed", "holdout_share", "bf16",
-         "deepspeed")
+         "adapt_l2", "epochs", "max_steps", "learning_rate", "batch_size", "seed", "holdout_share", "holdout_seed",
+         "bf16", "deepspeed")
 _BOOLS = ("variational", "bf16")
 
 
@@ -36,6 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("data", metavar="DATA", help=families.accepted_data("train"))
     parser.add_argument("--metadata", metavar="JSON", help=fields["metadata"].description)
+    parser.add_argument("--seeds", metavar="N", default=None,
+                        help="train N runs that differ only by the seed (--seed, --seed + 1, ...), written to "
+                        "OUT/seed-<n>; prb compare folds their evaluations into one row with the spread between "
+                        "seeds")
     for name in FLAGS:
         flag = "--" + name.replace("_", "-")
         if name in _BOOLS:
@@ -213,11 +217,48 @@ def _print_fit(data: Any, parts: tuple[str, ...], budget: int, tokenizer: Any) -
                   f"{', '.join(f'k={k}: {n}' for k, n in fitting.items())} (median user)"), file=sys.stderr)
 
 
+def _seeds(value: Any) -> int | None:
+    """``--seeds`` as a count (None: not given); a wrong value is one line."""
+    if value is None:
+        return None
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise TrainError(f"prb train: --seeds {value}: give how many training runs (1 or more), each with its "
+                         "own seed")
+    return count
+
+
+def seed_runs(options: TrainOptions, seeds: int) -> list[TrainOptions]:
+    """The options of ``--seeds``' runs: seeds ``options.seed`` ... ``+ seeds - 1``, each written to
+    ``OUT/seed-<n>``, all holding out the first seed's rows (so every run is scored on the same data).
+
+    Args:
+        options: the validated options (``out`` is the folder of the runs).
+        seeds: how many runs.
+    """
+    base = options.seed
+    holdout = base if options.holdout_seed is None else options.holdout_seed
+    return [options.model_copy(update={"seed": base + n, "out": str(Path(options.out) / f"seed-{base + n}"),
+                                       "holdout_seed": holdout}) for n in range(seeds)]
+
+
 def run(args: argparse.Namespace) -> int:
     """``prb train`` from parsed arguments; 2 on a mistake the user can fix."""
     try:
         options = parse({"data": args.data, **{name: getattr(args, name) for name in FLAGS}}, args.metadata)
-        train(options)
+        seeds = _seeds(getattr(args, "seeds", None))
+        if seeds is None:
+            train(options)
+        else:
+            for run_options in seed_runs(options, seeds):
+                train(run_options)
+            print(fit(f"prb train: wrote {seeds} checkpoints, {shown_path(Path(options.out).expanduser())}/seed-"
+                      f"{options.seed} ... seed-{options.seed + seeds - 1} (each evaluated on the same users "
+                      "or rows); evaluate each as its hint says, then prb compare on their output folders "
+                      "shows them as one row with the spread between seeds"), file=sys.stderr)
     except PRBError as exc:
         print(str(exc).replace("prb: ", "prb train: ", 1), file=sys.stderr)
         return 2

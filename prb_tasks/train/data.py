@@ -115,7 +115,8 @@ def load(options: TrainOptions) -> TrainingData:
     people, few_shot = families.train_source(family)(location, dict(options.metadata))
     heldout: tuple[str, ...] = ()
     if few_shot is None:
-        people, heldout = hold_out(people, options.holdout_share, options.seed)
+        people, heldout = hold_out(people, options.holdout_share,
+                                   options.seed if options.holdout_seed is None else options.holdout_seed)
     rng = np.random.default_rng(options.seed)
     examples = []
     for index, (user, pairs) in enumerate(people):

@@ -57,6 +57,8 @@ class TrainOptions(BaseModel):
     holdout_share: float = Field(0.2, gt=0, lt=1, description="data without a split (Personalized RewardBench): "
                                  "share of each subset's rows held out of training, named in OUT/heldout_rows.txt "
                                  "for the evaluation")
+    holdout_seed: Optional[int] = Field(None, ge=0, description="seed of the held-out rows (None: --seed); "
+                                        "--seeds keeps the first seed's, so every seed is scored on the same rows")
     bf16: bool = Field(False, description="train in bfloat16 mixed precision (GPUs that have it)")
     deepspeed: Optional[str] = Field(None, description="a DeepSpeed config file, handed to the Trainer")
 

@@ -30,6 +30,10 @@ from prb_tasks.train.options import TrainError
 HELDOUT_ROWS = "heldout_rows.txt"
 
 
+#: Few-shot ``evaluate`` values that score the seen users (prb_tasks.fewshot.split.EVALUATE).
+SEEN_SPLITS = ("seen_users_unseen_prompts", "seen_users_seen_prompts")
+
+
 def row_digest(question: str) -> str:
     """A row's identity for the leak check: the first 16 hex digits of its question's sha256.
 
@@ -86,6 +90,10 @@ def check(manifest: Mapping[str, Any], folder: str, scope: Scope, who: str) -> N
     trained = set(manifest.get("users") or ()) if same_family else set()
     leaked = sorted(u for u in set(scope.users) if u in trained)
     fixes = _split_fixes(manifest, scope) if scope.split else []
+    if leaked and scope.split and not fixes and (manifest.get("split") or {}).get("evaluate") in SEEN_SPLITS:
+        # The split the checkpoint was trained for evaluates its seen users by name: on their
+        # held-out latest pairs (never trained on), or on trained pairs as a named sanity row.
+        leaked = []
     if leaked or fixes:
         what = (f"was trained on {len(leaked)} of the {len(set(scope.users))} users this run scores "
                 f"({', '.join(leaked[:3])}{', ...' if len(leaked) > 3 else ''})" if leaked
@@ -111,8 +119,10 @@ def _split_fixes(manifest: Mapping[str, Any], scope: Scope) -> list[str]:
     # A checkpoint from before the split was recorded is checked on its users alone.
     differ = [k for k in sorted(set(theirs) | set(scope.settings)) if theirs and
               theirs.get(k) != scope.settings.get(k)]
-    keys = {k: theirs.get(k) for k in differ if k != "data_digest"}
-    fixes = []
+    # A checkpoint of the default split records no evaluate: the fix leaves the key out (null is no value).
+    absent = [k for k in differ if k == "evaluate" and k not in theirs]
+    keys = {k: theirs.get(k) for k in differ if k != "data_digest" and k not in absent}
+    fixes = [f"evaluate without --metadata {', '.join(absent)} (as it was trained)"] if absent else []
     if keys:
         fixes.append(f"evaluate with the training's --metadata {json.dumps(keys)} (this run: "
                      f"{json.dumps({k: scope.settings.get(k) for k in keys})})")
