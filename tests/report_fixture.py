@@ -24,7 +24,8 @@ def _leaves(name: str) -> list[str]:
     return list(group.subtasks) if group is not None else [name]
 
 
-def _judge_samples(task: str, keys: list[str], right: Callable[[str], bool], both: bool) -> list[dict[str, Any]]:
+def _judge_samples(task: str, keys: list[str], right: Callable[[str], bool], both: bool,
+                   variant: str = "both") -> list[dict[str, Any]]:
     samples = []
     for n, key in enumerate(keys):
         for order, position in enumerate(("A", "B") if both else ("A",)):
@@ -34,7 +35,7 @@ def _judge_samples(task: str, keys: list[str], right: Callable[[str], bool], bot
             doc = {"pair_key": key, "id": key, "subset": subset, "chosen_position": position,
                    "question": f"question {key}?", "chosen": f"chosen answer of {key} " * 3,
                    "rejected": f"rejected answer of {key}", "words_chosen": 15, "words_rejected": 4,
-                   "user_id": f"u{n % 3}", "variant": "both",
+                   "user_id": f"u{n % 3}", "variant": variant,
                    "prompt": f"What you know about this user: EARLIER CHOICES OF {key}\nQuestion: question {key}?"}
             samples.append({"doc_id": 2 * n + order, "doc": doc, "target": position, "acc": float(ok),
                             "resps": [[f"Reasoning.\nResult: {letter}"]],
@@ -58,7 +59,7 @@ def _scalar_samples(task: str, keys: list[str], right: Callable[[str], bool]) ->
 
 def write_run(folder: Path, task: str, model: str, model_args: dict[str, Any], right: Callable[[str], bool],
               pairs: int = 12, usd: float | None = None, source: dict[str, Any] | None = None,
-              keys: list[str] | None = None) -> Path:
+              keys: list[str] | None = None, variant: str = "both") -> Path:
     """One finished run of ``task`` (a group or a task) in ``folder``; returns its results file.
 
     Args:
@@ -71,6 +72,7 @@ def write_run(folder: Path, task: str, model: str, model_args: dict[str, Any], r
         usd: for a judge, what the whole run cost (0.0 for a free local model); None: no usage file.
         source: the ``prb.data_sources`` entry of every leaf (default: the bundled sample).
         keys: the pair keys (default ``<subset>/<n>``; your own data uses ``<user>/<n>``).
+        variant: a judge's docs' ``variant`` (``both``, ``profile``, ``planned``, ``oracle``...), which ladders read.
     """
     folder.mkdir(parents=True, exist_ok=True)
     leaves = _leaves(task)
@@ -82,7 +84,7 @@ def write_run(folder: Path, task: str, model: str, model_args: dict[str, Any], r
     for leaf in leaves:
         leaf_keys = keys or [f"{leaf.rsplit('_', 1)[-1]}/{i}" for i in range(pairs)]
         both = judge and "official" not in leaf
-        samples = (_judge_samples(leaf, leaf_keys, right, both) if judge
+        samples = (_judge_samples(leaf, leaf_keys, right, both, variant) if judge
                    else _scalar_samples(leaf, leaf_keys, right))
         (folder / f"samples_{leaf}_{STAMP}.jsonl").write_text(
             "".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")

@@ -56,6 +56,27 @@ def fit_lines(lines: list[str], width: int = WIDTH) -> list[str]:
     return [part for line in lines for part in wrap_line(line, width)]
 
 
+def column_parts(widths: list[int], width: int = WIDTH, keep: int = 1) -> list[list[int]]:
+    """A table's columns in parts that each fit ``width`` columns beside its first ``keep`` columns
+    (repeated in every part, so each number keeps its row's name); one part when the table fits.
+
+    Args:
+        widths: each column's width in characters.
+        width: the most columns a line may take.
+        keep: how many leading columns every part repeats.
+    """
+    base = sum(widths[:keep]) + 2 * max(keep - 1, 0)
+    parts: list[list[int]] = [[]]
+    used = base
+    for column in range(keep, len(widths)):
+        if parts[-1] and used + 2 + widths[column] > width:
+            parts.append([])
+            used = base
+        parts[-1].append(column)
+        used += 2 + widths[column]
+    return [[*range(keep), *part] for part in parts]
+
+
 def shown_path(path: str | os.PathLike[str]) -> str:
     """``path`` relative to the working folder when it lies inside it (a run's files under
     ``--output_path runs``), else as given: the line naming it then fits a terminal.

@@ -27,6 +27,7 @@ from prb_tasks.report.runs import Family, Run, load_runs
 from prb_tasks.report.seeds import fold_seeds
 from prb_tasks.report.settings import DIAGNOSTIC
 from prb_tasks.report.settings import describe as describe_setting
+from prb_tasks.report.settings import rank as setting_rank
 from prb_tasks.report.source import LOCAL_PREFIX, describe
 from prb_tasks.report.summary import Summary, summarize
 
@@ -214,8 +215,10 @@ def build_report(paths: list[Path], tasks: list[str] | None = None,
         grouped[group] = entries = fold_seeds(entries, notes)
         _name_task_variants(entries)
     taken: set[str] = set()
+    # Within a benchmark and source, sections follow the ladder line (question only -> ... -> oracle).
+    in_order = sorted(grouped.items(), key=lambda item: (item[0][0], item[0][1], setting_rank(item[0][2])))
     sections = [_section(benchmark, setting, source, entries, taken)
-                for (benchmark, source, setting), entries in sorted(grouped.items())]
+                for (benchmark, source, setting), entries in in_order]
     for section in sections:
         section.per_user = per_user(section, sections)
         logged = [e for e in section.entries if e.logged]

@@ -58,14 +58,41 @@ def p_value(p: float | None) -> str:
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
+def _middle(text: str, width: int) -> str:
+    """``text`` cut in the middle to ``width`` characters, both ends kept."""
+    if len(text) <= width:
+        return text
+    keep = max(width - 1, 2)
+    return text[: keep // 3] + "…" + text[-(keep - keep // 3):]
+
+
 def short_label(label: str, width: int = 40) -> str:
     """A model's label for a column or a chart axis: ``prb-judge (model=openai/gpt-4o-mini)``
-    -> ``openai/gpt-4o-mini``; a name the user gave is kept; long names keep both ends."""
+    -> ``openai/gpt-4o-mini``; a name the user gave is kept; long names keep both ends.
+
+    What does not name the model (a server's address, a setting) is cut first, so a row still
+    says which model it is: ``meta-llama/Llama-3.1-8B-Instruct, judge-…:8000/v1``.
+
+    Args:
+        label: the run's label (:func:`prb_tasks.report.runlabel.run_label`, or a name the user gave).
+        width: the most characters the result may take.
+    """
+    from prb_tasks.report.runlabel import IDENTITY
+
     head, _, rest = label.partition(" (")
-    if rest and "=" in rest:
-        inner, _, tail = rest.partition(")")
-        label = ", ".join(part.split("=", 1)[-1] for part in inner.split(", ")) + tail
-    if len(label) <= width:
-        return label
-    keep = width - 1
-    return label[: keep // 3] + "…" + label[-(keep - keep // 3):]
+    if not (rest and "=" in rest):
+        return _middle(label, width)
+    inner, _, tail = rest.partition(")")
+    parts = [part.split("=", 1) if "=" in part else ["", part] for part in inner.split(", ")]
+    values = [v for _k, v in parts]
+    excess = len(", ".join(values) + tail) - width
+    # The longest arguments besides the model's identity give up their middles first, to 8 characters each.
+    for i in sorted((i for i, (k, _v) in enumerate(parts) if k not in IDENTITY), key=lambda i: -len(values[i])):
+        if excess <= 0:
+            break
+        room = max(8, len(values[i]) - excess)
+        excess -= len(values[i]) - min(room, len(values[i]))
+        values[i] = _middle(values[i], room)
+    if excess > 0:  # not even the identity fits beside them: it alone, cut in its middle
+        values = [v for (k, _v), v in zip(parts, values) if k in IDENTITY] or values
+    return _middle(", ".join(values) + tail, width)

@@ -26,7 +26,8 @@ def text_table(rows: list[list[str]], right: set[int]) -> list[str]:
 
 def narrow_table(rows: list[list[str]], right: set[int], model: int = 1, width: int = WIDTH) -> list[str]:
     """:func:`text_table`, with the model names shortened (:func:`short_label`: their arguments'
-    values, long ones cut in the middle) when the table would be wider than a terminal.
+    values, long ones cut in the middle) when the table would be wider than a terminal; the names
+    shortened beyond their arguments' values follow the table in full, one line each by rank.
 
     Args:
         rows: header row first; cells as text.
@@ -39,8 +40,11 @@ def narrow_table(rows: list[list[str]], right: set[int], model: int = 1, width: 
     if excess <= 0:
         return lines
     room = max(12, max(len(r[model]) for r in rows[1:]) - excess)
-    return text_table([rows[0], *[[*r[:model], short_label(r[model], room), *r[model + 1:]] for r in rows[1:]]],
-                      right)
+    short = [short_label(r[model], room) for r in rows[1:]]
+    lines = text_table([rows[0], *[[*r[:model], name, *r[model + 1:]] for r, name in zip(rows[1:], short)]], right)
+    # A shortened name may no longer say which server or settings a row ran with: each in full, by its rank.
+    cut = [r for r, name in zip(rows[1:], short) if name != short_label(r[model], len(r[model]))]
+    return lines + fit_lines([f"model #{r[0]}: {r[model]}" for r in cut], width)
 
 
 def render_text(report: Report) -> str:

@@ -62,6 +62,17 @@ def setting_of(task: str, config: dict[str, Any] | None = None) -> str | None:
     return declared().get(task)
 
 
+def rank(setting: str) -> tuple[int, str]:
+    """Sort key that lays settings out as a ladder climbs them (:data:`SETTINGS`' order: question
+    only first, the oracle's rubric last); an undeclared setting follows, alphabetically.
+
+    Args:
+        setting: a setting id.
+    """
+    order = list(SETTINGS)
+    return (order.index(setting), "") if setting in order else (len(order), setting)
+
+
 def describe(setting: str) -> str:
     """The setting in words (an undeclared one is shown as given)."""
     return SETTINGS.get(setting, setting)

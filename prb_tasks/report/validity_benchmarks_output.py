@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from prb_tasks.common.errors import PRBError
+from prb_tasks.common.terminal import column_parts, fit
 from prb_tasks.report.published_scores import read_scores
 from prb_tasks.report.render_md import md_text
 from prb_tasks.report.validity_benchmarks import CrossValidity, cross_validity
@@ -32,9 +33,12 @@ def _cell(estimate: Any, which: str = "by_models") -> str:
     return value if interval is None else f"{value} [{interval.low:.2f}, {interval.high:.2f}]"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def _table(header: list[str], rows: list[list[str]], keep: int = 1) -> str:
+    """Aligned columns; a table wider than a terminal is shown in parts, each repeating the first ``keep``
+    columns (what names a row)."""
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows])
+    return "\n\n".join("\n".join("  ".join(str(row[i]).ljust(widths[i]) for i in part).rstrip()
+                                  for row in [header, *rows]) for part in column_parts(widths, keep=keep))
 
 
 def benchmark_rows(report: CrossValidity) -> tuple[list[str], list[list[str]]]:
@@ -88,9 +92,11 @@ def _shown(values: np.ndarray) -> np.ndarray:
 def render_text(report: CrossValidity) -> str:
     """What ``prb validity`` prints when it compares benchmarks."""
     parts = [*(f"WARNING: {w}" for w in report.warnings), *intro(report), "",
-             _table(*model_rows(report)), "", _table(*benchmark_rows(report)), "", _table(*pair_rows(report)), "",
+             _table(*model_rows(report)), "", _table(*benchmark_rows(report)), "",
+             _table(*pair_rows(report), keep=2), "",
              *(p.verdict for p in report.pairs)]
-    return "\n".join(parts)
+    # Sentences are wrapped by words to a terminal's 120 columns (they reached 299 with long names).
+    return fit("\n".join(parts))
 
 
 def _md_cell(text: object) -> str:
@@ -217,7 +223,7 @@ def run_command(args: Any) -> int:
                                 iters=args.iters)
         written = write(report, args.out, charts=not args.no_charts) if args.out else []
         for note in report.notes:
-            print(f"prb validity: {note}", file=sys.stderr)
+            print(fit(f"prb validity: {note}"), file=sys.stderr)
         print(render_json(report) if args.format == "json" else render_text(report), flush=True)
         if written:
             print(f"wrote {', '.join(p.name for p in written)} in {args.out}", file=sys.stderr)

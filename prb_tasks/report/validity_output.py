@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.install_hint import pip_install
+from prb_tasks.common.terminal import fit
 from prb_tasks.report.validity import Estimate, Validity, validity
 from prb_tasks.report.validity_headline import headline, headline_data
 from prb_tasks.rl.downstream import TASK as RL_TASK
@@ -216,7 +217,7 @@ def run_command(args: Any) -> int:
         report = validity(args.paths, args.benchmark, args.downstream, iters=args.iters)
         written = write(report, args.out, charts=not args.no_charts) if args.out else []
         for note in report.notes:
-            print(f"prb validity: {note}", file=sys.stderr)
+            print(fit(f"prb validity: {note}"), file=sys.stderr)
         print(render_json(report) if args.format == "json" else render_text(report), flush=True)
         if written:
             print(f"wrote {', '.join(p.name for p in written)} in {args.out}", file=sys.stderr)

@@ -49,11 +49,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 + ("" if fields[name].is_required() else f" (default {fields[name].default})"))
 
 
+#: What ``prb train --help`` opens with: the command's shape (the options follow, one by one).
+USAGE = "prb train DATA --architecture {plain,context,latent,mixture} --backbone MODEL --out DIR [options]"
+#: ... and what it does, before any option.
+DESCRIPTION = (
+    "Train a personalization-aware reward model on the seen users of DATA with transformers' Trainer "
+    "(Bradley-Terry loss) and write a checkpoint folder DIR. Evaluate it on the users it never saw with "
+    "prb eval --model prb-method --model_args method=trained,checkpoint=DIR and the family's *_fewshot task "
+    "(give it the same --metadata); prb train prints that command when it ends. Needs the train extra. "
+    f"Architectures: plain (no user), context (reads the user's {', '.join(PARTS)}), latent (a user vector "
+    "from their earlier pairs), mixture (reward heads mixed per user).")
+
+
 def add_parser(sub: Any) -> None:
     """Register ``prb train`` on the ``prb`` command's subparsers."""
     cmd = sub.add_parser("train", help="train a personalization-aware reward model (plain, context, latent, "
                          "mixture) on a family's seen users; a checkpoint for prb-method and prb-rm",
-                         description=f"context parts: {', '.join(PARTS)}")
+                         usage=USAGE, description=DESCRIPTION)
     add_arguments(cmd)
 
 
@@ -267,6 +279,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m prb_tasks.train``: the same as ``prb train``."""
-    parser = argparse.ArgumentParser(prog="python -m prb_tasks.train", description="prb train")
+    parser = argparse.ArgumentParser(prog="python -m prb_tasks.train", description=DESCRIPTION,
+                                     usage=USAGE.replace("prb train", "%(prog)s", 1))
     add_arguments(parser)
     return run(parser.parse_args(argv))

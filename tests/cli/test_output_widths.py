@@ -143,3 +143,20 @@ def test_prb_eval_of_the_trained_model_on_a_pipe_prints_no_cursor_codes(trained)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "personalized_custom_fewshot k-curve" in proc.stdout
     assert "prb-method (trained): " in proc.stderr and "\x1b[" not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_prb_train_help_opens_with_what_it_does_and_its_usage(capsys, monkeypatch):
+    """``prb train --help`` opened with 15 lines of bracketed options and then 'context parts: demographics,
+    history, profile' (issue 63): it opens with the command's shape and a paragraph saying what it does."""
+    monkeypatch.setenv("COLUMNS", "120")
+    with pytest.raises(SystemExit) as done:
+        main(["train", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    usage, description = text.split("\n\n")[:2]
+    assert usage == "usage: prb train DATA --architecture {plain,context,latent,mixture} --backbone MODEL --out DIR " \
+                    "[options]"
+    assert description.startswith("Train a personalization-aware reward model")
+    for words in ("checkpoint", "method=trained,checkpoint=DIR", "train extra", "demographics, history, profile"):
+        assert words in " ".join(description.split()), words
+    assert over(text) == []

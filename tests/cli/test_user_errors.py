@@ -173,7 +173,7 @@ def test_metadata_typo_stops_the_run(tmp_path):
         "prb: unknown --metadata key 'datadir' for personalized_rb tasks (did you mean 'data_dir'?); "
         "accepted: data_dir, k, max_post_chars, plans, plans_missing, retriever, retriever_backend, "
         "retriever_device, retriever_dtype, "
-        "retriever_model, "
+        "retriever_model, rows, "
         "system_template, "
         "templates, user_template")
     assert "Initializing prb-rm model" not in proc.stderr

@@ -87,6 +87,12 @@ def test_judge_ratings_give_allenais_scores(tmp_path: Path, backend: str) -> Non
     assert len(samples) == 12
     assert {s["doc"]["row_id"] for s in samples} == {r["id"] for r in rows if r["subset"] == "Math"}
     assert metric(results, "rewardbench2_judge_math", "parse_fail") > 0
+    # The group row's parse_fail is the share of all its replies (it showed '-' beside six subset values).
+    subsets = [f"rewardbench2_judge_{s}" for s in expected]
+    sizes = {t: results["n-samples"][t]["effective"] for t in subsets}
+    unread = sum(metric(results, t, "parse_fail") * sizes[t] for t in subsets) / sum(sizes.values())
+    assert metric(results, "rewardbench2_judge", "parse_fail") == pytest.approx(unread)
+    assert metric(results, "rewardbench2_judge", "error_rate") == 0.0
     assert KEY not in proc.stdout + proc.stderr
     if backend == "prb-judge":  # prb's compact table counts ratings; no pairwise-verdict warning for ratings
         assert any(line.split()[:2] == ["task", "ratings"] for line in proc.stdout.splitlines())

@@ -123,3 +123,22 @@ def test_a_run_without_a_declared_setting_falls_back_to_the_installed_yaml(tmp_p
     path.write_text(json.dumps(data))
     (section,) = build_report([tmp_path]).sections
     assert section.setting == "question"
+
+
+def test_sections_follow_the_ladder_line(tmp_path: Path) -> None:
+    """prb compare printed its sections oracle, plan, profile, question: the reverse of the ladder line
+    (question only -> raw profile -> planner aspects -> oracle aspects) printed under them (issue 63)."""
+    from prb_tasks.report.render_text import render_text
+
+    source = {"kind": "hub", "location": "hub", "subset": "x", "rows": 12}
+    ok = lambda key: int(key.split("/")[1]) % 3 != 0  # noqa: E731
+    for variant in ("oracle", "both", "planned", "profile"):
+        task = "personalized_rb" if variant == "both" else f"personalized_rb_{variant}"
+        write_run(tmp_path / task, task, "prb-judge", {"model": "openai/j"}, ok, source=source, variant=variant)
+    report = build_report([tmp_path])
+    assert [s.setting for s in report.sections] == ["question", "profile", "plan", "oracle"]
+    (ladder,) = report.ladders
+    assert [r.variant for r in ladder.rungs] == ["both", "profile", "planned", "oracle"]
+    text = render_text(report)
+    heads = [text.index(f"personalized_rb, {SETTINGS[s]},") for s in ("question", "profile", "plan", "oracle")]
+    assert heads == sorted(heads) and heads[-1] < text.index("ladder ")

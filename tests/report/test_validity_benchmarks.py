@@ -239,3 +239,29 @@ def test_many_problems_in_a_scores_file_are_summarised(tmp_path: Path, capsys: p
     path.write_text("model,other\n" + "".join(f"m{i},x\n" for i in range(500)), encoding="utf-8")
     lines = _errors(capsys, ["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(path)])
     assert len(lines) == 21 and lines[-1] == "prb validity: ... and 480 more problems in the scores file", lines[-3:]
+
+
+def test_compare_with_output_fits_120_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``prb validity --compare-with`` printed lines of up to 299 columns (issue 63, item 10): the sentences
+    are wrapped by words, the wide benchmark table is shown in parts that each repeat its first column."""
+    from prb_tasks.common.terminal import WIDTH
+
+    runs = write_runs(tmp_path / "runs")
+    name = "RewardBench-2-official-leaderboard-score"
+    scores = tmp_path / "published_leaderboard_scores_2026.csv"
+    scores.write_text(f"model,{name}\n" + "".join(f"rm-{i},{v}\n" for i, v in enumerate(OTHER)), encoding="utf-8")
+    assert main(["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(scores),
+                 "--iters", "200"]) == 0
+    printed = capsys.readouterr()
+    wide = [line for line in (printed.out + printed.err).splitlines() if len(line) > WIDTH]
+    assert wide == []
+    flat = " ".join(printed.out.split())
+    assert f"rewardbench2 predicts the downstream ranking better than {name}" in flat \
+        or f"cannot tell rewardbench2 and {name} apart" in flat or "mixed" in flat
+    assert "intervals over models only; rewardbench2 in" in " ".join(printed.err.split())
+    # Every part of the benchmark table names its rows: each benchmark's line in each part.
+    heads = [line for line in printed.out.splitlines() if line.startswith("benchmark ")]
+    assert len(heads) >= 2 and all(h.split()[0] == "benchmark" for h in heads)
+    assert sum(line.startswith(f"{name} ") for line in printed.out.splitlines()) == len(heads)
+    for measure in ("spearman", "kendall", "pearson", "ndcg", "rbo", "scores from"):
+        assert sum(measure in h for h in heads) >= 1, measure

@@ -82,3 +82,22 @@ def test_group_pos_a_rate_through_prb_eval_when_one_subset_has_no_verdict(tmp_pa
     start = header.index("pos_a_rate %")
     art = next(line for line in lines[at:] if line.strip().startswith("Art_and_Entertainment"))
     assert art[start:start + len("pos_a_rate %")].strip() == "-", (header, art)
+
+
+def test_every_group_row_aggregates_the_metrics_all_its_subtasks_report():
+    """rewardbench2_judge's group row showed ``parse_fail -`` while each of its six subsets showed
+    100.0 (issue 63, item 5): a metric every subtask reports is aggregated into the group row too."""
+    from prb_tasks.common.taskindex import _scan
+
+    tasks, groups = _scan()
+    assert any(data["group"] == "rewardbench2_judge" for _path, data in groups)
+    missing = {}
+    for _path, data in groups:
+        if "aggregate_metric_list" not in data:
+            continue  # a group without a row of its own (lm-eval prints only its subtasks)
+        members = [tasks[t][1] for t in data["task"] if isinstance(t, str) and t in tasks]
+        shared = set.intersection(*({m["metric"] for m in d.get("metric_list") or []} for d in members))
+        aggregated = {m["metric"] for m in data["aggregate_metric_list"]}
+        if shared - aggregated:
+            missing[data["group"]] = sorted(shared - aggregated)
+    assert missing == {}
