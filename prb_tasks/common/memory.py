@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -36,3 +39,24 @@ def trim() -> bool:
         return False
     libc.malloc_trim(0)
     return True
+
+
+@contextmanager
+def building() -> Iterator[None]:
+    """Build a large, acyclic set of objects (a data set's documents) without the cycle collector.
+
+    Documents, their strings and the people they came from hold no reference cycles, so the
+    collector finds nothing in them, yet while hundreds of thousands are made it walks all of them
+    again and again (a quarter of the CPU of a length-scorer run over PRISM's 42,609 pairs). It is
+    paused while they are built (each object is still freed the moment nothing refers to it) and
+    what exists afterwards is moved out of its reach (``gc.freeze``), so lm-eval's requests, made
+    next, do not make it walk the documents either. The collector's state is restored on the way out.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,12 @@ from prb_tasks.data.rawfiles import check_file, describe_error
 # Rating-gap buckets (points on PRISM's 1-100 scale): how clear the preference was. Gap 0 stands
 # apart: the person rated both answers the same and the tie was broken at random, a coin-flip label.
 GAP_BUCKETS = ((0, "gap 0"), (1e-9, "gap 1-9"), (10, "gap 10-29"), (30, "gap 30+"))
+
+
+@lru_cache(maxsize=1024)
+def _spaced(prompt: str) -> str:
+    # A turn's pairs share their prompt (one string): its words are joined once, not once per pair.
+    return " ".join(prompt.split())
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ class Choice:
         """What another person could have answered identically: the prompt and the two
         answers (in either order), hashed; the key of disagreement and majority counts."""
         first, second = sorted((self.chosen.strip(), self.rejected.strip()))
-        text = "\x1f".join((" ".join(self.prompt.split()), first, second))
+        text = "\x1f".join((_spaced(self.prompt), first, second))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property

@@ -4,7 +4,7 @@ scalar-RM pair document, the judge's system prompt, and the harness dataset."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from prb_tasks.prompts.templates import render, resolve
@@ -29,8 +29,12 @@ GENERATION = "generation"
 CHOSEN_FIRST = "chosen_first"
 
 
+@lru_cache(maxsize=4096)
 def words(text: str) -> int:
-    """Whitespace-separated words of ``text`` (for length-bias statistics)."""
+    """Whitespace-separated words of ``text`` (for length-bias statistics).
+
+    Cached: the pairs of a turn share their chosen answer (one string), counted once, not once per pair.
+    """
     return len(text.split())
 
 

@@ -30,11 +30,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Optional
 
 from pydantic import Field
 
+from prb_tasks.common.memory import building
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.people import Choice, Person, clearest
@@ -121,7 +122,7 @@ def _identity(family: str, person: Person, choice: Choice, variant: str) -> dict
 
 
 def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opts: PeopleOptions,
-                      source_tag: str) -> list[dict[str, Any]]:
+                      source_tag: str, render_prompts: bool = True) -> list[dict[str, Any]]:
     """Documents for every pair of every person, in the data's order.
 
     Args:
@@ -131,6 +132,10 @@ def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opt
         opts: the run's options.
         source_tag: names the copy read (its folder and state), so a profile-store key of one
             copy is never another's.
+        render_prompts: False (``prb audit``, which reads the request, the answers and the
+            person's texts but never a model's prompt): the scalar variants' ``prompt`` is the bare
+            request and each pair's texts in the profile store are gathered when first looked up,
+            so no pair's history is rendered or held (at PRISM's release size, 2.47 GB otherwise).
     """
     if variant not in VARIANTS:
         raise DataError(f"prb: unknown {family} variant '{variant}'; expected one of {', '.join(VARIANTS)}")
@@ -159,16 +164,31 @@ def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opt
     for person in people:
         about = traits(person.demographics) if personal else []
         shown = clearest(person.choices, exclude="")
+        # One tuple per person, shared by every pair without a history (all of the scalar variant's).
+        own = tuple(text for _, text in person.profile)
         for choice in person.choices:
+            identity = _identity(family, person, choice, variant)
+            profile_key = f"{family}::{tag}::{choice.key}"
+            if not render_prompts:
+                prompt = choice.prompt
+                profile_store.remember(profile_key, partial(_texts, own, shown, choice, opts.k) if personal else own)
+                docs.append(scalar_pair_doc(identity, choice.prompt, prompt, choice.chosen, choice.rejected,
+                                            profile_key, chosen_first=choice.chosen_first))
+                continue
             past = history(shown, choice, opts.k) if personal else []
             prompt = choice.prompt if rm_ref is None else render(
                 rm_ref, question=choice.prompt, history=past, demographics=about, profile=person.profile)
-            identity = _identity(family, person, choice, variant)
-            profile_key = f"{family}::{tag}::{choice.key}"
-            profile_store.remember(profile_key, tuple(text for _, text in person.profile) + profile_texts(past))
+            profile_store.remember(profile_key, own + profile_texts(past) if past else own)
             docs.append(scalar_pair_doc(identity, choice.prompt, prompt, choice.chosen, choice.rejected,
                                         profile_key, chosen_first=choice.chosen_first))
     return docs
+
+
+def _texts(own: tuple[str, ...], shown: list[Choice], choice: Choice, k: int) -> tuple[str, ...]:
+    # What the profile store holds for a pair of a personal variant: the person's own texts, then
+    # their answers (and reasons) in the pair's history, exactly as the rendered documents keep them.
+    past = history(shown, choice, k)
+    return own + profile_texts(past) if past else own
 
 
 def _user_message(ref: Any, context: str, question: str, profile: tuple[tuple[str, str], ...],
@@ -226,18 +246,24 @@ def build_docs(source: PeopleSource, variant: str, **kwargs: Any) -> list[dict[s
         variant: one of :data:`VARIANTS`.
         **kwargs: ``--metadata`` / ``--model_args`` keys; see the family's options.
     """
+    return _build(source, variant, kwargs, render_prompts=True)
+
+
+def _build(source: PeopleSource, variant: str, kwargs: dict[str, Any], render_prompts: bool) -> list[dict[str, Any]]:
+    # Apart from build_docs, so that no --metadata key can turn the rendering off.
     check_options(source.metadata, kwargs, task_name(kwargs))
     opts = parse_options(source.options, kwargs)
     copy = source.read(opts)
     provenance.record(kwargs, provenance.DataSource("local", copy.where, "labelled pairs", _pairs(copy)),
                       task_name(kwargs) or f"{source.family}_{variant}")
-    return build_people_docs(source.family, copy.people, variant, opts, copy.tag)
+    return build_people_docs(source.family, copy.people, variant, opts, copy.tag, render_prompts)
 
 
 def load_dataset(source: PeopleSource, **kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point of the family's task YAMLs (``variant`` names the variant)."""
     variant = kwargs.pop("variant")
-    return to_dataset(build_docs(source, variant, **kwargs))
+    with building():  # hundreds of thousands of acyclic documents: see building()
+        return to_dataset(build_docs(source, variant, **kwargs))
 
 
 def fewshot_source(source: PeopleSource, opts: Any, featured: bool = True) -> tuple[Any, provenance.DataSource, str]:
@@ -256,11 +282,13 @@ def fewshot_source(source: PeopleSource, opts: Any, featured: bool = True) -> tu
 
 
 def audit_docs(source: PeopleSource, location: str, options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The documents ``prb audit`` reads: the ``scalar_profile`` pairs of a copy.
+    """The documents ``prb audit`` reads: the ``scalar_profile`` pairs of a copy, their prompts not
+    rendered (the audit reads the request, the answers and the person's texts, never a prompt).
 
     Args:
         source: the family.
         location: the copy's folder.
         options: the user's ``--metadata`` keys.
     """
-    return build_docs(source, "scalar_profile", **{**options, "data_dir": location})
+    with building():  # hundreds of thousands of acyclic documents: see building()
+        return _build(source, "scalar_profile", {**options, "data_dir": location}, render_prompts=False)

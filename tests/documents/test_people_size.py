@@ -1,0 +1,62 @@
+"""What keeps the families of real people small at release size (issue 59, item 7) changes no output.
+
+``prb audit`` reads the ``scalar_profile`` pairs without rendering one prompt (at PRISM's release
+size the rendered histories peaked at 2.47 GB), yet sees the same pairs and, through the profile
+store, the same texts of each person; documents are built with the cycle collector paused."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prb_tasks.common.memory import building
+from prb_tasks.data import profile_store
+from prb_tasks.documents import community_alignment, people, prism
+from tests.community_alignment_fixture import write_ca
+from tests.prism_fixture import many_rows, write_prism
+
+
+def _copies(tmp_path: Path) -> list[tuple[Any, Path]]:
+    return [(community_alignment, write_ca(tmp_path / "ca")), (prism, write_prism(tmp_path / "prism")),
+            (prism, write_prism(tmp_path / "many", *many_rows()))]
+
+
+def test_the_audit_renders_no_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> str:
+        raise AssertionError("prb audit rendered a prompt it never reads")
+
+    monkeypatch.setattr(people, "render", refuse)
+    for module, folder in _copies(tmp_path):
+        docs = module.audit_docs(str(folder), {})
+        assert docs and all(d["prompt"] == d["question"] for d in docs)
+
+
+def test_the_audit_sees_the_pairs_and_texts_of_the_scalar_profile_documents(tmp_path: Path) -> None:
+    for module, folder in _copies(tmp_path):
+        built = module.build_docs("scalar_profile", data_dir=str(folder))
+        expected = [({k: v for k, v in d.items() if k != "prompt"}, profile_store.lookup(d["profile_key"]))
+                    for d in built]
+        audited = module.audit_docs(str(folder), {})
+        got = [({k: v for k, v in d.items() if k != "prompt"}, profile_store.lookup(d["profile_key"]))
+               for d in audited]
+        assert got == expected
+    # The last copy's people have histories: a pair's texts are more than the person's own two.
+    assert max(len(texts) for _, texts in got) > 2
+
+
+def test_building_pauses_the_collector_and_puts_it_back() -> None:
+    assert gc.isenabled()
+    with building():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with building():
+            pass
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
+        gc.unfreeze()
