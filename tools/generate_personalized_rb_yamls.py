@@ -21,7 +21,9 @@ SUBSETS = (("art", "Art_and_Entertainment"), ("lifestyle", "Lifestyle_and_Person
            ("society", "Society_and_Culture"))
 MICRO_MACRO = "# acc is the size-weighted (micro) mean over subsets; acc_macro the plain mean of the three."
 PAIRWISE = ("acc_pos_a", "acc_pos_b", "pos_bias", "pos_a_rate", "parse_fail", "error_rate", "skip_rate")
-BOTH_ORDERS = ("acc", "acc_macro", "acc_pair", "consistency", "double_game") + PAIRWISE
+# Soft verdicts (prb-judge logprobs=; prb_tasks/scoring/soft.py): absent from runs without them.
+SOFT = ("soft_acc", "soft_cover", "ece", "acc_cov20", "acc_cov40", "acc_cov60", "acc_cov80", "acc_cov100")
+BOTH_ORDERS = ("acc", "acc_macro", "acc_pair", "consistency", "double_game") + PAIRWISE + SOFT
 SCALAR = ("acc", "acc_macro", "tie_rate")
 OFFICIAL = (("acc", "acc_macro", "acc_official") + PAIRWISE
             + ("acc_pos_a_official", "acc_pos_b_official", "pos_bias_official", "pos_a_rate_official",

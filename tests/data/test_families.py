@@ -32,7 +32,7 @@ def _fake_people(location: str, metadata: dict):
 
     assert metadata == {"n_pairs": 2}
     users = [User(f"u{n}", family="fakebench") for n in range(2)]
-    return [(u, [Pair(f"{u.user_id}/{i}", "q?", Response("yes"), Response("no")) for i in range(2)])
+    return [(u, [Pair(f"{u.user_id}/{i}", f"q{i}?", Response("yes"), Response("no")) for i in range(2)])
             for u in users], None
 
 
@@ -141,8 +141,11 @@ def test_a_registered_family_reaches_every_command(fake_family, tmp_path, capsys
 
     data = load(TrainOptions(data=str(copy), architecture="latent", backbone="b", out="o",
                              metadata={"n_pairs": 2}, support_max=1))
-    assert (data.family, data.users, data.few_shot) == ("fakebench", ["u0", "u1"], None)
-    assert [e.pair.key for e in data.examples] == ["u0/0", "u0/1", "u1/0", "u1/1"]
+    # Without a split (few_shot None) prb train holds rows out by question, at least one per group (here a user).
+    assert (data.family, data.few_shot) == ("fakebench", None)
+    trained = [e.pair.key for e in data.examples]
+    assert len(data.heldout) == 2 and sorted(trained + list(data.heldout)) == ["u0/0", "u0/1", "u1/0", "u1/1"]
+    assert data.users == sorted({k.split("/")[0] for k in trained})
     for e in data.examples:  # support: at most one other pair of the same user
         assert len(e.support) <= 1
         assert all(p.key != e.pair.key and p.key.split("/")[0] == e.user.user_id for p in e.support)

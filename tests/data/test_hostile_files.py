@@ -57,7 +57,8 @@ def test_a_folder_in_place_of_a_data_file(prb_copy: Path, capsys: pytest.Capture
                               "the folder")
     assert validate(prb_copy) == 1
     out = capsys.readouterr().out
-    assert f"prb: data file {path} is a folder, not a file" in out and "Traceback" not in out
+    # The reason under its row is wrapped to 120 columns.
+    assert f"prb: data file {path} is a folder, not a file" in " ".join(out.split()) and "Traceback" not in out
     proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "personalized_rb_scalar",
                     "--metadata", json.dumps({"data_dir": str(prb_copy)})], cwd=prb_copy.parent)
     assert proc.returncode == 2 and last_line(proc.stderr).startswith(f"prb: data file {path} is a folder")

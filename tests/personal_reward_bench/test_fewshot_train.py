@@ -41,7 +41,7 @@ def test_a_checkpoint_refuses_its_training_users_and_another_copy(tmp_path: Path
     facts = _split(copy).facts()
     trained = _checker(list(facts.seen), dict(facts.settings))
     trained.check_split(facts)  # the split it was trained for: accepted
-    with pytest.raises(MethodError, match=r"trained on 1 of this evaluation's \d+ unseen users \(arena:"):
+    with pytest.raises(MethodError, match=r"trained on 1 of the \d+ users this run scores \(arena:"):
         _checker([*facts.seen, facts.unseen[0]], dict(facts.settings)).check_split(facts)
     other = write_copy(tmp_path / "other", users=4, seed=1)
     other_facts = _split(other).facts()

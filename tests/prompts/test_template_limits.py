@@ -112,12 +112,14 @@ def test_bundled_templates_render_exactly_as_in_a_plain_sandbox(tmp_path):
     history = [{"prompt": "Where?", "response_a": "Here.", "response_b": "There.", "chosen": "A",
                 "chosen_text": "Here.", "rejected_text": "There.", "reason": "closer"}]
     # Every variable any bundled template reads (PRB, history families, pointwise, planner,
-    # PersonalLLM generation, RewardBench 2 ratings).
+    # PersonalLLM generation, RewardBench 2 ratings, PersonalRewardBench's P-GenRM prompts).
     variables = dict(question="How?", category="Food", response_a="First.", response_b="Second.",
                      response="Only.", posts=posts, posts_text="Post 1 (Category: Food):\npost 1", aspects=aspects,
                      history=history, context="Earlier: A.",
                      demographics=[{"name": "age", "value": "30"}], responses="winning_only", ties=True,
-                     profile=[("Self-description", "A nurse.")], reason="It was short.")
+                     profile=[("Self-description", "A nurse.")], reason="It was short.", feedback="Too long.",
+                     evidence="Earlier ratings.", few_shots="Pair 1: A.", user_input="Why?", response_1="One.",
+                     response_2="Two.")
     names = sorted(p.relative_to(templates_dir()).as_posix() for p in templates_dir().rglob("*.jinja"))
     assert len(names) >= 5
     for name in names:

@@ -130,7 +130,7 @@ def _task_yamls_judged_in_both_orders() -> list[tuple[str, str]]:
 
 
 def test_every_both_order_judge_task_lists_the_soft_metrics() -> None:
-    """A family added later (PersonalRewardBench's judge tasks were) keeps the soft verdicts a run with logprobs= makes."""
+    """A family added later (PersonalRewardBench's judge tasks were) keeps the soft verdicts of logprobs= runs."""
     from prb_tasks.scoring.soft import METRICS
 
     tasks = _task_yamls_judged_in_both_orders()
