@@ -70,8 +70,9 @@ def test_metric_list_covers_process_results(path: Path, copy_dir: Path) -> None:
     else:
         from prb_tasks.replies.soft_verdict import SoftVerdict, with_mark
 
-        # A judge reply with a soft verdict (logprobs=), so the soft metrics are returned too.
-        results = ["Fits.\nScore: 7" if variant == "bon_judge" else with_mark("Fits.\nResult: A", SoftVerdict(0.8, 1.0))]
+        # A judge reply with a soft verdict (logprobs=): the soft metrics are returned too.
+        soft = with_mark("Fits.\nResult: A", SoftVerdict(0.8, 1.0))
+        results = ["Fits.\nScore: 7" if variant == "bon_judge" else soft]
     process = getattr(utils, config["process_results"][1].removeprefix("utils."))
     returned = set(process(doc, results))
     listed = {m["metric"] for m in config["metric_list"]}
