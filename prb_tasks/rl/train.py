@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     The Trainer's per-step log dicts go to ``<folder>/train_log.jsonl``, not the terminal
     (:mod:`prb_tasks.train.steplog`).
     """
-    from prb_tasks.rl.checkpoints import SealCheckpoints, problem, resume_point, seal, set_aside
+    from prb_tasks.rl.checkpoints import SealCheckpoints, problem, resume_point, set_aside
 
     final = folder / FINAL
     recover(final)
@@ -91,12 +92,7 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
         print(f"prb rl: {last} is at step {_steps_of(last)} of {preset.max_steps}: it is the trained policy "
               "(not training again)", file=sys.stderr)
         trained, tokenizer = load_policy(str(last))
-        staged = fresh_staging(final)
-        trained.save_pretrained(str(staged))
-        tokenizer.save_pretrained(str(staged))
-        seal(staged)
-        publish(staged, final, crash="rl-final")
-        return final
+        return _publish_policy(trained.save_pretrained, tokenizer, final)
     model, tokenizer = load_policy(policy)
     data = Dataset.from_list([{"prompt": p.chat(), "rm_prompt": p.rm_prompt, "profile_key": p.profile_key,
                                "pair_key": p.pair_key, "question": p.question} for p in prompts])
@@ -113,9 +109,23 @@ def train_policy(policy: str, prompts: list[RLPrompt], reward: Any, preset: RLPr
     if last is not None:
         print(f"prb rl: resuming from {last}", file=sys.stderr)
     trainer.train(resume_from_checkpoint=None if last is None else str(last))
-    # final/ appears only when whole: written under a temporary name, sealed, renamed.
+    return _publish_policy(trainer.save_model, tokenizer, final)
+
+
+def _publish_policy(save: Callable[[str], Any], tokenizer: Any, final: Path) -> Path:
+    """Write the policy (``save`` into a folder) and its tokenizer as ``final``.
+
+    final/ appears only when whole: written under a temporary name, sealed, renamed.
+
+    Args:
+        save: writes the model's weights and config into the folder it is given.
+        tokenizer: the policy's tokenizer.
+        final: the folder the policy is published as.
+    """
+    from prb_tasks.rl.checkpoints import seal
+
     staged = fresh_staging(final)
-    trainer.save_model(str(staged))
+    save(str(staged))
     tokenizer.save_pretrained(str(staged))
     seal(staged)
     publish(staged, final, crash="rl-final")
