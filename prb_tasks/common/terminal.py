@@ -56,6 +56,21 @@ def fit_lines(lines: list[str], width: int = WIDTH) -> list[str]:
     return [part for line in lines for part in wrap_line(line, width)]
 
 
+def wrap_units(text: str, width: int = WIDTH, first: str = "", rest: str = "  ") -> list[str]:
+    """``text`` broken into lines of at most ``width`` columns only at plain spaces: a unit whose
+    words are joined by non-breaking spaces (``\\xa0``, e.g. ``60%\\xa088.0``) stays on one line, and
+    its non-breaking spaces come back as plain ones.
+
+    Args:
+        text: one line, its units glued with ``\\xa0``.
+        width: the most columns a line may take.
+        first: the first line's indent.
+        rest: the indent of the lines after it.
+    """
+    return [part.replace("\xa0", " ") for part in textwrap.wrap(
+        text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False)]
+
+
 def column_parts(widths: list[int], width: int = WIDTH, keep: int = 1) -> list[list[int]]:
     """A table's columns in parts that each fit ``width`` columns beside its first ``keep`` columns
     (repeated in every part, so each number keeps its row's name); one part when the table fits.

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 import re
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from prb_tasks.common.terminal import wrap_units
 from prb_tasks.fewshot.split import KS
 from prb_tasks.scoring.breakdowns import process_judge_both_users, process_scalar_users
 
@@ -101,5 +101,4 @@ def k_curve_lines(name: str, row: dict[str, Any], width: int = 120) -> list[str]
     heading, _, points = line.partition(": ")
     # A point ("k=4 61.2 (55.0-67.1)") is one unit: its inner spaces must not be break points.
     glued = points.replace(" ", "\xa0").replace(",\xa0", ", ").replace(";\xa0", "; ")
-    return [heading + ":", *(part.replace("\xa0", " ") for part in textwrap.wrap(
-        glued, width, initial_indent="  ", subsequent_indent="  ", break_long_words=False))]
+    return [heading + ":", *wrap_units(glued, width, first="  ")]

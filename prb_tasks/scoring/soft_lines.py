@@ -8,10 +8,9 @@ and calibration error, then accuracy against coverage, so a reader sees at a gla
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
-from prb_tasks.common.terminal import WIDTH
+from prb_tasks.common.terminal import WIDTH, wrap_units
 from prb_tasks.scoring.soft import COVERAGES
 
 
@@ -50,5 +49,4 @@ def soft_lines(name: str, row: dict[str, Any], width: int = WIDTH) -> list[str]:
     line = soft_line(name, row)
     if line is None:
         return []
-    return [part.replace("\xa0", " ") for part in textwrap.wrap(line, width, subsequent_indent="  ",
-                                                                   break_long_words=False)]
+    return wrap_units(line, width)
