@@ -11,7 +11,7 @@ import pytest
 from prb_tasks.cli.chat_flag import chat_backend, settle_chat_template
 from prb_tasks.common.harness_args import parse
 from prb_tasks.testing.fake_server import FakeLLMServer, always
-from tests.runner import run_cli, run_main
+from tests.runner import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 STARTUP = REPO / "prb_tasks" / "_startup"
@@ -68,10 +68,9 @@ def test_plain_lm_eval_chat_backend_without_the_flag_runs(tmp_path: Path) -> Non
     assert "personalized_rb_sample_art" in proc.stdout
 
 
-def test_prb_rm_with_the_flag_runs(tmp_path: Path, capfd, monkeypatch) -> None:
-    proc = run_main(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
-                    "personalized_rb_sample_scalar_art", "--limit", "2", "--apply_chat_template"],
-                    cwd=tmp_path, capfd=capfd, monkeypatch=monkeypatch)
+def test_prb_rm_with_the_flag_runs(tmp_path: Path) -> None:
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
+                    "personalized_rb_sample_scalar_art", "--limit", "2", "--apply_chat_template"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert proc.stdout.startswith("prb eval: --apply_chat_template ignored: prb-rm scores each pair itself")

@@ -10,14 +10,13 @@ import pytest
 from prb_tasks.cli.outputs import folder_name
 from prb_tasks.testing.fake_server import FakeLLMServer, always
 from tests.conftest import write_layout
-from tests.runner import flat, read_results, run_cli, run_main
+from tests.runner import flat, read_results, run_cli
 
 
-def test_sample_run_names_its_data_and_lands_in_a_named_folder(tmp_path, capfd, monkeypatch):
+def test_sample_run_names_its_data_and_lands_in_a_named_folder(tmp_path):
     out = tmp_path / "runs"
-    proc = run_main(["eval", "--model", "prb-rm", "--model_args", "scorer=bm25",
-                    "--tasks", "personalized_rb_sample_scalar", "--output_path", str(out)],
-                    cwd=tmp_path, capfd=capfd, monkeypatch=monkeypatch)
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=bm25",
+                    "--tasks", "personalized_rb_sample_scalar", "--output_path", str(out)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert [p.name for p in out.iterdir()] == ["prb-rm__bm25"]
     assert ("Data: bundled SYNTHETIC sample (written for this project: its numbers say nothing about the "
@@ -140,15 +139,12 @@ def test_folder_names(model, args, expected, tmp_path, monkeypatch):
     assert folder_name(model, args) == expected
 
 
-def test_results_json_records_a_local_copy_and_rows_for_every_task(tmp_path, all_sample_rows, capfd,
-                                                                   monkeypatch):
+def test_results_json_records_a_local_copy_and_rows_for_every_task(tmp_path, all_sample_rows):
     rows = {k: v[:5] for k, v in all_sample_rows.items()}
     copy = write_layout(tmp_path / "copy", rows, "parquet")
     out = tmp_path / "runs"
-    proc = run_main(["eval", "--model", "prb-rm", "--tasks",
-                     "personalized_rb_scalar_art,personalized_rb_scalar_society",
-                    "--metadata", json.dumps({"data_dir": str(copy)}), "--output_path", str(out)],
-                    cwd=tmp_path, capfd=capfd, monkeypatch=monkeypatch)
+    proc = run_cli(["eval", "--model", "prb-rm", "--tasks", "personalized_rb_scalar_art,personalized_rb_scalar_society",
+                    "--metadata", json.dumps({"data_dir": str(copy)}), "--output_path", str(out)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     sources = read_results(out)["prb"]["data_sources"]
     assert sources == {
