@@ -40,44 +40,6 @@ def run_cli(args: list[str], cwd: Path, env: dict[str, str] | None = None,
                        ceiling=ceiling)
 
 
-def run_main(args: list[str], cwd: Path, capfd: Any, monkeypatch: Any,
-             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``prb ARGS`` in this process (``prb_tasks.cli.main``), returned as :func:`run_cli` returns a run.
-
-    For a test whose command proves nothing more in a process of its own (no signal, no exit
-    code of the interpreter, no start-up cost measured): it saves the interpreter's and the
-    plugin's start-up (3-5 CPU-s a run on the 2-core machine, more under load). The output is
-    read at the file descriptors (``capfd``), so lm-eval's logging is seen as a terminal would.
-
-    Args:
-        args: command-line arguments, as for ``prb``.
-        cwd: working folder for the run (restored after the test).
-        capfd: pytest's ``capfd`` fixture.
-        monkeypatch: pytest's ``monkeypatch`` fixture (the environment and folder are restored).
-        env: extra environment variables, as for :func:`run_cli`.
-    """
-    from prb_tasks.cli import main
-    from prb_tasks.common import lazy_seed
-
-    for key, value in {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_DATASETS_OFFLINE": "1",
-                       "HF_HUB_OFFLINE": "1", **(env or {})}.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.chdir(cwd)
-    capfd.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's --help and its usage errors
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        # A run that stopped before lm-eval's environment report leaves its child to this
-        # process's exit, which is the test session's: end it now, as a process of its own would.
-        child, lazy_seed._child = lazy_seed._child, None
-        if child is not None:
-            lazy_seed._end_child(child)
-    out, err = capfd.readouterr()
-    return subprocess.CompletedProcess(["prb", *args], code, out, err)
-
-
 def ctrl_c_reaches_child() -> None:
     """``preexec_fn`` for a process a test interrupts with SIGINT: a shell that runs pytest in the
     background (``nohup``, ``cmd &`` without job control) starts it with SIGINT ignored, every child

@@ -19,7 +19,7 @@ from prb_tasks.scoring.bestofn import METRICS, process_bon_scalar
 from prb_tasks.scoring.breakdowns import group_means, mean_over_users, tag_items
 from prb_tasks.testing.fake_server import Message
 from prb_tasks.testing.personalllm_copy import fixture_rows, write_personalllm
-from tests.runner import metric, read_results, run_fake_judge, run_main, sent_prompt
+from tests.runner import metric, read_results, run_cli, run_fake_judge, sent_prompt
 
 OPTIONS = {"n_users": 6, "items_per_user": 2, "k": 2}
 RIGHT_USERS = {"kenji", "sam"}  # the fake judge gets only these example users right
@@ -107,13 +107,11 @@ def test_judges_through_prb_judge_and_the_fake_server(tmp_path: Path, copy_dir: 
     assert "bon_regret_nN" in proc.stdout and "acc_tag:" in proc.stdout
 
 
-def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path, capfd, monkeypatch) -> None:
-    # In this process: a subprocess would prove nothing more (the judge test above runs one).
+def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path) -> None:
     out = tmp_path / "bm25"
     pairs = "personalllm_scalar,personalllm_scalar_history,personalized_custom_example_scalar_history"
-    proc = run_main(["eval", "--model", "prb-rm", "--model_args", "scorer=bm25", "--tasks", pairs,
-                     "--metadata", metadata(copy_dir), "--output_path", str(out), "--log_samples"], tmp_path,
-                    capfd, monkeypatch)
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=bm25", "--tasks", pairs,
+                    "--metadata", metadata(copy_dir), "--output_path", str(out), "--log_samples"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = read_results(out)
     scorer = BM25ProfileScorer()
@@ -140,9 +138,9 @@ def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path, c
         len(u.preferences) for u in read_users(example_path()))
 
     out = tmp_path / "length"
-    proc = run_main(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
-                     "personalllm_bon,personalllm_bon_history", "--metadata", metadata(copy_dir),
-                     "--output_path", str(out)], tmp_path, capfd, monkeypatch)
+    proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
+                    "personalllm_bon,personalllm_bon_history", "--metadata", metadata(copy_dir),
+                    "--output_path", str(out)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = read_results(out)
     docs = personalllm.build_docs("bon", data_dir=str(copy_dir), **OPTIONS)
@@ -160,7 +158,7 @@ def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path, c
     assert f"{8 * groups} responses ({groups} documents)" in proc.stderr and "pairs/s" not in proc.stderr
 
 
-def test_user_mistakes_are_one_line(tmp_path: Path, copy_dir: Path, capfd, monkeypatch) -> None:
+def test_user_mistakes_are_one_line(tmp_path: Path, copy_dir: Path) -> None:
     cases: list[tuple[list[str], str]] = [
         (["--tasks", "personalized_custom_scalar"], "read your preference file from the metadata key data_path"),
         (["--tasks", "personalllm_scalar", "--metadata", json.dumps({"data_dir": str(tmp_path / "nope")})],
@@ -169,17 +167,13 @@ def test_user_mistakes_are_one_line(tmp_path: Path, copy_dir: Path, capfd, monke
          "--metadata 'alpha'"),
     ]
     for args, expected in cases:
-        proc = run_main(["eval", "--model", "prb-rm", "--model_args", "scorer=length", *args], tmp_path, capfd,
-                        monkeypatch)
+        proc = run_cli(["eval", "--model", "prb-rm", "--model_args", "scorer=length", *args], cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr[-2000:]
         last = proc.stderr.strip().splitlines()[-1]
         assert expected in last and "Traceback" not in proc.stderr, proc.stderr[-2000:]
 
 
-def test_prb_data_validate_each_family(tmp_path: Path, copy_dir: Path, capfd, monkeypatch) -> None:
-    def run_cli(args: list[str], cwd: Path):
-        return run_main(args, cwd, capfd, monkeypatch)
-
+def test_prb_data_validate_each_family(tmp_path: Path, copy_dir: Path) -> None:
     proc = run_cli(["data", "validate", str(copy_dir)], cwd=tmp_path)
     assert proc.returncode == 0 and "anthropic_hh" in proc.stdout and "total" in proc.stdout
     assert "published test split has 1000" in proc.stdout
