@@ -45,7 +45,6 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.slow  # 200 participants walk their pages through one server (~20 s on 2 loaded cores)
 def test_200_participants_behind_one_address_get_every_page_without_a_reset(tmp_path: Path) -> None:
     # Before: the cap of 100 connections per address closed the room's 101st connection as it
     # opened (the reliability round counted 24,892 resets for 200 participants behind one NAT).
