@@ -109,6 +109,7 @@ def test_idle_connections_from_many_addresses_do_not_keep_a_participant_waiting(
 
 
 SLOTS = 12
+BIG = 12 * 1024 * 1024  # more than loopback's buffers hold, less than waitress's 16 MB high watermark
 
 
 @contextmanager
@@ -135,7 +136,7 @@ def slow_app_parts() -> tuple[Callable[..., Any], threading.Event, threading.Eve
         if path == "/wait":
             entered.set()
             release.wait(HTTP_BOUND)
-        body = b"ok " + path.encode()
+        body = b"x" * BIG if path == "/big" else b"ok " + path.encode()
         start_response("200 OK", [("Content-Length", str(len(body))), ("Content-Type", "text/plain")])
         return [body]
 
@@ -161,7 +162,7 @@ def read_reply(sock: socket.socket) -> bytes:
     return head + b"\r\n\r\n" + body
 
 
-def test_requests_being_read_or_answered_are_never_evicted() -> None:
+def test_requests_being_read_answered_or_written_are_never_evicted() -> None:
     app, entered, release = slow_app_parts()
     # request_seconds far beyond the test: the 10 s rule is tested elsewhere; here a slow
     # request must survive eviction however loaded the machine is.
@@ -172,17 +173,23 @@ def test_requests_being_read_or_answered_are_never_evicted() -> None:
         answering = socket.create_connection(where, timeout=HTTP_BOUND)
         answering.sendall(b"GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
         wait_for(entered.is_set, "the app is answering /wait")
+        writing = socket.create_connection(where, timeout=HTTP_BOUND)
+        writing.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")  # and not read yet
+        port = writing.getsockname()[1]
+        wait_for(lambda: any(c.addr[1] == port and c.total_outbufs_len for c in list(server.active_channels.values())),
+                 "/big's reply is waiting to be written")
         wait_for(lambda: any(c.request is not None for c in list(server.active_channels.values())),
                  "the half header is read")
         idle = [socket.create_connection(where, timeout=HTTP_BOUND) for _ in range(SLOTS + 8)]
-        wait_for(lambda: server.evicted >= 10, "the idle connections past the slots evict idle ones")
-        assert not any(closed_by_server(s) for s in (reading, answering))
-        assert sum(closed_by_server(s) for s in idle) == server.evicted == 10  # 2 busy + 20 idle - 12 slots
+        wait_for(lambda: server.evicted >= 11, "the idle connections past the slots evict idle ones")
+        assert not any(closed_by_server(s) for s in (reading, answering, writing))
+        assert sum(closed_by_server(s) for s in idle) == server.evicted == 11  # 3 busy + 20 idle - 12 slots
         reading.sendall(b"\r\n")
         assert read_reply(reading).endswith(b"ok /read")
         release.set()
         assert read_reply(answering).endswith(b"ok /wait")
-        for sock in (reading, answering, *idle):
+        assert len(read_reply(writing).partition(b"\r\n\r\n")[2]) == BIG
+        for sock in (reading, answering, writing, *idle):
             sock.close()
 
 
