@@ -39,8 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=0, help="port (default 0: any free port)")
     serve.add_argument("--connections-per-address", type=int, default=None, metavar="N",
-                       help="open connections one client address may hold (default 100; 0: no cap; behind a "
-                            "reverse proxy, or many participants behind one NAT address, raise it or use 0: "
+                       help="open connections one client address may hold (default 0: no cap; when all 500 "
+                            "are open, a new one replaces the one idle longest, whatever its address: "
                             "docs/your-data.md)")
     serve.add_argument("--form", type=Path, metavar="YAML",
                        help="profile fields and value tags (default: age group, region, interests)")
