@@ -116,6 +116,20 @@ class _HideCustomKwargsHint(logging.Filter):
         return "Custom kwargs can be passed to `--metadata`" not in record.getMessage()
 
 
+class _HideDeclaredPartialAggregates(logging.Filter):
+    """Drops lm-eval's warning that a metric of a group is missing in some of its subtasks, for prb's own
+    groups: they aggregate such a metric over the subtasks that report it on purpose (RewardBench 2's
+    ``top1`` over its five best-of-N subsets; Ties has none), as their YAMLs and the legend say."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "is missing in" not in message or not message.startswith("Group '"):
+            return True
+        from prb_tasks.common.taskindex import plugin_task_names
+
+        return message.split("'", 2)[1] not in plugin_task_names()
+
+
 def activate(requested_tasks: Iterable[str] = ()) -> None:
     """Register models and tasks for an lm-eval run in this process."""
     from prb_tasks.common.lazy_seed import install
@@ -126,3 +140,4 @@ def activate(requested_tasks: Iterable[str] = ()) -> None:
     install()
     include_task_folder(skip_builtin=only_plugin_tasks(requested_tasks))
     logging.getLogger("lm_eval.api.task").addFilter(_HideCustomKwargsHint())
+    logging.getLogger("lm_eval.api.group").addFilter(_HideDeclaredPartialAggregates())

@@ -38,14 +38,23 @@ def download(target: Path, subsets: list[str] | None = None, family: str = "pers
             return 2
     parts = chosen.hub_parts or ((chosen.hub_repo, ""),)
     for repo, folder in parts:
-        code = _snapshot(repo, patterns, target / folder if folder else target)
+        # The command the offline line suggests names the family: without --family it copies another one.
+        again = f"prb data download DIR --family {chosen.name}" if family else "prb data download DIR"
+        code = _snapshot(repo, patterns, target / folder if folder else target, again)
         if code:
             return code
     return validate(target, family)
 
 
-def _snapshot(repo: str, patterns: list[str], target: Path) -> int:
-    """Download ``patterns`` of the HF dataset ``repo`` into ``target``; 0 on success."""
+def _snapshot(repo: str, patterns: list[str], target: Path, again: str = "prb data download DIR") -> int:
+    """Download ``patterns`` of the HF dataset ``repo`` into ``target``; 0 on success.
+
+    Args:
+        repo: the HF dataset.
+        patterns: the files to download.
+        target: the folder they go into.
+        again: the command an offline machine's line tells the user to run elsewhere.
+    """
     try:
         from huggingface_hub import snapshot_download
     except ImportError:  # pragma: no cover - a dependency of lm-eval
@@ -61,7 +70,7 @@ def _snapshot(repo: str, patterns: list[str], target: Path) -> int:
         return 2
     reason = "HF_HUB_OFFLINE is set" if offline_mode() else unreachable_reason()
     if reason is not None:
-        print(f"prb: cannot download {repo}: {reason}; run `prb data download DIR` on a machine with "
+        print(f"prb: cannot download {repo}: {reason}; run `{again}` on a machine with "
               "access to huggingface.co and copy DIR here", file=sys.stderr)
         return 1
     try:

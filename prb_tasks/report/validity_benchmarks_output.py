@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from prb_tasks.common.errors import PRBError
-from prb_tasks.common.terminal import column_parts, fit
+from prb_tasks.common.terminal import WIDTH, column_parts, fit, fit_lines
+from prb_tasks.report.formatting import short_label
 from prb_tasks.report.published_scores import read_scores
 from prb_tasks.report.render_md import md_text
 from prb_tasks.report.validity_benchmarks import CrossValidity, cross_validity
@@ -58,6 +59,22 @@ def model_rows(report: CrossValidity) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def model_table(report: CrossValidity, width: int = WIDTH) -> str:
+    """The model table as printed: numbered rows, in parts that each repeat the number and the name;
+    names too long to leave room for a number beside them are shortened (:func:`short_label`, as
+    ``prb compare`` does), and those that lose more than their arguments' names follow in full."""
+    header, rows = model_rows(report)
+    rows = [[str(i), *row] for i, row in enumerate(rows, 1)]
+    widths = [max(len(str(c)) for c in col) for col in zip(["#", *header], *rows)]
+    room = max(12, width - widths[0] - 4 - max(widths[2:]))
+    if widths[1] > room:
+        for row in rows:
+            row[1] = short_label(row[1], room)
+    full = [f"model #{i}: {c.label}" for i, c in enumerate(report.contestants, 1)
+            if rows[i - 1][1] != short_label(c.label, len(c.label))]
+    return "\n".join([_table(["#", *header], rows, keep=2), *fit_lines(full, width)])
+
+
 def pair_rows(report: CrossValidity) -> tuple[list[str], list[list[str]]]:
     """Per pair of benchmarks and measure: the difference, its interval over models and the tests."""
     header = ["first - second", "measure", "difference [95% CI over models]", "bootstrap p", "Williams t (p)"]
@@ -92,7 +109,7 @@ def _shown(values: np.ndarray) -> np.ndarray:
 def render_text(report: CrossValidity) -> str:
     """What ``prb validity`` prints when it compares benchmarks."""
     parts = [*(f"WARNING: {w}" for w in report.warnings), *intro(report), "",
-             _table(*model_rows(report)), "", _table(*benchmark_rows(report)), "",
+             model_table(report), "", _table(*benchmark_rows(report)), "",
              _table(*pair_rows(report), keep=2), "",
              *(p.verdict for p in report.pairs)]
     # Sentences are wrapped by words to a terminal's 120 columns (they reached 299 with long names).
@@ -161,7 +178,6 @@ def render_html(report: CrossValidity) -> str:
 def draw_panels(report: CrossValidity, stem: Path) -> None:
     """One panel per benchmark: score (x, %) against downstream gain (y), the same axes everywhere."""
     from prb_tasks.report.chart_helpers import label_points, pyplot, save_figure
-    from prb_tasks.report.formatting import short_label
 
     plt = pyplot()
     count = len(report.benchmarks)
@@ -226,7 +242,7 @@ def run_command(args: Any) -> int:
             print(fit(f"prb validity: {note}"), file=sys.stderr)
         print(render_json(report) if args.format == "json" else render_text(report), flush=True)
         if written:
-            print(f"wrote {', '.join(p.name for p in written)} in {args.out}", file=sys.stderr)
+            print(fit(f"wrote {', '.join(p.name for p in written)} in {args.out}"), file=sys.stderr)
     except (PRBError, KeyboardInterrupt, BrokenPipeError) as exc:
         from prb_tasks.report.compare import stopped
 

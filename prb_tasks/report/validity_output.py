@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from prb_tasks.common.errors import PRBError
 from prb_tasks.common.install_hint import pip_install
-from prb_tasks.common.terminal import fit
+from prb_tasks.common.terminal import WIDTH, fit
 from prb_tasks.report.validity import Estimate, Validity, validity
 from prb_tasks.report.validity_headline import headline, headline_data
 from prb_tasks.rl.downstream import TASK as RL_TASK
@@ -46,9 +46,17 @@ def _model_rows(report: Validity) -> list[list[str]]:
             for m in report.models]
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def _table(header: list[str], rows: list[list[str]], width: int = WIDTH) -> str:
+    """Aligned columns; where a row would pass ``width``, its last column (the words: a measure's
+    meaning) is wrapped by words under its own start, so the numbers keep their columns."""
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+    start = sum(w + 2 for w in widths[:-1])
+    room = max(width - start, 20)
+    lines = []
+    for row in [header, *rows]:
+        head = "  ".join(str(c).ljust(w) for c, w in zip(row[:-1], widths))
+        last, *more = textwrap.wrap(str(row[-1]), room, break_long_words=False) or [""]
+        lines += [f"{head}  {last}".rstrip(), *(" " * start + line for line in more)]
     return "\n".join(lines)
 
 
@@ -74,11 +82,15 @@ def _intro(report: Validity) -> list[str]:
 def render_text(report: Validity) -> str:
     """What ``prb validity`` prints."""
     from prb_tasks.common.terminal import fit_lines
+    from prb_tasks.report.render_text import narrow_table
 
-    # The intro's sentences are wrapped by words to a terminal's 120 columns (the tables are not).
+    # The intro's sentences are wrapped by words to a terminal's 120 columns.
     parts = [*fit_lines([*(f"WARNING: {w}" for w in report.warnings), *_intro(report)]), "",
              *fit_lines(headline(report)), "",
-             _table(["model", "accuracy %", "gain"], _model_rows(report)), "",
+             # Long model names are shortened to fit, each shortened one then in full by its number
+             # (as prb compare does); validity.md / .html keep them whole.
+             *narrow_table([["#", "model", "accuracy %", "gain"],
+                            *([str(i), *row] for i, row in enumerate(_model_rows(report), 1))], {0, 2, 3}), "",
              _table(["measure", "value", "CI over questions", "CI over models", "meaning"], _rows(report))]
     return "\n".join(parts)
 
@@ -220,7 +232,7 @@ def run_command(args: Any) -> int:
             print(fit(f"prb validity: {note}"), file=sys.stderr)
         print(render_json(report) if args.format == "json" else render_text(report), flush=True)
         if written:
-            print(f"wrote {', '.join(p.name for p in written)} in {args.out}", file=sys.stderr)
+            print(fit(f"wrote {', '.join(p.name for p in written)} in {args.out}"), file=sys.stderr)
     except (PRBError, KeyboardInterrupt, BrokenPipeError) as exc:
         from prb_tasks.report.compare import stopped
 

@@ -81,7 +81,8 @@ _JUDGE = {
                            "allenai's Ties score of the ratings; group row: the plain mean of the six subsets"),
     "score:rmbench": ("RM-Bench from pairwise verdicts: a domain's mean of hard, normal and easy; group row: the "
                       "plain mean of the four domains"),
-    "top1": "share of best-of-N rows where the correct response alone has the top rating",
+    "top1": ("share of best-of-N rows where the correct response alone has the top rating; group row: the plain mean "
+             "of the five best-of-N subsets (Ties has no top1)"),
     "easy_acc": ("RM-Bench: share of (chosen, rejected) style pairs won where the chosen answer is the more "
                  "elaborate style (below the diagonal of the 3x3 matrix); a pair is won when its two orders' "
                  "votes (+1 chosen, -1 rejected, 0 tie or no verdict) sum above 0"),
@@ -108,7 +109,8 @@ _SCALAR = {
                            "plain mean of the six subsets"),
     "score:rmbench": ("RM-Bench's official score, by its authors' rules: a domain's mean of hard, normal and "
                       "easy; group row: the plain mean of the four domains"),
-    "top1": "share of best-of-N rows where the correct answer alone has the top reward",
+    "top1": ("share of best-of-N rows where the correct answer alone has the top reward; group row: the plain mean of "
+             "the five best-of-N subsets (Ties has no top1)"),
     "easy_acc": "RM-Bench: share of (chosen, rejected) style pairs won where the chosen answer is the more "
                 "elaborate style (below the diagonal of the 3x3 matrix)",
     "normal_acc": "RM-Bench: the same with both answers in the same style (the matrix's diagonal)",

@@ -1343,7 +1343,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     for kind, probability in args.fault:
         faults[kind] = faults.get(kind, 0.0) + probability
 
-    server = FakeLLMServer(
+    try:
+        server = _start(args, policy, faults)
+    except OSError as exc:  # the port is taken (a server left running) or not ours to bind
+        print(f"fake_server: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; stop the process "
+              "holding it or pick another --port (0 picks a free one)", file=sys.stderr, flush=True)
+        return 2
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    print(f"READY {server.url}", flush=True)
+    server.serve_until(stop)
+    print(stopped_line(server.stats()), file=sys.stderr, flush=True)
+    return 0
+
+
+def _start(args: Any, policy: Any, faults: Any) -> FakeLLMServer:
+    """The server the command line asks for, listening."""
+    return FakeLLMServer(
         policy,
         latency=args.latency,
         faults=faults,
@@ -1360,17 +1381,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         freeze_after=args.freeze_after,
         logprobs=not args.no_logprobs,
     )
-    stop = threading.Event()
-
-    def _on_signal(signum: int, frame: Any) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
-    print(f"READY {server.url}", flush=True)
-    server.serve_until(stop)
-    print(stopped_line(server.stats()), file=sys.stderr, flush=True)
-    return 0
 
 
 def stopped_line(stats: dict[str, Any]) -> str:

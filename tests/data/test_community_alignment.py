@@ -148,7 +148,7 @@ def test_prb_data_validate_and_download(tmp_path: Path, monkeypatch, capsys: pyt
 
     asked: list[tuple[str, list[str]]] = []
 
-    def snapshot(repo: str, patterns: list[str], target: Path) -> int:
+    def snapshot(repo: str, patterns: list[str], target: Path, *_again: str) -> int:
         asked.append((repo, patterns))
         write_ca(target)
         return 0

@@ -282,3 +282,14 @@ def test_loader_without_network_fails_at_once(monkeypatch):
     assert message.startswith("prb: cannot load QiyaoMa/Personalized-RewardBench (Art_and_Entertainment) from the "
                               f"HF hub: cannot connect to 127.0.0.1:{port}")
     assert "prb data download DIR" in message and "HF_HUB_OFFLINE=1" in message
+
+
+def test_download_offline_names_the_family_in_the_command_it_suggests(tmp_path, capsys, monkeypatch):
+    """Offline, ``prb data download DIR --family personal_reward_bench`` suggested `prb data download DIR`,
+    which copies Personalized RewardBench instead."""
+    from prb_tasks.cli.datatools import download
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert download(tmp_path / "copy", family="personal_reward_bench") == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "HF_HUB_OFFLINE is set; run `prb data download DIR --family personal_reward_bench` on a machine" in line

@@ -130,7 +130,7 @@ def test_prb_data_download_fetches_the_four_files_then_validates(tmp_path: Path,
 
     asked: list[tuple[str, list[str]]] = []
 
-    def snapshot(repo: str, patterns: list[str], target: Path) -> int:
+    def snapshot(repo: str, patterns: list[str], target: Path, *_again: str) -> int:
         asked.append((repo, patterns))
         write_prism(target)  # what the hub holds, in its layout
         return 0

@@ -17,7 +17,7 @@ from prb_tasks.data.rewardbench2.sources import load_rows
 from prb_tasks.documents import rewardbench2
 from prb_tasks.scoring.rewardbench2 import best_of_n_result, official_aggregate, process_ties, ties_score
 from tests.rewardbench2_fixture import fixture_rows, write_rewardbench2
-from tests.runner import metric, read_results, run_cli
+from tests.runner import flat, metric, read_results, run_cli
 
 SUBSET_TASKS = {"Factuality": "rewardbench2_factuality", "Precise IF": "rewardbench2_precise_if",
                 "Math": "rewardbench2_math", "Safety": "rewardbench2_safety", "Focus": "rewardbench2_focus",
@@ -190,6 +190,16 @@ def test_rewardbench2_through_prb_rm(tmp_path: Path, copy_dir: Path) -> None:
     # Every response was scored once: one request per response, none twice.
     assert re.search(rf"prb-rm \(length\): {responses} responses \(", proc.stderr), proc.stderr[-2000:]
     assert f"Data: local folder {copy_dir}" in proc.stdout
+    # top1 (best-of-N subsets only; Ties has none): the group row showed "-" beside subsets with values. It is
+    # the plain mean of the five best-of-N subsets, said in the legend, without lm-eval's missing-metric warning.
+    top1 = [metric(results, task, "top1") for subset, task in SUBSET_TASKS.items() if subset != "Ties"]
+    assert len(top1) == 5 and "top1,none" not in results["results"]["rewardbench2_ties"]
+    assert metric(results, "rewardbench2", "top1") == pytest.approx(sum(top1) / 5)
+    (group,) = [line for line in proc.stdout.splitlines() if line.startswith("rewardbench2 ")]
+    assert group.split()[-1] == f"{100 * sum(top1) / 5:.1f}", group
+    assert "top1: share of best-of-N rows where the correct answer alone has the top reward; group row: the plain " \
+        "mean of the five best-of-N subsets (Ties has no top1)" in flat(proc.stdout)
+    assert "is missing in" not in proc.stderr
 
 
 def test_prb_data_validate(copy_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -105,6 +105,40 @@ def _untracked(clone: Path, cloned: set[str]) -> list[str]:
     return sorted({name.split("/")[0] for name in added if name not in ignored})
 
 
+def with_free_ports(script: str) -> str:
+    """``script`` with each fixed fake-server port (``--port N`` and the ``127.0.0.1:N`` that reach it)
+    replaced by a port free now."""
+    import socket
+
+    for port in sorted(set(re.findall(r"--port (\d{4,5})\b", script))):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            free = sock.getsockname()[1]
+        script = re.sub(rf"(--port |127\.0\.0\.1:){port}\b", rf"\g<1>{free}", script)
+    return script
+
+
+def test_examples_get_free_ports_and_a_taken_port_is_one_line(tmp_path: Path) -> None:
+    """Every fixed port of the examples is replaced; a fake server on a taken port says so in one line and
+    the page's wait loop ends (it waited for READY forever)."""
+    import socket
+
+    fixed = [e for e in EXAMPLES if "--port 87" in e.script]
+    assert fixed
+    for example in fixed:
+        assert not re.search(r"(--port |127\.0\.0\.1:)876\d", with_free_ports(example.script)), example.page
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        script = (f"{sys.executable} -m prb_tasks.testing.fake_server --port {port} > fake.log &\n"
+                  "until grep -q READY fake.log; do kill -0 $! 2>/dev/null || break; sleep 1; done\n")
+        proc = run_watched(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"fake_server: cannot listen on 127.0.0.1:{port}: Address already in use" in proc.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.page}:{e.line}" for e in EXAMPLES])
 def test_offline_example_runs_as_written(example: Example, tmp_path: Path) -> None:
@@ -116,7 +150,10 @@ def test_offline_example_runs_as_written(example: Example, tmp_path: Path) -> No
            "PYTHONPATH": str(work), "PRB_CACHE_DIR": str(home / "prb"), "HF_HOME": str(home / "hf"),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("OPENAI_API_KEY", None)
-    proc = run_watched(["bash", "-e", "-c", example.script], cwd=work, env=env, capture_output=True, text=True)
+    # A page's fake server listens on a fixed port (8765-8767): two examples at once (xdist) or a server a
+    # user left running would meet there. The test gives each run a free port of its own instead.
+    proc = run_watched(["bash", "-e", "-c", with_free_ports(example.script)], cwd=work, env=env,
+                       capture_output=True, text=True)
     where = f"docs/{example.page}.md:{example.line}"
     printed = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{where}: the example exits {proc.returncode}\n{printed[-4000:]}"

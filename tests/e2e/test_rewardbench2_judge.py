@@ -93,6 +93,10 @@ def test_judge_ratings_give_allenais_scores(tmp_path: Path, backend: str) -> Non
     unread = sum(metric(results, t, "parse_fail") * sizes[t] for t in subsets) / sum(sizes.values())
     assert metric(results, "rewardbench2_judge", "parse_fail") == pytest.approx(unread)
     assert metric(results, "rewardbench2_judge", "error_rate") == 0.0
+    # top1 (no Ties): the group row showed "-"; it is the plain mean of the five best-of-N subsets.
+    top1 = [metric(results, t, "top1") for t in subsets if not t.endswith("_ties")]
+    assert len(top1) == 5 and metric(results, "rewardbench2_judge", "top1") == pytest.approx(sum(top1) / 5)
+    assert "is missing in" not in proc.stderr
     assert KEY not in proc.stdout + proc.stderr
     if backend == "prb-judge":  # prb's compact table counts ratings; no pairwise-verdict warning for ratings
         assert any(line.split()[:2] == ["task", "ratings"] for line in proc.stdout.splitlines())

@@ -110,7 +110,7 @@ def test_download_fetches_each_half_into_its_folder(tmp_path: Path, monkeypatch:
 
     fetched: list[tuple[str, Path]] = []
 
-    def snapshot(repo: str, patterns: list[str], target: Path) -> int:
+    def snapshot(repo: str, patterns: list[str], target: Path, *_again: str) -> int:
         fetched.append((repo, target))
         name = target.name
         half = {"chatbot_arena_personalized_0125": "arena", "prism_personalized_0125": "prism"}[name]

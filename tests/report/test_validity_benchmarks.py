@@ -265,3 +265,33 @@ def test_compare_with_output_fits_120_columns(tmp_path: Path, capsys: pytest.Cap
     assert sum(line.startswith(f"{name} ") for line in printed.out.splitlines()) == len(heads)
     for measure in ("spearman", "kendall", "pearson", "ndcg", "rbo", "scores from"):
         assert sum(measure in h for h in heads) >= 1, measure
+
+
+def test_compare_with_long_model_names_keep_their_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Long model names (a server's address among the arguments) left no room beside them: the model
+    table's header was broken by words (``model`` alone on a line, the benchmark's name under it). The
+    names are shortened as ``prb compare`` shortens them, and every part of the table keeps its header."""
+    from prb_tasks.common.terminal import WIDTH
+
+    runs = write_runs(tmp_path / "runs")
+    for path in runs.rglob("results_*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["config"]["model_args"] += (",api_base=http://my-judge-server.internal.example.com:8000/v1,"
+                                         "batch_size=16,max_length=4096")
+        path.write_text(json.dumps(data), encoding="utf-8")
+    name = "RewardBench-2-official-leaderboard-score"
+    scores = tmp_path / "scores.csv"
+    scores.write_text(f"model,{name}\n" + "".join(f"rm-{i},{v}\n" for i, v in enumerate(OTHER)), encoding="utf-8")
+    assert main(["validity", str(runs), "--compare-with", "rewardbench2", "--scores", str(scores),
+                 "--iters", "200"]) == 0
+    printed = capsys.readouterr()
+    assert [line for line in (printed.out + printed.err).splitlines() if len(line) > WIDTH] == []
+    lines = printed.out.splitlines()
+    heads = [line for line in lines if line.split()[:2] == ["#", "model"]]
+    assert len(heads) >= 1 and "model" not in [line.strip() for line in lines]
+    shown = " ".join(heads)
+    assert "downstream gain" in shown and "rewardbench2" in shown and name in shown
+    for i, score in enumerate(OTHER):
+        (row,) = [line for line in lines if line.startswith(f"{i + 1} ") and f"org/rm-{i}," in line
+                  and line.rstrip().endswith(f"{score:.1f}")]
+        assert "my-judge-server" in row

@@ -4,6 +4,7 @@ test_bon_validity_e2e.py)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -121,3 +122,32 @@ def test_an_undefined_correlation_is_written_as_null(monkeypatch: pytest.MonkeyP
     code, out, err = run_validity(monkeypatch, capsys, models, "--format", "json")
     assert code == 0, err
     assert json.loads(out)["measures"]["spearman"]["value"] is None
+
+
+def test_every_printed_line_fits_120_columns(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                             tmp_path: Path) -> None:
+    """Plain ``prb validity`` printed its ndcg row at 129 columns and long model names in full (a 123-column
+    model table): the meanings wrap under their own column, long names are shortened as ``prb compare``
+    shortens them, and the numbers stay in their columns."""
+    from prb_tasks.common.terminal import WIDTH
+
+    models = noisy_models(40)
+    for i, m in enumerate(models):
+        m.label = (f"prb-rm (scorer=hf, pretrained=Skywork/Skywork-Reward-V2-Llama-3.1-8B-{i}, batch_size=16, "
+                   "max_length=4096)")
+    code, out, err = run_validity(monkeypatch, capsys, models, "--out", str(tmp_path / "v"), "--no-charts")
+    assert code == 0, err
+    wide = [line for line in (out + err).splitlines() if len(line) > WIDTH]
+    assert wide == []
+    lines = out.splitlines()
+    for name in ("spearman", "kendall", "pearson", "ndcg", "rbo"):
+        (row,) = [line for line in lines if line.startswith(f"{name} ")]
+        assert re.match(rf"{name} +-?\d\.\d{{3}} +\[", row), row
+    assert "are the most accurate models the best downstream? (top-weighted, 1 = perfect)" in " ".join(out.split())
+    # Each model keeps one row, numbered, with what tells it apart and its accuracy and gain.
+    rows = [line for line in lines if re.match(r"\d+ ", line)]
+    assert len(rows) == 6 and all(f"Skywork-Reward-V2-Llama-3.1-8B-{i}" in row for i, row in enumerate(rows))
+    assert [float(row.split()[-2]) for row in rows] == pytest.approx([100 * m.benchmark.mean for m in models])
+    # validity.json keeps the full names.
+    written = json.loads((tmp_path / "v" / "validity.json").read_text(encoding="utf-8"))
+    assert [m["label"] for m in written["models"]] == [m.label for m in models]
