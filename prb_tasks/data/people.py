@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ def _spaced(prompt: str) -> str:
     return " ".join(prompt.split())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Choice:
     """One labelled pair: the answer a person preferred and one they passed over.
 
@@ -73,14 +73,21 @@ class Choice:
     feedback: str = ""
     conversation_type: str = ""
     cohort: str = ""
+    # Slots, not a __dict__ (a cached_property needs one): at release size a copy holds hundreds of
+    # thousands of choices, and a __dict__ made to cache ``item`` cost about 100 bytes more each.
+    _item: str | None = field(default=None, init=False, repr=False, compare=False)
 
-    @cached_property
+    @property
     def item(self) -> str:
         """What another person could have answered identically: the prompt and the two
         answers (in either order), hashed; the key of disagreement and majority counts."""
-        first, second = sorted((self.chosen.strip(), self.rejected.strip()))
-        text = "\x1f".join((_spaced(self.prompt), first, second))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        held = self._item
+        if held is None:
+            first, second = sorted((self.chosen.strip(), self.rejected.strip()))
+            text = "\x1f".join((_spaced(self.prompt), first, second))
+            held = hashlib.sha256(text.encode()).hexdigest()[:16]
+            object.__setattr__(self, "_item", held)  # computed once, on first use
+        return held
 
     @property
     def gap_bucket(self) -> str:

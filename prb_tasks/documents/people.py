@@ -86,9 +86,15 @@ def _past(choice: Choice) -> PastChoice:
 
 def _tags(choice: Choice) -> list[str]:
     # acc_tag averages over these: how clear the preference was where it was rated, else the language.
-    if choice.gap is not None:
-        return [choice.gap_bucket]
-    return [f"language {choice.language}"] if choice.language else []
+    return _tag_list(choice.gap_bucket if choice.gap is not None else
+                     f"language {choice.language}" if choice.language else "")
+
+
+@lru_cache(maxsize=1024)
+def _tag_list(tag: str) -> list[str]:
+    # One list per tag, shared by the documents that carry it (a few buckets or languages for
+    # hundreds of thousands of pairs); nothing changes a document's tags once it is built.
+    return [tag] if tag else []
 
 
 @lru_cache(maxsize=8192)

@@ -65,16 +65,28 @@ def rebuildable(text: str, rebuild: Callable[[], str]) -> str:
 
 def stash(docs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The documents with each ``prompt`` replaced by its ``prompt_key`` (the text kept here)."""
+    from prb_tasks.common.memory import compact_dict
+
     out: list[dict[str, Any]] = []
+    # Documents often share one prompt object (the pairs of a turn): hashed once, one key string for
+    # all of them. Keyed by id; the text is held beside its key, so no other text gets its id meanwhile.
+    keys: dict[int, tuple[str, str]] = {}
+    layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
     for doc in docs:
         if "prompt" not in doc:
             out.append(doc)
             continue
         text = doc["prompt"]
-        key = _key(text)
-        _PROMPTS.setdefault(key, text)  # a recipe registered for this text stays instead
-        out.append({("prompt_key" if name == "prompt" else name): (key if name == "prompt" else value)
-                    for name, value in doc.items()})
+        held = keys.get(id(text))
+        if held is None or held[0] is not text:
+            held = keys[id(text)] = (text, _key(text))
+            _PROMPTS.setdefault(held[1], text)  # a recipe registered for this text stays instead
+        key = held[1]
+        names = tuple(doc)
+        renamed = layouts.get(names)
+        if renamed is None:
+            renamed = layouts[names] = tuple("prompt_key" if name == "prompt" else name for name in names)
+        out.append(compact_dict(renamed, [key if name == "prompt" else value for name, value in doc.items()]))
     return out
 
 

@@ -60,3 +60,19 @@ def test_building_pauses_the_collector_and_puts_it_back() -> None:
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_documents_share_their_key_table_and_a_turns_prompt_key(tmp_path: Path) -> None:
+    import json
+    import sys
+
+    docs = community_alignment.load_dataset(variant="scalar", data_dir=str(write_ca(tmp_path / "ca")))["test"]
+    first = docs[0]
+    assert type(first) is dict and json.dumps(first) == json.dumps(dict(first)) and first == dict(first)
+    # A dict on its layout's shared key table is smaller than a plain copy of it.
+    assert sys.getsizeof(first) < sys.getsizeof(dict(first))
+    by_turn: dict[str, list[str]] = {}
+    for doc in docs:  # pair keys are person/conversation/turn/answer: a turn's pairs share one prompt
+        by_turn.setdefault(doc["pair_key"].rsplit("/", 1)[0], []).append(doc["prompt_key"])
+    shared = [keys for keys in by_turn.values() if len(keys) > 1]
+    assert shared and all(k is keys[0] for keys in shared for k in keys)  # hashed once, one key string

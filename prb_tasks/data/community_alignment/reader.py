@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import os
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -121,7 +122,9 @@ def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Cou
         BadRow: a turn names a preferred response that is not one (its message says where); the
             turns before it keep their pairs, the caller counts the rest of the row as skipped.
     """
-    conv, person, lang = _cell(row, "conversation_id"), _cell(row, "annotator_id"), _cell(row, "assigned_lang")
+    # Interned: every row repeats its person's id and one of a few languages, and each pair keeps the language.
+    conv, person = _cell(row, "conversation_id"), sys.intern(_cell(row, "annotator_id"))
+    lang = sys.intern(_cell(row, "assigned_lang"))
     out: list[Choice] = []
     earlier: list[tuple[str, str]] = []
     for turn in TURNS:
@@ -143,13 +146,14 @@ def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Cou
             raise BadRow(f"{where} (conversation {conv!r}), field '{turn}_turn_response_{letter}': empty, but "
                          f"{field} names it", out)
         prompt = transcript(earlier, message)
-        others = [(x, text) for x, text in responses.items()
-                  if x != letter and text.strip() and text.strip() != best.strip()]
+        kept = best.strip()
+        others = [(x, text) for x, text in responses.items() if x != letter and (bare := text.strip()) and bare != kept]
         if not others:
             skipped["with one response"] += 1
         reason = _cell(row, f"{turn}_turn_feedback")
+        interaction = f"{conv}/{turn}"  # one string for the turn's pairs
         for x, text in others:
-            out.append(Choice(key=f"{person}/{conv}/{turn}/{x}", group=conv, interaction=f"{conv}/{turn}",
+            out.append(Choice(key=f"{person}/{conv}/{turn}/{x}", group=conv, interaction=interaction,
                               prompt=prompt, chosen=best, rejected=text, reason=reason, language=lang,
                               chosen_first=LETTERS.index(letter) < LETTERS.index(x)))
         earlier.append((message, best))

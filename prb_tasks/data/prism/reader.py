@@ -181,6 +181,7 @@ def turn_choices(conv: ConversationRow, skipped: Counter[str], language: str = "
         reason = _what_mattered(conv.choice_attributes) if not earlier else ""
         # The chosen answer's pairs keep prb's keys (the rejected answer's id, else its place among the others).
         others = [r for r in rated if r is not best and r.content.strip() != best.content.strip()]
+        interaction = f"{conv.conversation_id}/{turn}"  # one string for the turn's pairs
         for win, lose in _rank_pairs(rated, best, protocol, skipped):
             assert win.score is not None and lose.score is not None  # the schema requires both
             # The answers' order in the data was random: the pair's two positions say which came first.
@@ -191,7 +192,7 @@ def turn_choices(conv: ConversationRow, skipped: Counter[str], language: str = "
                 pair_id = f"{_position(win, rated)}>{_position(lose, rated)}"
             out.append(Choice(
                 key=f"{conv.user_id}/{conv.conversation_id}/{turn}/{pair_id}",
-                group=conv.conversation_id, interaction=f"{conv.conversation_id}/{turn}", prompt=prompt,
+                group=conv.conversation_id, interaction=interaction, prompt=prompt,
                 chosen=win.content, rejected=lose.content, reason=reason if win is best else "",
                 gap=float(win.score - lose.score), chosen_first=first, language=language, feedback=feedback,
                 conversation_type=conv.conversation_type or "",
