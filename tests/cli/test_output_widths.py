@@ -59,6 +59,7 @@ def test_prb_audit_fits(capsys):
     assert over(out) == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="runs prb as a subprocess on /tmp paths")
 def test_prb_eval_compare_and_the_dry_run_fit(tmp_path: Path):
     rb2 = write_rewardbench2(tmp_path / "rb2", rewardbench2_rows())

@@ -33,6 +33,7 @@ def test_a_registered_value_is_redacted_whatever_holds_it() -> None:
     assert redact(f"Authorization: Bearer {value}; abc") == "Authorization: Bearer ***; abc"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["direct", "litellm"])
 def test_an_echoed_key_from_any_variable_never_reaches_cache_samples_results_or_report(
     tmp_path: Path, transport: str
@@ -77,6 +78,7 @@ def test_a_key_in_model_args_is_refused_before_lm_eval_logs_the_arguments(tmp_pa
     assert len(lines) == 1 and "api_key" in lines[0] and "do not pass an API key" in lines[0], proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["direct", "litellm"])
 def test_a_key_in_the_api_base_query_is_sent_but_hidden_everywhere(tmp_path: Path, transport: str) -> None:
     # Issue 48 item 6: ``api_base=.../v1?key=SECRET`` was printed on stderr (lm-eval's

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prb_tasks.testing.fake_server import FakeLLMServer
 from tests.e2e.test_judge_e2e import TASK, chosen_policy
 from tests.runner import flat, run_cli
 
 
+@pytest.mark.slow
 def test_failed_judgments_are_named_in_the_last_line_and_a_rerun_retries_only_them(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), fault_script=["500", "500"]) as srv:

@@ -56,6 +56,7 @@ def samples_of(out: Path, task: str) -> list[dict]:
     return [json.loads(line) for line in files[0].read_text(encoding="utf-8").splitlines() if line]
 
 
+@pytest.mark.slow
 def test_judges_through_prb_judge_and_the_fake_server(tmp_path: Path, copy_dir: Path) -> None:
     answers = replies(copy_dir)
     unknown: list[str] = []
@@ -107,6 +108,7 @@ def test_judges_through_prb_judge_and_the_fake_server(tmp_path: Path, copy_dir: 
     assert "bon_regret_nN" in proc.stdout and "acc_tag:" in proc.stdout
 
 
+@pytest.mark.slow
 def test_scalar_tasks_through_prb_rm_baselines(tmp_path: Path, copy_dir: Path) -> None:
     out = tmp_path / "bm25"
     pairs = "personalllm_scalar,personalllm_scalar_history,personalized_custom_example_scalar_history"

@@ -230,6 +230,7 @@ def test_kill_9_loses_only_requests_in_flight(tmp_path: Path) -> None:
     assert_no_key(tmp_path)
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_a_cache_lose_nothing(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     with FakeLLMServer(chosen_policy(), latency=0.02, record_requests=False) as srv:

@@ -85,6 +85,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.slow
 def test_a_full_disk_mid_run_stops_with_one_line_keeps_answers_and_a_rerun_resumes(
     tmp_path: Path, small_disk: Path
 ) -> None:

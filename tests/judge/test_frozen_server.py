@@ -102,6 +102,7 @@ def test_an_idle_stretch_of_the_run_is_not_counted_as_silence() -> None:
     assert watch.failure(timed_out(), 1, False) is not None
 
 
+@pytest.mark.slow
 def test_a_server_freezing_mid_run_stops_within_two_timeouts_and_a_rerun_resumes(tmp_path: Path) -> None:
     cache, out = tmp_path / "cache", tmp_path / "out"
     with FakeLLMServer(chosen_policy(), freeze_after=20, record_requests=False) as srv:

@@ -144,6 +144,7 @@ def test_batch_run_matches_an_interactive_run(tmp_path: Path, provider: str) -> 
     assert_no_key(tmp_path)
 
 
+@pytest.mark.slow
 def test_killed_after_submission_the_same_command_collects(tmp_path: Path) -> None:
     provider = "openai"
     cache = tmp_path / "cache"

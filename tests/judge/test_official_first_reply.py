@@ -75,6 +75,7 @@ def test_sample_draws_put_chosen_in_both_positions():
         assert 0.0 < share < 1.0
 
 
+@pytest.mark.slow
 def test_prb_judge_scores_the_empty_first_reply(tmp_path):
     def run(server: FakeLLMServer, out: Path, extra: str = "") -> None:
         args = (f"model=openai/fake,api_base={server.openai_base},api_key_env=PRB_TEST_KEY,"
@@ -122,6 +123,7 @@ def test_prb_judge_still_asks_again_in_its_own_protocol(tmp_path):
     assert metric(results, "personalized_rb_sample_art", "parse_fail") == 0.0
 
 
+@pytest.mark.slow
 def test_lm_eval_chat_backend_scores_the_empty_first_reply(tmp_path):
     out = tmp_path / "runs"
     with FakeLLMServer(policy=empty_then_b()) as server:

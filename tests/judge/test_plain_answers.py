@@ -54,6 +54,7 @@ def test_data_dir_on_a_custom_data_task_names_data_path(tmp_path: Path) -> None:
         "--metadata '{\"data_path\": \"FILE.jsonl\"}' (or \"example\" for the bundled example)")
 
 
+@pytest.mark.slow
 def test_bm25_without_any_history_warns_that_every_pair_ties(tmp_path: Path) -> None:
     data = tmp_path / "one_each.jsonl"
     data.write_text("".join(json.dumps(u) + "\n" for u in ONE_PREFERENCE_EACH), encoding="utf-8")

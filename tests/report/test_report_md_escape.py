@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from prb_tasks.report.render_md import md_text
 from tests.runner import run_cli
 
@@ -18,6 +20,7 @@ def test_md_text_escapes_html_and_entities() -> None:
     assert md_text("plain text, 95% CI") == "plain text, 95% CI"
 
 
+@pytest.mark.slow
 def test_a_model_name_with_markup_is_escaped_in_report_md(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     for name, scorer in (("length", "length"), ("bm25", "bm25")):

@@ -32,6 +32,7 @@ def _mark(folder: Path, sure: float) -> None:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+@pytest.mark.slow
 def test_the_confidence_chart_comes_from_the_marked_replies(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     write_run(runs / "soft", "personalized_rb", "prb-judge", {"model": "openai/local", "logprobs": 5},

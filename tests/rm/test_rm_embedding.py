@@ -66,6 +66,7 @@ def test_candidates_are_the_users_best_posts_for_the_question(scorer, docs):
     assert capped.identity != scorer.identity
 
 
+@pytest.mark.slow
 def test_scores_do_not_depend_on_what_else_is_scored(scorer, docs):
     items = as_items(docs)
     together = EmbeddingScorer(top_k=3, device="cpu", dtype="float32")

@@ -169,6 +169,7 @@ def logged_rewards(out: Path, task: str) -> dict[str, list[float]]:
     return {row["doc"]["id"]: [float(r[0]) for r in row["filtered_resps"]] for row in rows}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["gpt2", "llama_chat"])
 def test_prb_eval_end_to_end(models, sample_docs, tmp_path, name):
     out = tmp_path / "runs"
@@ -205,6 +206,7 @@ def test_unknown_model_arg_fails_the_command_with_the_key(tmp_path, models):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_lm_eval_causal_lm_backend_runs_the_scalar_tasks(tmp_path):
     """The claim of docs/reward-models.md: lm-eval's own `hf` backend scores responses by log-likelihood."""
     pytest.importorskip("accelerate")  # lm-eval's hf backend needs it (lm-eval[hf])

@@ -199,6 +199,7 @@ def run_prb(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
                        capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol, tie_rate", [("official", 1.0), ("clean", 0.0)])
 def test_prb_eval_with_each_protocol(models, tmp_path, protocol, tie_rate):
     out = tmp_path / "runs"

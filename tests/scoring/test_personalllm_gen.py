@@ -140,6 +140,7 @@ def _score(paths: list[Path], tiny_rms: tuple[Path, Path], cache: Path, report: 
     return json.loads(report.read_text())[0] | {"printed": printed.out}
 
 
+@pytest.mark.slow
 def test_generation_then_scoring_end_to_end(tmp_path: Path, copy_dir: Path, tiny_rms, capsys) -> None:
     with FakeLLMServer(_policy, record_requests=False) as server:
         run_a = _generate(tmp_path, copy_dir, "a", server)
