@@ -39,7 +39,7 @@ def download(target: Path, subsets: list[str] | None = None, family: str = "pers
     parts = chosen.hub_parts or ((chosen.hub_repo, ""),)
     for repo, folder in parts:
         # The command the offline line suggests names the family: without --family it copies another one.
-        again = f"prb data download DIR --family {chosen.name}" if family else "prb data download DIR"
+        again = chosen.download_command() if family else "prb data download DIR"
         code = _snapshot(repo, patterns, target / folder if folder else target, again)
         if code:
             return code

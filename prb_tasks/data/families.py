@@ -124,6 +124,21 @@ class BenchmarkFamily:
         if self.train == TRAIN_FROM_FEWSHOT and self.fewshot is None:
             raise ValueError(f"family {self.name}: train={TRAIN_FROM_FEWSHOT!r} needs a few-shot source (fewshot)")
 
+    def download_command(self, folder: str | Path = "DIR") -> str:
+        """The ``prb data download`` command line that fetches this family into ``folder``, as a user types it.
+
+        It names ``--family``: without it the command copies the default family instead. Files the hub
+        client already fetched into ``folder`` are kept, so it also fetches a copy's missing files.
+
+        Args:
+            folder: the target folder (quoted for a POSIX shell where it needs it); ``DIR`` in a hint
+                that says to run it elsewhere.
+        """
+        import shlex
+
+        where = folder if folder == "DIR" else shlex.quote(str(folder))
+        return f"prb data download {where} --family {self.name}"
+
 
 _REGISTRY: dict[str, BenchmarkFamily] = {}
 _FOUND = False

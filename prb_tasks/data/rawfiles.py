@@ -18,6 +18,22 @@ from prb_tasks.common.textfiles import json_lines_at
 from prb_tasks.data.errors import DataError
 
 
+class UnreadableParquet(DataError):
+    """A ``.parquet`` file pyarrow cannot open (cut short, damaged, or not parquet); one line.
+
+    A family whose files come from the hub catches it to add the command that fetches the file again.
+
+    Attributes:
+        path: the file.
+        reason: pyarrow's words, on one line and without the path it repeats.
+    """
+
+    def __init__(self, path: Path, exc: Exception) -> None:
+        self.path = path
+        self.reason = " ".join(str(exc).split()).replace(f" '{path}'", "").rstrip(".")
+        super().__init__(f"prb: cannot read parquet file {path}: {self.reason}")
+
+
 def unreadable_file(path: Path, exc: OSError, what: str = "data file") -> DataError:
     """The one-line error for a file that cannot be opened (a folder, a link loop, no permission).
 
@@ -114,7 +130,7 @@ def raw_rows(path: Path) -> Iterator[dict[str, Any]]:
         try:
             table = pq.read_table(path)
         except Exception as exc:  # pyarrow raises several unrelated types
-            raise DataError(f"prb: cannot read parquet file {path}: {exc}") from exc
+            raise UnreadableParquet(path, exc) from exc
         yield from table.to_pylist()
         return
     for _, value in jsonl_rows_at(path):

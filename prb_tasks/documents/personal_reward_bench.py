@@ -20,17 +20,19 @@ from __future__ import annotations
 import ast
 import hashlib
 import random
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import Field
 
+from prb_tasks.common.terminal import fit
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personal_reward_bench.constants import ENV_VAR, K_CURVE, PGENRM_HISTORY, PGENRM_SEED
 from prb_tasks.data.personal_reward_bench.reader import BenchRow, HalfCopy, UserRows, as_people, present_halves
 from prb_tasks.data.personal_reward_bench.sources import load_half, resolve_data_dir
-from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
+from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name, user_keys
 from prb_tasks.documents.options import TemplateOptions, parse_options
 from prb_tasks.documents.pairs import (
     ASK_ONCE,
@@ -54,7 +56,8 @@ class PersonalRewardBenchOptions(TemplateOptions):
     data_dir: Optional[str] = Field(None, description="local copy: a folder holding chatbot_arena_personalized_0125/ "
                                     f"and/or prism_personalized_0125/ in the HF layout; else ${ENV_VAR}")
     k: Optional[int] = Field(None, ge=0, description="history pairs (the user's latest train/val pairs) shown with "
-                             f"each test pair: judge and scalar_history default {DEFAULT_K}, synthesizeme 0")
+                             f"each test pair: judge and scalar_history default {DEFAULT_K}, synthesizeme 0; "
+                             "the kcurve, official_pgenrm and scalar tasks fix their own (a note says so)")
     pgenrm_prompts: Optional[str] = Field(None, description="the pgenrm tasks: P-GenRM's PROMPTS.py (their "
                                           "Character-GenRM/inference/PROMPTS.py) to send their prompt text; "
                                           "default: prb's wording of the same request")
@@ -62,6 +65,17 @@ class PersonalRewardBenchOptions(TemplateOptions):
 
 #: The ``--metadata`` keys of every ``personal_reward_bench*`` task, checked by the shared validator.
 METADATA = MetadataSpec.from_options(FAMILY, PersonalRewardBenchOptions, fixed=frozenset({"variant", "half"}))
+
+#: Variant -> why ``k`` does not apply to it (``{half}``: the task's half). A note, not a refusal: one
+#: ``--metadata`` serves every task of a run, and ``--tasks 'personal_reward_bench_arena*'`` with ``k`` is
+#: no mistake for the tasks that take it.
+K_FIXED = {
+    "kcurve": "it runs every history size of the curve, " + ", ".join(map(str, K_CURVE)) + " pairs (subsets <k>-shot)",
+    "pgenrm": f"P-GenRM's official protocol draws its own {PGENRM_HISTORY} of the user's train pairs per test pair "
+              "(their seeded 'rotate' selection); personal_reward_bench_{half} takes k",
+    "scalar": "it scores each pair after the request alone, with no history; "
+              "personal_reward_bench_{half}_scalar_history takes k",
+}
 
 
 def history_rows(user: UserRows, k: int) -> list[BenchRow]:
@@ -215,6 +229,23 @@ def _pgenrm_docs(copy: HalfCopy, opts: PersonalRewardBenchOptions) -> tuple[list
     return docs, unreadable
 
 
+def note_fixed_k(variant: str, half: str, opts: PersonalRewardBenchOptions, given: dict[str, Any]) -> str | None:
+    """The note (one line, wrapped at 120 columns) for a ``k`` given as ``--metadata`` to a task that fixes its
+    own history; None where there is nothing to note.
+
+    Args:
+        variant: the task's variant.
+        half: the task's half.
+        opts: the options parsed.
+        given: what the loader received (``k`` named by ``--model_args`` alone is the model's, not noted).
+    """
+    why = K_FIXED.get(variant)
+    if why is None or opts.k is None or "k" not in user_keys(given)[0]:
+        return None
+    task = task_name(given) or f"the {FAMILY} {variant} tasks"
+    return fit(f"prb: k={opts.k} ignored by {task}: {why.format(half=half)}")
+
+
 def _k(opts: PersonalRewardBenchOptions, variant: str) -> int:
     if opts.k is not None:
         return opts.k
@@ -233,6 +264,9 @@ def build_docs(variant: str, half: str, **kwargs: Any) -> list[dict[str, Any]]:
         raise DataError(f"prb: unknown {FAMILY} variant '{variant}'; expected one of {', '.join(VARIANTS)}")
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(PersonalRewardBenchOptions, kwargs)
+    note = note_fixed_k(variant, half, opts, kwargs)
+    if note:
+        print(note, file=sys.stderr)
     copy = load_half(opts.data_dir, half)
     tests = sum(len(u.test) for u in copy.users)
     provenance.record(kwargs, provenance.DataSource("local", str(copy.folder), "test pairs", tests),

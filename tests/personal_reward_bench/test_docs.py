@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -60,3 +61,43 @@ def test_a_misspelt_key_is_one_line(copy: Path) -> None:
         build_docs("judge", "arena", data_dir=str(copy), pgenrm_prompt="x",
                    config_source="x/personal_reward_bench_arena.yaml")
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("variant, task, why", [
+    ("pgenrm", "personal_reward_bench_prism_official_pgenrm", "P-GenRM's official protocol draws its own 6"),
+    ("scalar", "personal_reward_bench_prism_scalar", "the request alone, with no history; "
+                                                     "personal_reward_bench_prism_scalar_history takes k"),
+    ("kcurve", "personal_reward_bench_prism_kcurve", "every history size of the curve, 0, 1, 2, 4, 6, 8 pairs"),
+])
+def test_k_given_to_a_task_that_fixes_its_history_is_one_note(copy: Path, capsys: pytest.CaptureFixture[str],
+                                                               variant: str, task: str, why: str) -> None:
+    """``--metadata '{"k": 2}'`` changed nothing in these tasks and said nothing; now one note names the task."""
+    source = {"config_source": f"x/{task}.yaml"}
+    fixed = build_docs(variant, "prism", data_dir=str(copy), **source)
+    assert capsys.readouterr().err == ""
+    given = build_docs(variant, "prism", data_dir=str(copy), k=2, **source)
+    assert [doc_prompt(d) for d in given] == [doc_prompt(d) for d in fixed]  # k really is not used
+    err = capsys.readouterr().err
+    assert err.startswith(f"prb: k=2 ignored by {task}: ") and why in " ".join(err.split()), err
+    assert err.count("prb:") == 1 and max(len(line) for line in err.splitlines()) <= 120
+
+
+@pytest.mark.parametrize("variant", ["judge", "synthesizeme", "scalar_history"])
+def test_k_given_to_a_task_that_takes_it_is_not_noted(copy: Path, capsys: pytest.CaptureFixture[str],
+                                                       variant: str) -> None:
+    default = build_docs(variant, "arena", data_dir=str(copy))
+    given = build_docs(variant, "arena", data_dir=str(copy), k=1)
+    assert [doc_prompt(d) for d in given] != [doc_prompt(d) for d in default]  # k is used
+    assert capsys.readouterr().err == ""
+
+
+def test_k_of_the_model_args_alone_is_not_noted(copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from prb_tasks.common import harness_args
+
+    harness_args.declare(harness_args.parse(["--model", "hf", "--model_args", "pretrained=x,k=2", "--tasks", "t",
+                                             "--metadata", json.dumps({"data_dir": str(copy)})]))
+    try:
+        build_docs("scalar", "arena", data_dir=str(copy), k=2, pretrained="x")
+    finally:
+        harness_args.declare(None)
+    assert capsys.readouterr().err == ""

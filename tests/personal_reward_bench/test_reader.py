@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -125,3 +126,67 @@ def test_download_fetches_each_half_into_its_folder(tmp_path: Path, monkeypatch:
     copy = tmp_path / "copy"
     assert fetched == [("MichaelR207/chatbot_arena_personalized_0125", copy / "chatbot_arena_personalized_0125"),
                        ("MichaelR207/prism_personalized_0125", copy / "prism_personalized_0125")]
+
+
+def _hint_argv(message: str) -> list[str]:
+    """The command a one-line error tells the user to run, split as a POSIX shell splits it."""
+    import shlex
+
+    assert "\n" not in message, message
+    commands = re.findall(r"`([^`]+)`", message)
+    assert len(commands) == 1, message
+    return shlex.split(commands[0])
+
+
+def test_a_truncated_shard_names_the_command_that_fetches_it_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A shard cut short was named with no way to fetch it again; the line now gives the command, which
+    the real CLI parses to this copy and family and which, run after deleting the shard, repairs the copy."""
+    import shutil
+
+    from prb_tasks.cli import _parser, datatools, main
+
+    root = write_copy(tmp_path / "my copy", users=2)  # a space: the command must quote the folder
+    pristine = write_copy(tmp_path / "hub", users=2)
+    shard = root / "prism_personalized_0125" / "data" / "test-00000-of-00001.parquet"
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    with pytest.raises(DataError) as err:
+        read_half(root, "prism")
+    message = str(err.value)
+    assert message.startswith(f"prb: cannot read parquet file {shard}: ") and "delete it and run `" in message
+    argv = _hint_argv(message)
+    assert argv[0] == "prb"
+    args = _parser().parse_args(argv[1:])
+    assert (args.command, args.data_command, Path(args.dir), args.family) == ("data", "download", root,
+                                                                              "personal_reward_bench")
+
+    def snapshot(repo: str, patterns: list[str], target: Path, *_again: str) -> int:
+        # The hub client keeps the files it already fetched and fetches the others.
+        for source in (pristine / target.name).rglob("*"):
+            dest = target / source.relative_to(pristine / target.name)
+            if source.is_file() and not dest.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, dest)
+        return 0
+
+    monkeypatch.setattr(datatools, "_snapshot", snapshot)
+    shard.unlink()
+    assert main(argv[1:]) == 0, capsys.readouterr()
+
+    def pairs(folder: Path) -> list[tuple[str, str, str, str]]:
+        users = read_half(folder, "prism").users
+        return [(r.key, r.request, r.chosen_text, r.rejected_text) for u in users for r in (*u.train, *u.val, *u.test)]
+
+    assert pairs(root) == pairs(pristine)
+
+
+def test_a_missing_shard_names_the_command_that_fetches_it(tmp_path: Path) -> None:
+    from prb_tasks.cli import _parser
+
+    root = write_copy(tmp_path / "copy", users=1, halves=("arena",))
+    data = root / "chatbot_arena_personalized_0125" / "data"
+    (data / "train-00000-of-00001.parquet").rename(data / "train-00000-of-00002.parquet")
+    with pytest.raises(DataError, match="lacks train-00001-of-00002.parquet") as err:
+        read_half(root, "arena")
+    args = _parser().parse_args(_hint_argv(str(err.value))[1:])
+    assert (Path(args.dir), args.family) == (root, "personal_reward_bench")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from prb_tasks.data.errors import DataError
 from prb_tasks.data.people import Choice, Person, validated
 from prb_tasks.data.personal_reward_bench.constants import HALF_NAMES, HALVES, HUB_SPLIT_ORDER, USER_SPLITS
 from prb_tasks.data.personal_reward_bench.schema import BenchRowModel, TurnRow
-from prb_tasks.data.rawfiles import raw_rows
+from prb_tasks.data.rawfiles import UnreadableParquet, raw_rows
 
 _SHARD = re.compile(r"(?P<split>.+?)-(?P<index>\d{5})-of-(?P<count>\d{5})\.(?P<ext>parquet|jsonl)")
 
@@ -220,28 +221,40 @@ def shards(folder: Path) -> list[Path]:
     if len(formats) > 1:
         raise DataError(f"prb: {folder / 'data'} holds both .parquet and .jsonl shards; keep one format")
     for split, paths in found.items():
-        _check_complete(folder / "data", split, paths)
+        _check_complete(folder, split, paths)
     order = sorted(found, key=lambda s: (HUB_SPLIT_ORDER.index(s) if s in HUB_SPLIT_ORDER else len(HUB_SPLIT_ORDER),
                                          s))
     return [path for split in order for path in found[split]]
 
 
-def _check_complete(data: Path, split: str, paths: list[Path]) -> None:
+def fetch_again(folder: Path) -> str:
+    """The command, in backquotes, that fetches a copy's missing files into the copy holding ``folder``.
+
+    Args:
+        folder: a half's folder (``<copy>/<hub name>``).
+    """
+    from prb_tasks.data.personal_reward_bench.family import FAMILY
+
+    return f"`{FAMILY.download_command(folder.parent)}`"
+
+
+def _check_complete(folder: Path, split: str, paths: list[Path]) -> None:
     # Each shard's name says how many there are: an interrupted download leaves some out, and reading
     # the rest would drop users and pairs silently.
+    data = folder / "data"
     parts = [_SHARD.fullmatch(p.name) for p in paths]
     counts = {int(m["count"]) for m in parts if m}
     have = {int(m["index"]) for m in parts if m}
     ext = next((m["ext"] for m in parts if m), "parquet")
     if len(counts) > 1:
         raise DataError(f"prb: {data} holds {split} shards of {sorted(counts)} parts at once (two downloads mixed); "
-                        f"delete the {split}-* files and download the half again")
+                        f"delete the {split}-* files and run {fetch_again(folder)}")
     total = counts.pop()
     missing = [f"{split}-{i:05d}-of-{total:05d}.{ext}" for i in range(total) if i not in have]
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         raise DataError(f"prb: {data} lacks {missing[0]}{more} ({len(have)} of {total} {split} shards present: the "
-                        "download stopped early); download the half again")
+                        f"download stopped early); run {fetch_again(folder)} to fetch what is missing")
 
 
 def _row(half: str, raw: dict[str, Any], path: Path, number: int, position: int) -> BenchRow:
@@ -254,6 +267,15 @@ def _row(half: str, raw: dict[str, Any], path: Path, number: int, position: int)
                     context=context, chosen=chosen, rejected=rejected,
                     chosen_as_turn=isinstance(model.chosen, TurnRow) and isinstance(model.rejected, TurnRow),
                     flip=model.flip, conversation_id=model.conversation_id or "", where=f"{path} {where}")
+
+
+def _shard_rows(path: Path, folder: Path) -> Iterator[dict[str, Any]]:
+    # A shard cut short or damaged (a copy interrupted, a full disk) is named with the way to fetch it
+    # again: deleted first, because the hub client keeps a file it once fetched whole.
+    try:
+        yield from raw_rows(path)
+    except UnreadableParquet as exc:
+        raise DataError(f"{exc}; delete it and run {fetch_again(folder)} to fetch it again") from None
 
 
 def read_half(data_dir: Path, half: str) -> HalfCopy:
@@ -273,7 +295,7 @@ def read_half(data_dir: Path, half: str) -> HalfCopy:
     position = 0
     numeric_ids = True
     for path in files:
-        for number, raw in enumerate(raw_rows(path), start=1):
+        for number, raw in enumerate(_shard_rows(path, folder), start=1):
             row = _row(half, raw, path, number, position)
             position += 1
             # The authors' pandas groupby sorts ids as stored: numbers by value, text as text.
