@@ -125,19 +125,12 @@ class BenchmarkFamily:
             raise ValueError(f"family {self.name}: train={TRAIN_FROM_FEWSHOT!r} needs a few-shot source (fewshot)")
 
     def download_command(self, folder: str | Path = "DIR") -> str:
-        """The ``prb data download`` command line that fetches this family into ``folder``, as a user types it.
-
-        It names ``--family``: without it the command copies the default family instead. Files the hub
-        client already fetched into ``folder`` are kept, so it also fetches a copy's missing files.
+        """The ``prb data download`` command line that fetches this family into ``folder`` (see ``download_command``).
 
         Args:
-            folder: the target folder (quoted for a POSIX shell where it needs it); ``DIR`` in a hint
-                that says to run it elsewhere.
+            folder: the target folder; ``DIR`` in a hint that says to run it elsewhere.
         """
-        import shlex
-
-        where = folder if folder == "DIR" else shlex.quote(str(folder))
-        return f"prb data download {where} --family {self.name}"
+        return download_command(self.name, folder)
 
 
 _REGISTRY: dict[str, BenchmarkFamily] = {}
@@ -314,3 +307,21 @@ def check_choice(value: str | None, command: str) -> str | None:
 
     raise PydanticCustomError("literal_error", "Input should be {expected}",
                               {"expected": either(repr(name) for name in known)})
+
+
+def download_command(family: str, folder: str | Path = "DIR") -> str:
+    """The ``prb data download`` command line that fetches ``family`` into ``folder``, as a user types it.
+
+    It names ``--family``: without it the command copies the default family instead. Files the hub
+    client already fetched into ``folder`` are kept, so it also fetches a copy's missing files. A
+    function of the name, so a family's own reader can print it without importing its family module.
+
+    Args:
+        family: the family's registered name (``prb data download --family``).
+        folder: the target folder (quoted for a POSIX shell where it needs it); ``DIR`` in a hint
+            that says to run it elsewhere.
+    """
+    import shlex
+
+    where = folder if folder == "DIR" else shlex.quote(str(folder))
+    return f"prb data download {where} --family {family}"

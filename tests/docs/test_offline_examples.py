@@ -132,7 +132,7 @@ def test_examples_get_free_ports_and_a_taken_port_is_one_line(tmp_path: Path) ->
         taken.listen()
         port = taken.getsockname()[1]
         script = (f"{sys.executable} -m prb_tasks.testing.fake_server --port {port} > fake.log &\n"
-                  "until grep -q READY fake.log; do kill -0 $! 2>/dev/null || break; sleep 1; done\n")
+                  "until grep -qs READY fake.log; do kill -0 $! 2>/dev/null || break; sleep 1; done\n")
         proc = run_watched(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0 and proc.stderr.count("\n") == 1, proc.stderr

@@ -16,6 +16,9 @@
 
 from __future__ import annotations
 
+#: the family's registered name (``--family``, ``prb data download``).
+FAMILY_NAME = "personal_reward_bench"
+
 #: half -> (hub dataset, folder of a local copy: the hub name, as P-GenRM's ``data/`` holds it).
 HALVES: dict[str, tuple[str, str]] = {
     "arena": ("MichaelR207/chatbot_arena_personalized_0125", "chatbot_arena_personalized_0125"),

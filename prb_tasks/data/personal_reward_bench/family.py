@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prb_tasks.data.families import BenchmarkFamily
-from prb_tasks.data.personal_reward_bench.constants import HALF_NAMES, HALVES
+from prb_tasks.data.personal_reward_bench.constants import FAMILY_NAME, HALF_NAMES, HALVES
 
 if TYPE_CHECKING:
     from prb_tasks.data.personal_reward_bench.reader import HalfCopy
@@ -64,7 +64,7 @@ def looks_like(path: Path) -> bool:
 
 
 FAMILY = BenchmarkFamily(
-    name="personal_reward_bench",
+    name=FAMILY_NAME,
     order=80,
     validate=validate,
     documents=("prb_tasks.documents.personal_reward_bench", "prb_tasks.documents.fewshot"),

@@ -233,9 +233,10 @@ def fetch_again(folder: Path) -> str:
     Args:
         folder: a half's folder (``<copy>/<hub name>``).
     """
-    from prb_tasks.data.personal_reward_bench.family import FAMILY
+    from prb_tasks.data.families import download_command
+    from prb_tasks.data.personal_reward_bench.constants import FAMILY_NAME
 
-    return f"`{FAMILY.download_command(folder.parent)}`"
+    return f"`{download_command(FAMILY_NAME, folder.parent)}`"
 
 
 def _check_complete(folder: Path, split: str, paths: list[Path]) -> None:
