@@ -76,3 +76,18 @@ def test_documents_share_their_key_table_and_a_turns_prompt_key(tmp_path: Path) 
         by_turn.setdefault(doc["pair_key"].rsplit("/", 1)[0], []).append(doc["prompt_key"])
     shared = [keys for keys in by_turn.values() if len(keys) > 1]
     assert shared and all(k is keys[0] for keys in shared for k in keys)  # hashed once, one key string
+
+
+def test_word_counts_are_those_of_str_split() -> None:
+    import random
+
+    from prb_tasks.documents.pairs import words
+
+    # Every ASCII whitespace str.split() splits at (the separators \x1c-\x1f among them), runs of it at
+    # either end, and texts that are not ASCII (NBSP, NEL, ideographic space: counted by split() itself).
+    alphabet = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00ab.\x85\xa0\u3000é"
+    rng = random.Random(59)
+    texts = ["", " ", "a", " a", "a ", "a  b", "\x1fa\x1cb\x1d", "x\u3000y", "\x00 \x00"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
+    words.cache_clear()
+    assert [words(text) for text in texts] == [len(text.split()) for text in texts]
