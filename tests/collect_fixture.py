@@ -15,6 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from prb_tasks.testing.browser import CSRF
 from tests.watchdog import CEILING_SECONDS, HTTP_BOUND, communicate_watched
 
 HOSTILE = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned2\'">'
@@ -99,7 +100,7 @@ class Participant:
         return self.page
 
     def csrf(self) -> str:
-        return re.search(r'name="csrf" value="([0-9a-f]+)"', self.page).group(1)
+        return CSRF.search(self.page).group(1)
 
     def post(self, path: str, fields: list[tuple[str, str]], csrf: str | None = None) -> str:
         data = urllib.parse.urlencode([("csrf", csrf or self.csrf()), *fields]).encode()

@@ -17,6 +17,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 
+#: The form's CSRF token on a collect page (the tests' participants read it here too).
 CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 
 

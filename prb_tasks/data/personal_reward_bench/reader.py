@@ -19,8 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.families import download_command
 from prb_tasks.data.people import Choice, Person, validated
-from prb_tasks.data.personal_reward_bench.constants import HALF_NAMES, HALVES, HUB_SPLIT_ORDER, USER_SPLITS
+from prb_tasks.data.personal_reward_bench.constants import (
+    FAMILY_NAME,
+    HALF_NAMES,
+    HALVES,
+    HUB_SPLIT_ORDER,
+    USER_SPLITS,
+)
 from prb_tasks.data.personal_reward_bench.schema import BenchRowModel, TurnRow
 from prb_tasks.data.rawfiles import UnreadableParquet, raw_rows
 
@@ -233,9 +240,6 @@ def fetch_again(folder: Path) -> str:
     Args:
         folder: a half's folder (``<copy>/<hub name>``).
     """
-    from prb_tasks.data.families import download_command
-    from prb_tasks.data.personal_reward_bench.constants import FAMILY_NAME
-
     return f"`{download_command(FAMILY_NAME, folder.parent)}`"
 
 
