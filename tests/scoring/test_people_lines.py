@@ -31,8 +31,23 @@ def test_groups_and_the_majority_baseline() -> None:
 def test_lines_fit_and_other_tasks_get_none() -> None:
     samples = [_sample(f"u{i}", f"i{i}", "x", 1.0, country=f"Country number {i} with a long name") for i in range(40)]
     lines = people_lines("community_alignment_scalar_profile", samples)
-    assert all(len(line) <= 120 for line in lines) and lines[1].endswith("more")
-    assert lines[2].endswith("no pair was answered by another person, so there is no majority baseline")
+    # Forty countries: two lines (the second indented), the rest counted.
+    assert all(len(line) <= 120 for line in lines) and lines[2].startswith("  ") and lines[2].endswith("more")
+    shown = sum(lines[k].count("Country number") for k in (1, 2))
+    assert lines[2].endswith(f", +{40 - shown} more")
+    assert lines[3].endswith("no pair was answered by another person, so there is no majority baseline")
+
+
+def test_a_few_groups_are_all_shown() -> None:
+    # PRISM's three conversation types did not fit one line beside a long task name: "+2 more" hid two of them.
+    samples = [_sample(f"u{i}", f"i{i}", "x", float(i % 2)) for i in range(6)]
+    for i, sample in enumerate(samples):
+        sample["doc"]["conversation_type"] = ("controversy guided", "values guided", "unguided")[i % 3]
+    lines = people_lines("community_alignment_scalar_profile", samples)
+    wrapped = [k for k, line in enumerate(lines) if "by conversation type" in line][0]
+    both = lines[wrapped] + lines[wrapped + 1]
+    assert all(kind in both for kind in ("controversy guided", "values guided", "unguided")) and "more" not in both
+    assert all(len(line) <= 120 for line in lines)
     assert people_lines("personalllm", [{"doc": {"pair_key": "p", "user_id": "u"}, "acc": 1.0}]) == []
 
 
@@ -55,3 +70,36 @@ def test_conversation_type_and_cohort_lines_beside_language_and_country() -> Non
     assert "prism by conversation type, acc % as in the table (pairs): values guided 100.0 (1), unguided 0.0 (1)" \
         in lines
     assert "prism by cohort, acc % as in the table (pairs): seen user 100.0 (1), unseen user 0.0 (1)" in lines
+
+
+def lore_cohort_accuracy(margins_by_person: dict[str, list[float]]) -> float:
+    """LoRe's ``utils.evaluate_model`` per person (the share of their pairs whose chosen-minus-rejected
+    score is strictly positive), then ``eval_multiple``'s mean over people."""
+    shares = [sum(m > 0 for m in margins) / len(margins) for margins in margins_by_person.values()]
+    return sum(shares) / len(shares)
+
+
+def test_cohort_mean_over_people_is_lores_number() -> None:
+    # Seen people answered 1, 3 and 4 pairs; an unseen person 2. Margins are a scalar RM's chosen - rejected;
+    # a tie (margin 0) is wrong in LoRe's count and in prb's acc alike.
+    seen = {"s1": [0.5], "s2": [1.0, -2.0, 0.0], "s3": [3.0, 1.0, 2.0, -1.0]}
+    unseen = {"u1": [1.0, -1.0]}
+    samples = []
+    for cohort, people in (("seen user", seen), ("unseen user", unseen)):
+        for person, margins in people.items():
+            for j, margin in enumerate(margins):
+                sample = _sample(person, f"{person}-{j}", "x", float(margin > 0))
+                sample["doc"]["cohort"] = cohort
+                samples.append(sample)
+    lines = people_lines("prism_scalar", samples)
+    # Over pairs (the table's way) seen is 5 of 8 = 62.5; over people (LoRe's) (1 + 1/3 + 3/4) / 3 = 69.4.
+    assert "prism_scalar by cohort, acc % as in the table (pairs): seen user 62.5 (8), unseen user 50.0 (2)" in lines
+    theirs_seen, theirs_unseen = 100 * lore_cohort_accuracy(seen), 100 * lore_cohort_accuracy(unseen)
+    assert (f"prism_scalar by cohort, mean over people as LoRe reports, acc % (people): "
+            f"seen user {theirs_seen:.1f} (3), unseen user {theirs_unseen:.1f} (1)") in lines
+    assert f"{100 * lore_cohort_accuracy(seen):.1f}" == "69.4"
+
+
+def test_no_cohort_line_without_cohorts() -> None:
+    lines = people_lines("ca", [_sample("u1", "i1", "x", 1.0), _sample("u2", "i2", "x", 0.0)])
+    assert not any("cohort" in line for line in lines)
