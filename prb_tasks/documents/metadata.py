@@ -126,6 +126,44 @@ def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | No
     return {k: v for k, v in options.items() if k in spec.keys}
 
 
+def unused_notes(unused: Mapping[str, str], given: Mapping[str, Any], task: str, by_name: bool = True) -> list[str]:
+    """One note (one line, wrapped at 120 columns) per key of ``unused`` the user gave as ``--metadata``.
+
+    A note, not a refusal: one ``--metadata`` serves every task of a run, so a key one task reads
+    (``--tasks 'personal_reward_bench_arena*'`` with ``pgenrm_prompts``) reaches its sibling tasks too;
+    those must say that they left it alone rather than give a number the key did not shape.
+
+    Args:
+        unused: key -> why this task leaves it alone (how to get it read: the task that does).
+        given: what the loader received (a key named by ``--model_args`` alone is the model's, not noted).
+        task: names the task where lm-eval's ``config_source`` does not.
+        by_name: name the task from ``config_source``; False: always ``task`` (a family with one task
+            per subset names its variant once, not every subset).
+    """
+    from prb_tasks.common.terminal import fit
+
+    keys = user_keys(given)[0]
+    name = (task_name(given) if by_name else None) or task
+    return [fit(f"prb: {key}={given[key]} ignored by {name}: {why}") for key, why in unused.items()
+            if key in keys and given[key] not in (None, "")]
+
+
+#: Notes printed by this process without a task's own name: the subsets of one variant say it once.
+_NOTED: set[str] = set()
+
+
+def note_unused(unused: Mapping[str, str], given: Mapping[str, Any], task: str, by_name: bool = True) -> None:
+    """Print :func:`unused_notes` to stderr (arguments as there); with ``by_name`` False each line once
+    per process."""
+    import sys
+
+    for line in unused_notes(unused, given, task, by_name):
+        if not by_name and line in _NOTED:
+            continue
+        _NOTED.add(line)
+        print(line, file=sys.stderr)
+
+
 def describe_keys(spec: MetadataSpec) -> list[str]:
     """``key: meaning`` lines, for help texts."""
     return [f"{key}: {meaning}" for key, meaning in sorted(spec.keys.items())]

@@ -28,6 +28,24 @@ class TemplateOptions(BaseModel):
     user_template: Optional[str] = Field(None, description="a file replacing the variant's user-message template")
 
 
+def unused_templates(system: bool, user: bool) -> dict[str, str]:
+    """The :class:`TemplateOptions` keys a variant never reads -> why (for
+    :func:`~prb_tasks.documents.metadata.note_unused`).
+
+    Args:
+        system: whether the variant sends a judge system prompt (``system_template`` replaces it).
+        user: whether it renders a user-message template (``user_template`` replaces it).
+    """
+    unused = {}
+    if not system:
+        unused["system_template"] = "it sends no judge system prompt"
+    if not user:
+        unused["user_template"] = "it renders no user-message template (the bare request is scored)"
+        if not system:
+            unused["templates"] = "it renders no template (the bare request is scored)"
+    return unused
+
+
 def option_keys(model: type[BaseModel]) -> frozenset[str]:
     """The ``--metadata`` keys a family's options model accepts."""
     return frozenset(model.model_fields)

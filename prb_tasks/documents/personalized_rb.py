@@ -32,8 +32,10 @@ from prb_tasks.documents.metadata import (
     MetadataError,
     MetadataSpec,
     check_options,
+    note_unused,
     task_name,
 )
+from prb_tasks.documents.options import unused_templates
 from prb_tasks.documents.pairs import (
     ASK_ONCE,
     BOTH_ORDERS,
@@ -485,10 +487,35 @@ def _variant_docs(table: SubsetTable, chosen_subset: Subset, variant: Variant, o
     raise DataError(f"prb: unknown task variant '{variant}'; expected one of {known}")
 
 
+#: The options that pick and cut the posts shown: read only by the variants that show posts.
+POST_KEYS = ("k", "max_post_chars", "retriever", "retriever_model", "retriever_device", "retriever_dtype",
+             "retriever_backend")
+
+
+def unused_keys(variant: str) -> dict[str, str]:
+    """``--metadata`` keys a variant leaves alone -> why (one note each the user gave:
+    :func:`~prb_tasks.documents.metadata.note_unused`).
+
+    Args:
+        variant: the task's variant.
+    """
+    unused = unused_templates(system=variant not in SCALAR_VARIANTS, user=variant in _USER_TEMPLATE)
+    if variant not in ("profile", "plan", "scalar_profile"):
+        for key in POST_KEYS:
+            unused[key] = "it shows no posts; personalized_rb_profile, _plan and _scalar_profile select them"
+    if variant != "planned":
+        unused["plans"] = unused["plans_missing"] = "only personalized_rb_planned reads stage 1's plans"
+    return unused
+
+
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the task YAMLs: a ``{"test": documents}`` dict."""
     subset = kwargs.pop("subset")
     variant = kwargs.pop("variant")
+    # Here, not in build_docs: prb audit builds the scalar documents with the user's keys, and reads no prompt.
+    # One note per variant, not per subset task.
+    group = "personalized_rb" if variant == "both" else f"personalized_rb_{variant}"
+    note_unused(unused_keys(variant), kwargs, f"the {group} tasks", by_name=False)
     return to_dataset(build_docs(subset, variant, **kwargs))
 
 
