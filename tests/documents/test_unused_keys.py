@@ -131,3 +131,36 @@ def test_personalized_rb_notes_a_key_once_per_variant_not_per_subset(capsys: pyt
                      f"prb: retriever=bm25 ignored by the personalized_rb_scalar tasks: {why}"], notes
     personalized_rb.load_dataset(subset="art", variant="profile", source="sample", k=3)
     assert _notes(capsys.readouterr().err) == []
+
+
+@pytest.mark.parametrize("family, variant", [("personal_reward_bench", "scalar"), ("prism", "scalar"),
+                                             ("community_alignment", "scalar")])
+def test_k_a_scalar_task_ignores_leaves_its_documents_equal(copies: dict[str, Path], family: str,
+                                                            variant: str) -> None:
+    """The documents' profile-store key held ``k``, so two runs with another (ignored) ``k`` differed."""
+    assert _build(copies, family, variant, k=1) == _build(copies, family, variant, k=6)
+
+
+def test_another_k_of_the_scalar_task_is_served_from_the_score_cache(copies: dict[str, Path],
+                                                                     tmp_path: Path) -> None:
+    """Through a real HF reward model: the second run's responses all come from the score cache."""
+    pytest.importorskip("transformers")
+    from prb_tasks.rm.inputs import from_request
+    from prb_tasks.rm.model import RewardModelLM
+    from prb_tasks.testing.tiny_rm import build_tiny_rm
+
+    rm = build_tiny_rm(tmp_path / "rm")
+    scored: list[int] = []
+    for k in (1, 6):
+        docs = _build(copies, "personal_reward_bench", "scalar", k=k)
+        items = [from_request(d, "", "", n, "personal_reward_bench_arena_scalar") for d in docs for n in (0, 1)]
+        lm = RewardModelLM(pretrained=str(rm), device="cpu", cache_dir=str(tmp_path / "scores"))
+        score = lm.scorer.score
+
+        def counted(batch: Any, report: Any = None, score: Any = score) -> list[float]:
+            scored.append(len(batch))
+            return score(batch, report)
+
+        lm.scorer.score = counted  # type: ignore[method-assign]
+        lm.rewards(items, disable_tqdm=True)
+    assert scored and sum(scored) == len(items)  # the first run scored every response, the second none
