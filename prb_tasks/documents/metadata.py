@@ -169,15 +169,20 @@ def describe_keys(spec: MetadataSpec) -> list[str]:
     return [f"{key}: {meaning}" for key, meaning in sorted(spec.keys.items())]
 
 
-def data_dir_preflight(resolve: Callable[[Any], Any]) -> Callable[..., None]:
-    """A family's ``preflight`` for ``prb eval`` (run before a model loads) that checks only
-    its ``data_dir``: a path that is not a folder is one line now, not after a (perhaps
-    large) model has loaded.
+def data_dir_preflight(resolve: Callable[[Any], Any], options: Any = None) -> Callable[..., None]:
+    """A family's ``preflight`` for ``prb eval`` (run before a model loads): its options' values, then its
+    ``data_dir``. A misspelt value (``"protocol": "lora"``) or a path that is not a folder is one line now,
+    not after a (perhaps large) model has loaded.
 
     Args:
         resolve: the family's ``resolve_data_dir`` (raises its one-line error on a bad path).
+        options: the family's pydantic options model, whose values are checked first (None: none).
     """
     def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
+        if options is not None:
+            from prb_tasks.documents.options import parse_options
+
+            parse_options(options, metadata)
         resolve(metadata.get("data_dir"))
 
     return preflight

@@ -345,4 +345,4 @@ def _digest(files: list[Path]) -> str:
 
 
 #: ``prb eval``'s check before a model loads: a named copy must be a folder.
-preflight = data_dir_preflight(resolve_data_dir)
+preflight = data_dir_preflight(resolve_data_dir, PersonalRewardBenchOptions)

@@ -363,7 +363,7 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     return docs
 
 
-preflight = data_dir_preflight(resolve_data_dir)
+preflight = data_dir_preflight(resolve_data_dir, PersonalLLMOptions)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

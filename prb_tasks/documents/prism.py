@@ -73,4 +73,4 @@ load_dataset = partial(people.load_dataset, SOURCE)
 fewshot_source = partial(people.fewshot_source, SOURCE)
 audit_docs = partial(people.audit_docs, SOURCE)
 #: ``prb eval``'s check before a model loads: a named copy must be a folder.
-preflight = data_dir_preflight(resolve_data_dir)
+preflight = data_dir_preflight(resolve_data_dir, PrismOptions)

@@ -40,3 +40,28 @@ def test_a_data_dir_that_is_not_a_folder_is_said_before_the_model_loads(monkeypa
 
     with pytest.raises(DataError, match=f"data_dir points to '{tmp_path / 'nowhere'}', which is not a folder"):
         _prepare(monkeypatch, capsys, task, "18", str(tmp_path / "nowhere"))
+
+
+@pytest.mark.parametrize(("task", "metadata", "line"), [
+    ("prism_scalar", {"protocol": "lora"},
+     "prb: --metadata 'protocol': Input should be 'prb', 'prism' or 'lore' (got 'lora') (did you mean 'lore'?)"),
+    ("prism_profile", {"turns": "openning"},
+     "prb: --metadata 'turns': Input should be 'all' or 'opening' (got 'openning') (did you mean 'opening'?)"),
+    ("community_alignment_scalar", {"split": "filterd"}, "prb: --metadata 'split': Input should be 'auto', 'latest', "
+     "'filtered' or 'full' (got 'filterd') (did you mean 'filtered'?)"),
+    ("personal_reward_bench_arena", {"k": -1},
+     "prb: --metadata 'k': Input should be greater than or equal to 0 (got -1)"),
+    ("personalllm_scalar", {"preset": "papr"}, "prb: --metadata 'preset': Input should be 'prb', 'paper' or "
+     "'public_script' (got 'papr') (did you mean 'paper'?)"),
+])
+def test_a_bad_option_value_is_one_line_before_the_model_loads(capsys, tmp_path, task, metadata, line):
+    """These were refused only by the task's loader, after the model had loaded (minutes for a large one), and a
+    misspelt preset or split name got no "did you mean"."""
+    import json
+
+    from prb_tasks.data.errors import DataError
+
+    with pytest.raises(DataError) as err:
+        prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks", task,
+                 "--metadata", json.dumps({"data_dir": str(tmp_path), **metadata})])
+    assert str(err.value) == line
