@@ -169,21 +169,28 @@ def describe_keys(spec: MetadataSpec) -> list[str]:
     return [f"{key}: {meaning}" for key, meaning in sorted(spec.keys.items())]
 
 
-def data_dir_preflight(resolve: Callable[[Any], Any], options: Any = None) -> Callable[..., None]:
-    """A family's ``preflight`` for ``prb eval`` (run before a model loads): its options' values, then its
-    ``data_dir``. A misspelt value (``"protocol": "lora"``) or a path that is not a folder is one line now,
-    not after a (perhaps large) model has loaded.
+def data_dir_preflight(resolve: Callable[[Any], Any], options: Any = None,
+                       layout: Callable[[Any, Any, dict[str, Any]], object] | None = None) -> Callable[..., None]:
+    """A family's ``preflight`` for ``prb eval`` (run before a model loads): its options' values, its
+    ``data_dir``, and that the folder holds the files the run's tasks read. A misspelt value
+    (``"protocol": "lora"``), a path that is not a folder or another family's copy is one line now, not after a
+    (perhaps large) model has loaded.
 
     Args:
         resolve: the family's ``resolve_data_dir`` (raises its one-line error on a bad path).
         options: the family's pydantic options model, whose values are checked first (None: none).
+        layout: raises the family's one-line error for a folder without the files the tasks read; takes the
+            folder, the options parsed (None without ``options``) and the run's tasks of the family.
     """
     def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
+        parsed = None
         if options is not None:
             from prb_tasks.documents.options import parse_options
 
-            parse_options(options, metadata)
-        resolve(metadata.get("data_dir"))
+            parsed = parse_options(options, metadata)
+        folder = resolve(metadata.get("data_dir"))
+        if layout is not None and folder is not None:
+            layout(folder, parsed, tasks)
 
     return preflight
 

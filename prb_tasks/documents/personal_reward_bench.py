@@ -28,7 +28,15 @@ from pydantic import Field
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personal_reward_bench.constants import ENV_VAR, K_CURVE, PGENRM_HISTORY, PGENRM_SEED
-from prb_tasks.data.personal_reward_bench.reader import BenchRow, HalfCopy, UserRows, as_people, present_halves
+from prb_tasks.data.personal_reward_bench.reader import (
+    HALVES,
+    BenchRow,
+    HalfCopy,
+    UserRows,
+    as_people,
+    half_folder,
+    present_halves,
+)
 from prb_tasks.data.personal_reward_bench.sources import load_half, resolve_data_dir
 from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, note_unused, task_name
 from prb_tasks.documents.options import TemplateOptions, parse_options, unused_templates
@@ -345,4 +353,13 @@ def _digest(files: list[Path]) -> str:
 
 
 #: ``prb eval``'s check before a model loads: a named copy must be a folder.
-preflight = data_dir_preflight(resolve_data_dir, PersonalRewardBenchOptions)
+def _halves_present(folder: Path, _opts: Any, tasks: dict[str, Any]) -> None:
+    # Each task names its half (personal_reward_bench_<half>...); the few-shot tasks, which read every half
+    # present, live in another family's folder.
+    for task in tasks:
+        half = task.removeprefix(f"{FAMILY}_").split("_")[0]
+        if half in HALVES:
+            half_folder(folder, half)
+
+
+preflight = data_dir_preflight(resolve_data_dir, PersonalRewardBenchOptions, _halves_present)

@@ -65,3 +65,38 @@ def test_a_bad_option_value_is_one_line_before_the_model_loads(capsys, tmp_path,
         prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks", task,
                  "--metadata", json.dumps({"data_dir": str(tmp_path), **metadata})])
     assert str(err.value) == line
+
+
+@pytest.mark.parametrize(("task", "given", "line"), [
+    ("prism_scalar", "ca", "has no survey.jsonl or conversations.jsonl; give the folder of a copy in the HF layout "
+     "(`prb data download DIR --family prism` makes one)"),
+    ("community_alignment_profile", "prism", "has no community_alignment.csv or data/filtered_community_alignment.csv "
+     "or data/full_community_alignment.csv; give the folder of a copy in the HF layout (`prb data download DIR "
+     "--family community_alignment` makes one)"),
+    ("personal_reward_bench_prism_scalar", "ca", "has no prism_personalized_0125/data/ folder (PRISM half)"),
+])
+def test_another_familys_copy_is_one_line_before_the_model_loads(tmp_path, task, given, line):
+    """Given the wrong family's copy, these were refused only by the loader, after the model had loaded."""
+    import json
+
+    from prb_tasks.data.errors import DataError
+    from tests.community_alignment_fixture import ca_rows, write_ca
+    from tests.prism_fixture import write_prism
+
+    folder = write_prism(tmp_path / "prism") if given == "prism" else write_ca(tmp_path / "ca", full=ca_rows()[:1])
+    with pytest.raises(DataError) as err:
+        prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks", task,
+                 "--metadata", json.dumps({"data_dir": str(folder)})])
+    assert str(err.value).startswith(f"prb: {folder} {line}"), err.value
+    assert "\n" not in str(err.value)
+
+
+def test_a_copy_with_the_tasks_files_passes_the_preflight(tmp_path):
+    import json
+
+    from prb_tasks.testing.personal_reward_bench_copy import write_copy
+
+    folder = write_copy(tmp_path / "prb", users=1, halves=("prism",))
+    prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
+             "personal_reward_bench_prism_scalar,personal_reward_bench_prism_scalar_history",
+             "--metadata", json.dumps({"data_dir": str(folder), "k": 2})])
