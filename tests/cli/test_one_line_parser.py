@@ -25,3 +25,14 @@ def test_a_command_line_mistake_is_one_line(capsys: pytest.CaptureFixture[str], 
         main(argv)
     assert done.value.code == 2
     assert capsys.readouterr().err == line + "\n"
+
+
+def test_validate_of_a_path_that_does_not_exist_names_no_family(capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path) -> None:
+    """``prb data validate ~/data/prsm`` (a typo, no --family) told a PRISM user about Personalized RewardBench's
+    subset folders (<dir>/Art_and_Entertainment/...): nothing exists to guess the family from."""
+    missing = tmp_path / "prsm"
+    assert main(["data", "validate", str(missing)]) == 2
+    assert capsys.readouterr().err == (f"prb: '{missing}' does not exist; give a local copy's folder (`prb data "
+                                       "download DIR --family NAME` makes one), a preference file, or 'sample'\n")
+    assert main(["data", "validate", "sample"]) == 0  # the bundled names still stand for their data
