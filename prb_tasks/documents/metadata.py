@@ -96,13 +96,17 @@ def task_name(options: Mapping[str, Any]) -> str | None:
     return Path(str(origin)).stem
 
 
-def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | None = None) -> dict[str, Any]:
+def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | None = None,
+                  whole_run: bool = False) -> dict[str, Any]:
     """The family's own keys out of ``options``; an unknown ``--metadata`` key is an error.
 
     Args:
         spec: the family's accepted keys.
         options: every keyword the loader received except the ``dataset_kwargs``.
         task: task name or YAML for messages, if known.
+        whole_run: ``spec`` holds the keys of every task of the run (``prb eval``'s check), so a key of
+            another family is refused too; else it is taken for that family's (one ``--metadata`` serves
+            every task of a run).
 
     Raises:
         MetadataError: one line naming the key, a near match and the accepted keys.
@@ -110,17 +114,18 @@ def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | No
     candidates, certain = user_keys({k: v for k, v in options.items() if k not in spec.fixed})
     where = f" for {task}" if task else f" for {spec.family} tasks"
     unknown = sorted(candidates - set(spec.keys))
-    if unknown:
+    owners = {k: other.family for other in all_specs() for k in other.keys} if unknown else {}
+    if unknown and not whole_run:
         # One --metadata serves every task of a run: a key another family takes (say
         # PersonalLLM's data_dir next to a custom-data task) is that family's. `prb eval`
         # checks before the run that some family in it takes each key.
-        others = {k for other in all_specs() for k in other.keys}
-        unknown = [k for k in unknown if k not in others]
+        unknown = [k for k in unknown if k not in owners]
     for key in unknown:
-        if not certain and not close_matches(key, spec.keys):
+        if not certain and not close_matches(key, spec.keys) and key not in owners:
             continue  # lm-eval's Python API: probably a model argument
+        owner = f" (a key of the {owners[key]} tasks, none of which this run has)" if key in owners else ""
         raise MetadataError(
-            f"prb: unknown --metadata key '{key}'{where}{did_you_mean(key, spec.keys)}; "
+            f"prb: unknown --metadata key '{key}'{where}{did_you_mean(key, spec.keys)}{owner}; "
             f"accepted: {spec.accepted()}"
         )
     return {k: v for k, v in options.items() if k in spec.keys}

@@ -100,3 +100,24 @@ def test_a_copy_with_the_tasks_files_passes_the_preflight(tmp_path):
     prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
              "personal_reward_bench_prism_scalar,personal_reward_bench_prism_scalar_history",
              "--metadata", json.dumps({"data_dir": str(folder), "k": 2})])
+
+
+def test_a_key_of_a_family_the_run_lacks_is_refused_before_the_model_loads(tmp_path):
+    """``pgenrm_prompts`` to a run of PRISM tasks alone was dropped without a word (the check meant to refuse a key
+    none of the run's families takes let any family's key through); beside a PersonalRewardBench task it is that
+    task's (one --metadata serves the whole run)."""
+    import json
+
+    from prb_tasks.documents.metadata import MetadataError
+    from prb_tasks.testing.personal_reward_bench_copy import write_copy
+    from tests.prism_fixture import write_prism
+
+    folder = write_copy(write_prism(tmp_path / "both"), users=1, halves=("prism",))
+    metadata = json.dumps({"data_dir": str(folder), "pgenrm_prompts": "PROMPTS.py"})
+    with pytest.raises(MetadataError) as err:
+        prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "prism_scalar",
+                 "--metadata", metadata])
+    assert str(err.value).startswith("prb: unknown --metadata key 'pgenrm_prompts' for prism tasks (a key of the "
+                                     "personal_reward_bench tasks, none of which this run has); accepted: ")
+    prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
+             "prism_scalar,personal_reward_bench_prism_scalar", "--metadata", metadata])
