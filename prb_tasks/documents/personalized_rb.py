@@ -514,7 +514,8 @@ def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     variant = kwargs.pop("variant")
     # Here, not in build_docs: prb audit builds the scalar documents with the user's keys, and reads no prompt.
     # One note per variant, not per subset task.
-    group = "personalized_rb" if variant == "both" else f"personalized_rb_{variant}"
+    group = "personalized_rb_sample" if kwargs.get("source") else "personalized_rb"
+    group += "" if variant == "both" else f"_{variant}"
     note_unused(unused_keys(variant), kwargs, f"the {group} tasks", by_name=False)
     return to_dataset(build_docs(subset, variant, **kwargs))
 

@@ -122,13 +122,13 @@ def test_personalized_rb_notes_a_key_once_per_variant_not_per_subset(capsys: pyt
     plain = personalized_rb.load_dataset(subset="art", variant="scalar", source="sample")["test"]
     for subset in ("art", "lifestyle"):
         given = personalized_rb.load_dataset(subset=subset, variant="scalar", source="sample", k=3, retriever="bm25",
-                                             config_source=f"x/personalized_rb_scalar_{subset}.yaml")["test"]
+                                             config_source=f"x/personalized_rb_sample_scalar_{subset}.yaml")["test"]
         if subset == "art":
             assert [doc_prompt(d) for d in given] == [doc_prompt(d) for d in plain]
     notes = _notes(capsys.readouterr().err)
     why = "it shows no posts; personalized_rb_profile, _plan and _scalar_profile select them"
-    assert notes == [f"prb: k=3 ignored by the personalized_rb_scalar tasks: {why}",
-                     f"prb: retriever=bm25 ignored by the personalized_rb_scalar tasks: {why}"], notes
+    assert notes == [f"prb: k=3 ignored by the personalized_rb_sample_scalar tasks: {why}",
+                     f"prb: retriever=bm25 ignored by the personalized_rb_sample_scalar tasks: {why}"], notes
     personalized_rb.load_dataset(subset="art", variant="profile", source="sample", k=3)
     assert _notes(capsys.readouterr().err) == []
 
