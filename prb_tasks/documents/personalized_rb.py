@@ -22,6 +22,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from prb_tasks.common.resources import sample_dir
+from prb_tasks.common.suggest import did_you_mean
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError, NoDataError
 from prb_tasks.data.personalized_rb.columnar import PairRow, SubsetTable
@@ -103,7 +104,8 @@ def _integer(value: Any, name: str, minimum: int) -> int:
 def _choice(value: Any, name: str, default: str, choices: tuple[str, ...]) -> str:
     chosen = _text(value) or default
     if chosen not in choices:
-        raise ValueError(f"--metadata '{name}' must be one of {', '.join(choices)}, got {chosen!r}")
+        raise ValueError(f"--metadata '{name}' must be one of {', '.join(choices)}, got {chosen!r}"
+                         f"{did_you_mean(chosen, choices)}")
     return chosen
 
 
@@ -291,6 +293,7 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[st
     """
     from prb_tasks.data.personalized_rb.sources import check_hub
 
+    DocOptions.from_kwargs(dict(metadata))  # a misspelt or out-of-range value, before the model loads
     data_dir = metadata.get("data_dir")
     for name, info in sorted(tasks.items()):
         _check_fixed_source(name, info.source, data_dir)

@@ -9,6 +9,15 @@ import pytest
 from prb_tasks.cli.evalcmd import prepare
 
 
+@pytest.fixture(autouse=True)
+def forget_the_command_line():
+    """prepare() declares its command line for the loaders; a later test on the same worker must not read it."""
+    from prb_tasks.common import harness_args
+
+    yield
+    harness_args.declare(None)
+
+
 def _prepare(monkeypatch, capsys, tasks: str, limit: str, data_dir: str = ".") -> str:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-limit-0000")
     prepare(["--model", "prb-judge", "--model_args", "model=openai/gpt-4.1-mini", "--tasks", tasks,
@@ -53,6 +62,10 @@ def test_a_data_dir_that_is_not_a_folder_is_said_before_the_model_loads(monkeypa
      "prb: --metadata 'k': Input should be greater than or equal to 0 (got -1)"),
     ("personalllm_scalar", {"preset": "papr"}, "prb: --metadata 'preset': Input should be 'prb', 'paper' or "
      "'public_script' (got 'papr') (did you mean 'paper'?)"),
+    ("personalized_rb_scalar_profile", {"retriever": "bm52"}, "prb: --metadata 'retriever' must be one of bm25, "
+     "embedding, contriever, got 'bm52' (did you mean 'bm25'?)"),
+    ("personalized_rb_profile", {"max_post_chars": 10},
+     "prb: --metadata 'max_post_chars' must be 0 (whole posts) or at least 50, got 10"),
 ])
 def test_a_bad_option_value_is_one_line_before_the_model_loads(capsys, tmp_path, task, metadata, line):
     """These were refused only by the task's loader, after the model had loaded (minutes for a large one), and a

@@ -20,6 +20,17 @@ from tests.community_alignment_fixture import ca_rows, write_ca
 from tests.prism_fixture import write_prism
 
 
+@pytest.fixture(autouse=True)
+def no_command_line() -> Any:
+    """As under lm-eval's Python API: a command line another test declared (``prb eval``'s ``prepare``) would make
+    only its ``--metadata`` keys the user's."""
+    from prb_tasks.common import harness_args
+
+    harness_args.declare(None)
+    yield
+    harness_args.declare(None)
+
+
 @pytest.fixture(scope="module")
 def copies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("unused")
