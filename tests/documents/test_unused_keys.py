@@ -175,3 +175,29 @@ def test_another_k_of_the_scalar_task_is_served_from_the_score_cache(copies: dic
         lm.scorer.score = counted  # type: ignore[method-assign]
         lm.rewards(items, disable_tqdm=True)
     assert scored and sum(scored) == len(items)  # the first run scored every response, the second none
+
+
+def test_fewshot_notes_the_simulation_keys_a_real_family_leaves_alone(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """PersonalLLM's simulation keys (n_users, ...) and the prompt keys given to a method's few-shot task changed
+    nothing and said nothing."""
+    from prb_tasks.documents import fewshot
+    from tests.prism_fixture import many_rows
+
+    folder = write_prism(tmp_path / "prism", *many_rows())
+    source = {"config_source": "x/prism_fewshot.yaml"}
+    plain = fewshot.build_docs("prism", "method", data_dir=str(folder), queries=2, unseen_share=0.5, **source)
+    assert _notes(capsys.readouterr().err) == []
+    given = fewshot.build_docs("prism", "method", data_dir=str(folder), queries=2, unseen_share=0.5, n_users=50,
+                               system_template=str(tmp_path), **source)
+    assert given == plain
+    assert _notes(capsys.readouterr().err) == [
+        "prb: system_template=" + str(tmp_path) + " ignored by prism_fewshot: prb-method scores the pairs; no prompt "
+        "is rendered (the _fewshot_judge tasks render one)",
+        "prb: n_users=50 ignored by prism_fewshot: it reads prism's users; only the personalllm few-shot tasks "
+        "simulate users"]
+    rules = tmp_path / "rules.jinja"
+    rules.write_text("Answer A or B.\n", encoding="utf-8")
+    judged = fewshot.build_docs("prism", "judge", data_dir=str(folder), queries=2, unseen_share=0.5,
+                                system_template=str(rules))
+    assert _notes(capsys.readouterr().err) == [] and judged[0]["system_prompt"].startswith("Answer A or B.")
