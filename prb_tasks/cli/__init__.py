@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from prb_tasks import __version__
 
@@ -130,10 +131,31 @@ def run_batch(args: argparse.Namespace) -> int:
     return batch_cancel(folder, args.batch_id)
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """prb's parser and, through ``add_subparsers``, every subcommand's.
+
+    A command-line mistake is one line naming the option (and a near miss of a misspelt choice), not argparse's
+    usage block before it.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        import re
+
+        from prb_tasks.common.suggest import did_you_mean
+
+        wrong = re.match(r"argument (\S+): invalid choice: '([^']*)'", message)
+        if wrong:
+            names = set(wrong.group(1).split("/"))
+            action = next((a for a in self._actions if names & {*a.option_strings, str(a.metavar), a.dest}), None)
+            if action is not None and action.choices is not None:
+                message += did_you_mean(wrong.group(2), [str(c) for c in action.choices])
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     from prb_tasks.data import families
 
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="prb",
         description="Personalized RewardBench for lm-evaluation-harness.",
         epilog=(

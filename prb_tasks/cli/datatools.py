@@ -97,5 +97,12 @@ def validate(folder: Path, family: str | None = None) -> int:
     if owner is not None and owner.bundled_path is not None:
         # As for the tasks and prb audit: the name is the bundled data.
         folder = owner.bundled_path()
+    claimed = any(f.detect is not None and f.detect(folder) for f in families.families())
+    if family is None and owner is None and not claimed and not folder.exists() and not folder.is_symlink():
+        # No family's layout to guess from (a .jsonl name is a preference file's): the first family's message (its
+        # subset folders) would mislead a user of any other family.
+        print(f"prb: '{folder}' does not exist; give a local copy's folder (`prb data download DIR --family NAME` "
+              "makes one), a preference file, or 'sample'", file=sys.stderr)
+        return 2
     chosen = families.get(family or families.detect(folder))
     return chosen.validate(folder, owner is not None)

@@ -596,7 +596,7 @@ def preflight(args: HarnessArgs) -> None:
     if by_family and set(args.tasks) <= set(known) and set(by_family) <= set(specs):
         # Every task is ours: a --metadata key none of their families takes is a mistake.
         keys = {k: v for family in by_family for k, v in specs[family].keys.items()}
-        check_options(MetadataSpec(" and ".join(sorted(by_family)), keys), args.metadata)
+        check_options(MetadataSpec(" and ".join(sorted(by_family)), keys), args.metadata, whole_run=True)
     for family, tasks in by_family.items():
         check = getattr(modules.get(family), "preflight", None)
         if check is not None:

@@ -9,6 +9,7 @@ from typing import Any, Literal, Optional
 from pydantic import Field
 
 from prb_tasks.data.community_alignment.constants import DEFAULT_SPLIT, ENV_VAR
+from prb_tasks.data.community_alignment.reader import data_file
 from prb_tasks.data.community_alignment.sources import load_copy, resolve_data_dir
 from prb_tasks.documents import people
 from prb_tasks.documents.metadata import MetadataSpec, data_dir_preflight
@@ -43,4 +44,5 @@ load_dataset = partial(people.load_dataset, SOURCE)
 fewshot_source = partial(people.fewshot_source, SOURCE)
 audit_docs = partial(people.audit_docs, SOURCE)
 #: ``prb eval``'s check before a model loads: a named copy must be a folder.
-preflight = data_dir_preflight(resolve_data_dir)
+preflight = data_dir_preflight(resolve_data_dir, CommunityOptions,
+                                lambda folder, opts, _tasks: data_file(folder, opts.split))

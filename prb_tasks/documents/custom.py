@@ -19,8 +19,8 @@ from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.custom.schema import Preference, UserRecord
 from prb_tasks.data.custom.sources import example_path, missing_path_line, stream_users
 from prb_tasks.data.errors import DataError
-from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
-from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options
+from prb_tasks.documents.metadata import MetadataSpec, check_options, note_unused, task_name
+from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options, unused_templates
 from prb_tasks.documents.pairs import (
     DocList,
     judge_pair_docs,
@@ -95,6 +95,8 @@ def build_docs(variant: str, source: str | None = None, **kwargs: Any) -> list[d
         raise DataError(f"prb: unknown personalized_custom variant '{variant}'; expected one of {', '.join(VARIANTS)}")
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(CustomOptions, kwargs)
+    note_unused(unused_templates(system=variant == "judge", user=variant != "scalar"), kwargs,
+                f"the personalized_custom {variant} tasks")
     if source is not None and opts.data_path is not None:
         raise DataError(
             f"prb: the personalized_custom_example tasks always use the bundled example; drop data_path "

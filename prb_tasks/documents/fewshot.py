@@ -32,8 +32,8 @@ from prb_tasks.data.personalllm.constants import DEFAULT_ALPHA, HF_REPO, HF_SPLI
 from prb_tasks.data.personalllm.items import DEFAULT_MARGIN, SimulationConfig
 from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
 from prb_tasks.documents.custom import CustomOptions
-from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
-from prb_tasks.documents.options import TemplateOptions, parse_options
+from prb_tasks.documents.metadata import MetadataSpec, check_options, note_unused, task_name
+from prb_tasks.documents.options import TemplateOptions, parse_options, unused_templates
 from prb_tasks.documents.pairs import (
     CHOSEN_FIRST,
     DocList,
@@ -119,6 +119,31 @@ def check_split(source: str, opts: FewshotOptions) -> None:
                                  and "split" in families.load(f.options).model_fields)
         raise DataError(f"prb: few-shot ({source}): --metadata split '{opts.split}' picks a file of a copy "
                         f"published as several ({having}); {source} has one: leave split out")
+
+
+#: The keys of PersonalLLM's simulation: the other families' few-shot tasks read real users.
+SIMULATION_KEYS = ("n_users", "alpha", "user_seed", "margin", "flip_beaver", "pairs_per_user")
+
+
+def unused_keys(source: str, variant: str) -> dict[str, str]:
+    """``--metadata`` keys a few-shot task leaves alone -> why (one note each the user gave:
+    :func:`~prb_tasks.documents.metadata.note_unused`).
+
+    Args:
+        source: the task's data family.
+        variant: ``method`` or ``judge``.
+    """
+    unused = unused_templates(system=False, user=False) if variant == "method" else {}
+    for key in unused:
+        unused[key] = "prb-method scores the pairs; no prompt is rendered (the _fewshot_judge tasks render one)"
+    if variant == "judge":
+        unused["features"] = "only the feature-based methods of the _fewshot tasks (prb-method) read features"
+    if source != "personalllm":
+        for key in SIMULATION_KEYS:
+            unused[key] = f"it reads {source}'s users; only the personalllm few-shot tasks simulate users"
+    if source != "custom":
+        unused["data_path"] = "only the personalized_custom few-shot tasks read a preference file"
+    return unused
 
 
 def personalllm_data(opts: FewshotOptions, featured: bool = True) -> tuple[FewshotData, provenance.DataSource, str]:
@@ -292,6 +317,7 @@ def build_docs(source: str, variant: str, selection: str = "recent", **kwargs: A
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(FewshotOptions, kwargs)
     check_split(source, opts)
+    note_unused(unused_keys(source, variant), kwargs, f"the {source} few-shot {variant} tasks")
     if variant == "method":
         _check_method(kwargs.get("method"), source)
     featured = variant == "method"

@@ -96,13 +96,17 @@ def task_name(options: Mapping[str, Any]) -> str | None:
     return Path(str(origin)).stem
 
 
-def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | None = None) -> dict[str, Any]:
+def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | None = None,
+                  whole_run: bool = False) -> dict[str, Any]:
     """The family's own keys out of ``options``; an unknown ``--metadata`` key is an error.
 
     Args:
         spec: the family's accepted keys.
         options: every keyword the loader received except the ``dataset_kwargs``.
         task: task name or YAML for messages, if known.
+        whole_run: ``spec`` holds the keys of every task of the run (``prb eval``'s check), so a key of
+            another family is refused too; else it is taken for that family's (one ``--metadata`` serves
+            every task of a run).
 
     Raises:
         MetadataError: one line naming the key, a near match and the accepted keys.
@@ -110,20 +114,59 @@ def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | No
     candidates, certain = user_keys({k: v for k, v in options.items() if k not in spec.fixed})
     where = f" for {task}" if task else f" for {spec.family} tasks"
     unknown = sorted(candidates - set(spec.keys))
-    if unknown:
+    owners = {k: other.family for other in all_specs() for k in other.keys} if unknown else {}
+    if unknown and not whole_run:
         # One --metadata serves every task of a run: a key another family takes (say
         # PersonalLLM's data_dir next to a custom-data task) is that family's. `prb eval`
         # checks before the run that some family in it takes each key.
-        others = {k for other in all_specs() for k in other.keys}
-        unknown = [k for k in unknown if k not in others]
+        unknown = [k for k in unknown if k not in owners]
     for key in unknown:
-        if not certain and not close_matches(key, spec.keys):
+        if not certain and not close_matches(key, spec.keys) and key not in owners:
             continue  # lm-eval's Python API: probably a model argument
+        owner = f" (a key of the {owners[key]} tasks, none of which this run has)" if key in owners else ""
         raise MetadataError(
-            f"prb: unknown --metadata key '{key}'{where}{did_you_mean(key, spec.keys)}; "
+            f"prb: unknown --metadata key '{key}'{where}{did_you_mean(key, spec.keys)}{owner}; "
             f"accepted: {spec.accepted()}"
         )
     return {k: v for k, v in options.items() if k in spec.keys}
+
+
+def unused_notes(unused: Mapping[str, str], given: Mapping[str, Any], task: str, by_name: bool = True) -> list[str]:
+    """One note (one line, wrapped at 120 columns) per key of ``unused`` the user gave as ``--metadata``.
+
+    A note, not a refusal: one ``--metadata`` serves every task of a run, so a key one task reads
+    (``--tasks 'personal_reward_bench_arena*'`` with ``pgenrm_prompts``) reaches its sibling tasks too;
+    those must say that they left it alone rather than give a number the key did not shape.
+
+    Args:
+        unused: key -> why this task leaves it alone (how to get it read: the task that does).
+        given: what the loader received (a key named by ``--model_args`` alone is the model's, not noted).
+        task: names the task where lm-eval's ``config_source`` does not.
+        by_name: name the task from ``config_source``; False: always ``task`` (a family with one task
+            per subset names its variant once, not every subset).
+    """
+    from prb_tasks.common.terminal import fit
+
+    keys = user_keys(given)[0]
+    name = (task_name(given) if by_name else None) or task
+    return [fit(f"prb: {key}={given[key]} ignored by {name}: {why}") for key, why in unused.items()
+            if key in keys and given[key] not in (None, "")]
+
+
+#: Notes printed by this process without a task's own name: the subsets of one variant say it once.
+_NOTED: set[str] = set()
+
+
+def note_unused(unused: Mapping[str, str], given: Mapping[str, Any], task: str, by_name: bool = True) -> None:
+    """Print :func:`unused_notes` to stderr (arguments as there); with ``by_name`` False each line once
+    per process."""
+    import sys
+
+    for line in unused_notes(unused, given, task, by_name):
+        if not by_name and line in _NOTED:
+            continue
+        _NOTED.add(line)
+        print(line, file=sys.stderr)
 
 
 def describe_keys(spec: MetadataSpec) -> list[str]:
@@ -131,16 +174,28 @@ def describe_keys(spec: MetadataSpec) -> list[str]:
     return [f"{key}: {meaning}" for key, meaning in sorted(spec.keys.items())]
 
 
-def data_dir_preflight(resolve: Callable[[Any], Any]) -> Callable[..., None]:
-    """A family's ``preflight`` for ``prb eval`` (run before a model loads) that checks only
-    its ``data_dir``: a path that is not a folder is one line now, not after a (perhaps
-    large) model has loaded.
+def data_dir_preflight(resolve: Callable[[Any], Any], options: Any = None,
+                       layout: Callable[[Any, Any, dict[str, Any]], object] | None = None) -> Callable[..., None]:
+    """A family's ``preflight`` for ``prb eval`` (run before a model loads): its options' values, its
+    ``data_dir``, and that the folder holds the files the run's tasks read. A misspelt value
+    (``"protocol": "lora"``), a path that is not a folder or another family's copy is one line now, not after a
+    (perhaps large) model has loaded.
 
     Args:
         resolve: the family's ``resolve_data_dir`` (raises its one-line error on a bad path).
+        options: the family's pydantic options model, whose values are checked first (None: none).
+        layout: raises the family's one-line error for a folder without the files the tasks read; takes the
+            folder, the options parsed (None without ``options``) and the run's tasks of the family.
     """
     def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[str, Any] | None = None) -> None:
-        resolve(metadata.get("data_dir"))
+        parsed = None
+        if options is not None:
+            from prb_tasks.documents.options import parse_options
+
+            parsed = parse_options(options, metadata)
+        folder = resolve(metadata.get("data_dir"))
+        if layout is not None and folder is not None:
+            layout(folder, parsed, tasks)
 
     return preflight
 

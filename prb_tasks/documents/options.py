@@ -9,10 +9,11 @@ are read here (telling unknown keys apart from model arguments is the shared
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypeVar
+from typing import Any, Literal, Optional, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from prb_tasks.common.suggest import did_you_mean
 from prb_tasks.data.errors import DataError
 
 Options = TypeVar("Options", bound=BaseModel)
@@ -26,6 +27,24 @@ class TemplateOptions(BaseModel):
     templates: Optional[str] = Field(None, description="folder of replacement templates (same file names)")
     system_template: Optional[str] = Field(None, description="a file replacing the judge's system prompt")
     user_template: Optional[str] = Field(None, description="a file replacing the variant's user-message template")
+
+
+def unused_templates(system: bool, user: bool) -> dict[str, str]:
+    """The :class:`TemplateOptions` keys a variant never reads -> why (for
+    :func:`~prb_tasks.documents.metadata.note_unused`).
+
+    Args:
+        system: whether the variant sends a judge system prompt (``system_template`` replaces it).
+        user: whether it renders a user-message template (``user_template`` replaces it).
+    """
+    unused = {}
+    if not system:
+        unused["system_template"] = "it sends no judge system prompt"
+    if not user:
+        unused["user_template"] = "it renders no user-message template (the bare request is scored)"
+        if not system:
+            unused["templates"] = "it renders no template (the bare request is scored)"
+    return unused
 
 
 def option_keys(model: type[BaseModel]) -> frozenset[str]:
@@ -51,4 +70,16 @@ def parse_options(model: type[Options], raw: dict[str, Any]) -> Options:
             raise DataError(f"prb: --metadata: {first['msg'].removeprefix('Value error, ')}") from None
         name = ".".join(str(p) for p in first["loc"])
         given = picked.get(str(first["loc"][0]), first.get("input")) if first["loc"] else first.get("input")
-        raise DataError(f"prb: --metadata '{name}': {first['msg']} (got {given!r})") from None
+        hint = did_you_mean(str(given), _literal_values(model, str(first["loc"][0]))) if isinstance(given, str) else ""
+        raise DataError(f"prb: --metadata '{name}': {first['msg']} (got {given!r}){hint}") from None
+
+
+def _literal_values(model: type[BaseModel], name: str) -> list[str]:
+    # The values of a field typed Literal[...] (or Optional[Literal[...]]), for "did you mean" on a misspelt one.
+    field = model.model_fields.get(name)
+    if field is None:
+        return []
+    annotation = field.annotation
+    if get_origin(annotation) is not Literal:
+        annotation = next((a for a in get_args(annotation) if get_origin(a) is Literal), None)
+    return [str(value) for value in get_args(annotation)] if annotation is not None else []

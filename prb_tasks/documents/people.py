@@ -39,8 +39,8 @@ from prb_tasks.common.memory import building
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.people import Choice, Person, clearest
-from prb_tasks.documents.metadata import MetadataSpec, check_options, task_name
-from prb_tasks.documents.options import TemplateOptions, parse_options
+from prb_tasks.documents.metadata import MetadataSpec, check_options, note_unused, task_name
+from prb_tasks.documents.options import TemplateOptions, parse_options, unused_templates
 from prb_tasks.documents.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.templates import render, resolve
 from prb_tasks.prompts.user_history import PastChoice, profile_texts, traits
@@ -146,7 +146,8 @@ def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opt
     if variant not in VARIANTS:
         raise DataError(f"prb: unknown {family} variant '{variant}'; expected one of {', '.join(VARIANTS)}")
     personal = variant not in ("judge", "scalar")
-    tag = hashlib.sha256(f"{source_tag}|{opts.k}".encode()).hexdigest()[:12]
+    # k only where a history is shown: a k given to the scalar task (noted) must not change its documents.
+    tag = hashlib.sha256(f"{source_tag}|{opts.k if personal else 0}".encode()).hexdigest()[:12]
     docs: list[dict[str, Any]] = []
     if variant in ("judge", "profile", "oracle"):
         system_prompt = judge_system_prompt(opts.templates, opts.system_template)
@@ -188,6 +189,22 @@ def build_people_docs(family: str, people: tuple[Person, ...], variant: str, opt
             docs.append(scalar_pair_doc(identity, choice.prompt, prompt, choice.chosen, choice.rejected,
                                         profile_key, chosen_first=choice.chosen_first))
     return docs
+
+
+def unused_keys(family: str, variant: str) -> dict[str, str]:
+    """``--metadata`` keys a variant leaves alone -> why (one note each the user gave:
+    :func:`~prb_tasks.documents.metadata.note_unused`).
+
+    Args:
+        family: the family's name (its task names).
+        variant: one of :data:`VARIANTS`.
+    """
+    scalar = variant.startswith("scalar")
+    unused = unused_templates(system=not scalar, user=variant != "scalar")
+    if variant in ("judge", "scalar"):
+        takes = f"{family}_profile" if variant == "judge" else f"{family}_scalar_profile"
+        unused["k"] = f"it shows none of the person's other choices; {takes} takes k"
+    return unused
 
 
 def _texts(own: tuple[str, ...], shown: list[Choice], choice: Choice, k: int) -> tuple[str, ...]:
@@ -259,6 +276,8 @@ def _build(source: PeopleSource, variant: str, kwargs: dict[str, Any], render_pr
     # Apart from build_docs, so that no --metadata key can turn the rendering off.
     check_options(source.metadata, kwargs, task_name(kwargs))
     opts = parse_options(source.options, kwargs)
+    if render_prompts:  # prb audit reads no prompt: no template or k is the user's mistake there
+        note_unused(unused_keys(source.family, variant), kwargs, f"the {source.family} {variant} tasks")
     copy = source.read(opts)
     provenance.record(kwargs, provenance.DataSource("local", copy.where, "labelled pairs", _pairs(copy)),
                       task_name(kwargs) or f"{source.family}_{variant}")

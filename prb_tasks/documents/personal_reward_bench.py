@@ -20,20 +20,26 @@ from __future__ import annotations
 import ast
 import hashlib
 import random
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import Field
 
-from prb_tasks.common.terminal import fit
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError
 from prb_tasks.data.personal_reward_bench.constants import ENV_VAR, K_CURVE, PGENRM_HISTORY, PGENRM_SEED
-from prb_tasks.data.personal_reward_bench.reader import BenchRow, HalfCopy, UserRows, as_people, present_halves
+from prb_tasks.data.personal_reward_bench.reader import (
+    HALVES,
+    BenchRow,
+    HalfCopy,
+    UserRows,
+    as_people,
+    half_folder,
+    present_halves,
+)
 from prb_tasks.data.personal_reward_bench.sources import load_half, resolve_data_dir
-from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name, user_keys
-from prb_tasks.documents.options import TemplateOptions, parse_options
+from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, note_unused, task_name
+from prb_tasks.documents.options import TemplateOptions, parse_options, unused_templates
 from prb_tasks.documents.pairs import (
     ASK_ONCE,
     DocList,
@@ -229,21 +235,29 @@ def _pgenrm_docs(copy: HalfCopy, opts: PersonalRewardBenchOptions) -> tuple[list
     return docs, unreadable
 
 
-def note_fixed_k(variant: str, half: str, opts: PersonalRewardBenchOptions, given: dict[str, Any]) -> str | None:
-    """The note (one line, wrapped at 120 columns) for a ``k`` given as ``--metadata`` to a task that fixes its
-    own history; None where there is nothing to note.
+def unused_keys(variant: str, half: str, opts: PersonalRewardBenchOptions) -> dict[str, str]:
+    """``--metadata`` keys this task leaves alone -> why (:func:`~prb_tasks.documents.metadata.note_unused`
+    prints one note for each the user gave).
 
     Args:
         variant: the task's variant.
         half: the task's half.
         opts: the options parsed.
-        given: what the loader received (``k`` named by ``--model_args`` alone is the model's, not noted).
     """
-    why = K_FIXED.get(variant)
-    if why is None or opts.k is None or "k" not in user_keys(given)[0]:
-        return None
-    task = task_name(given) or f"the {FAMILY} {variant} tasks"
-    return fit(f"prb: k={opts.k} ignored by {task}: {why.format(half=half)}")
+    unused = unused_templates(system=variant not in ("scalar", "scalar_history", "pgenrm"),
+                              user=variant not in ("scalar", "pgenrm"))
+    if variant in K_FIXED:
+        unused["k"] = K_FIXED[variant].format(half=half)
+    if variant == "pgenrm":
+        own = ("P-GenRM's protocol renders its own system and user prompts (judge/pgenrm_system.jinja and "
+               "judge/pgenrm_user.jinja of templates, or pgenrm_prompts)")
+        unused["system_template"] = unused["user_template"] = own
+        del unused["templates"]  # read for pgenrm_system.jinja and pgenrm_user.jinja, unless pgenrm_prompts
+        if opts.pgenrm_prompts:
+            unused["templates"] = "pgenrm_prompts gives the prompt text; drop one of them"
+    else:
+        unused["pgenrm_prompts"] = f"only personal_reward_bench_{half}_official_pgenrm sends P-GenRM's prompt text"
+    return unused
 
 
 def _k(opts: PersonalRewardBenchOptions, variant: str) -> int:
@@ -264,9 +278,7 @@ def build_docs(variant: str, half: str, **kwargs: Any) -> list[dict[str, Any]]:
         raise DataError(f"prb: unknown {FAMILY} variant '{variant}'; expected one of {', '.join(VARIANTS)}")
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(PersonalRewardBenchOptions, kwargs)
-    note = note_fixed_k(variant, half, opts, kwargs)
-    if note:
-        print(note, file=sys.stderr)
+    note_unused(unused_keys(variant, half, opts), kwargs, f"the {FAMILY} {variant} tasks")
     copy = load_half(opts.data_dir, half)
     tests = sum(len(u.test) for u in copy.users)
     provenance.record(kwargs, provenance.DataSource("local", str(copy.folder), "test pairs", tests),
@@ -284,8 +296,10 @@ def build_docs(variant: str, half: str, **kwargs: Any) -> list[dict[str, Any]]:
                             "one role/content turn)")
         return docs
     if variant in ("scalar", "scalar_history"):
-        tag = hashlib.sha256(f"{copy.folder}|{copy.files}|{_k(opts, variant)}".encode()).hexdigest()[:12]
-        return _scalar_docs(copy, variant, _k(opts, variant), opts, tag)
+        # The scalar task shows no history: a k given to it (noted above) must not change its documents.
+        shown = _k(opts, variant) if variant == "scalar_history" else 0
+        tag = hashlib.sha256(f"{copy.folder}|{copy.files}|{shown}".encode()).hexdigest()[:12]
+        return _scalar_docs(copy, variant, shown, opts, tag)
     ks = K_CURVE if variant == "kcurve" else (_k(opts, variant),)
     return _judge_docs(copy, variant, opts, ks, kcurve=variant == "kcurve")
 
@@ -339,4 +353,13 @@ def _digest(files: list[Path]) -> str:
 
 
 #: ``prb eval``'s check before a model loads: a named copy must be a folder.
-preflight = data_dir_preflight(resolve_data_dir)
+def _halves_present(folder: Path, _opts: Any, tasks: dict[str, Any]) -> None:
+    # Each task names its half (personal_reward_bench_<half>...); the few-shot tasks, which read every half
+    # present, live in another family's folder.
+    for task in tasks:
+        half = task.removeprefix(f"{FAMILY}_").split("_")[0]
+        if half in HALVES:
+            half_folder(folder, half)
+
+
+preflight = data_dir_preflight(resolve_data_dir, PersonalRewardBenchOptions, _halves_present)

@@ -22,6 +22,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from prb_tasks.common.resources import sample_dir
+from prb_tasks.common.suggest import did_you_mean
 from prb_tasks.data import profile_store, provenance
 from prb_tasks.data.errors import DataError, NoDataError
 from prb_tasks.data.personalized_rb.columnar import PairRow, SubsetTable
@@ -32,8 +33,10 @@ from prb_tasks.documents.metadata import (
     MetadataError,
     MetadataSpec,
     check_options,
+    note_unused,
     task_name,
 )
+from prb_tasks.documents.options import unused_templates
 from prb_tasks.documents.pairs import (
     ASK_ONCE,
     BOTH_ORDERS,
@@ -101,7 +104,8 @@ def _integer(value: Any, name: str, minimum: int) -> int:
 def _choice(value: Any, name: str, default: str, choices: tuple[str, ...]) -> str:
     chosen = _text(value) or default
     if chosen not in choices:
-        raise ValueError(f"--metadata '{name}' must be one of {', '.join(choices)}, got {chosen!r}")
+        raise ValueError(f"--metadata '{name}' must be one of {', '.join(choices)}, got {chosen!r}"
+                         f"{did_you_mean(chosen, choices)}")
     return chosen
 
 
@@ -289,6 +293,7 @@ def preflight(tasks: dict[str, Any], metadata: dict[str, Any], settings: dict[st
     """
     from prb_tasks.data.personalized_rb.sources import check_hub
 
+    DocOptions.from_kwargs(dict(metadata))  # a misspelt or out-of-range value, before the model loads
     data_dir = metadata.get("data_dir")
     for name, info in sorted(tasks.items()):
         _check_fixed_source(name, info.source, data_dir)
@@ -485,10 +490,36 @@ def _variant_docs(table: SubsetTable, chosen_subset: Subset, variant: Variant, o
     raise DataError(f"prb: unknown task variant '{variant}'; expected one of {known}")
 
 
+#: The options that pick and cut the posts shown: read only by the variants that show posts.
+POST_KEYS = ("k", "max_post_chars", "retriever", "retriever_model", "retriever_device", "retriever_dtype",
+             "retriever_backend")
+
+
+def unused_keys(variant: str) -> dict[str, str]:
+    """``--metadata`` keys a variant leaves alone -> why (one note each the user gave:
+    :func:`~prb_tasks.documents.metadata.note_unused`).
+
+    Args:
+        variant: the task's variant.
+    """
+    unused = unused_templates(system=variant not in SCALAR_VARIANTS, user=variant in _USER_TEMPLATE)
+    if variant not in ("profile", "plan", "scalar_profile"):
+        for key in POST_KEYS:
+            unused[key] = "it shows no posts; personalized_rb_profile, _plan and _scalar_profile select them"
+    if variant != "planned":
+        unused["plans"] = unused["plans_missing"] = "only personalized_rb_planned reads stage 1's plans"
+    return unused
+
+
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:
     """``custom_dataset`` entry point for the task YAMLs: a ``{"test": documents}`` dict."""
     subset = kwargs.pop("subset")
     variant = kwargs.pop("variant")
+    # Here, not in build_docs: prb audit builds the scalar documents with the user's keys, and reads no prompt.
+    # One note per variant, not per subset task.
+    group = "personalized_rb_sample" if kwargs.get("source") else "personalized_rb"
+    group += "" if variant == "both" else f"_{variant}"
+    note_unused(unused_keys(variant), kwargs, f"the {group} tasks", by_name=False)
     return to_dataset(build_docs(subset, variant, **kwargs))
 
 

@@ -48,8 +48,8 @@ from prb_tasks.data.personalllm.presets import PRESETS
 from prb_tasks.data.personalllm.schema import PromptRow
 from prb_tasks.data.personalllm.sources import load_prompts, resolve_data_dir, source_tag
 from prb_tasks.data.personalllm.users import user_name
-from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, task_name
-from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options
+from prb_tasks.documents.metadata import MetadataSpec, check_options, data_dir_preflight, note_unused, task_name
+from prb_tasks.documents.options import TemplateOptions, option_keys, parse_options, unused_templates
 from prb_tasks.documents.pairs import DocList, judge_pair_docs, judge_system_prompt, scalar_pair_doc, to_dataset
 from prb_tasks.prompts.templates import render, resolve
 from prb_tasks.prompts.user_history import PastChoice, profile_texts
@@ -263,6 +263,20 @@ class _Renderer:
         return render(self.user_ref, question=question, history=history, demographics=[])
 
 
+def unused_keys(variant: str) -> dict[str, str]:
+    """``--metadata`` keys a variant leaves alone -> why (one note each the user gave:
+    :func:`~prb_tasks.documents.metadata.note_unused`). ``k`` is never one: it also sets how many clear
+    choices each simulated user makes, so it shapes every variant's items.
+
+    Args:
+        variant: one of :data:`VARIANTS`.
+    """
+    unused = unused_templates(system=variant in _SYSTEM_TEMPLATE, user=variant in _USER_TEMPLATE)
+    if variant != "gen":
+        unused["icl_responses"] = unused["reference_model"] = "only personalllm_gen generates answers"
+    return unused
+
+
 def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     """Documents of one PersonalLLM variant, grouped by user.
 
@@ -274,6 +288,7 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
         raise DataError(f"prb: unknown PersonalLLM variant '{variant}'; expected one of {', '.join(VARIANTS)}")
     check_options(METADATA, kwargs, task_name(kwargs))
     opts = parse_options(PersonalLLMOptions, kwargs)
+    note_unused(unused_keys(variant), kwargs, f"the personalllm {variant} tasks")
     config = opts.simulation()
     prompts = load_prompts(opts.data_dir)
     preset = PRESETS.get(opts.preset)
@@ -348,7 +363,7 @@ def build_docs(variant: str, **kwargs: Any) -> list[dict[str, Any]]:
     return docs
 
 
-preflight = data_dir_preflight(resolve_data_dir)
+preflight = data_dir_preflight(resolve_data_dir, PersonalLLMOptions)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from prb_tasks.data.prism.constants import ENV_VAR
 from prb_tasks.data.prism.protocol import PRESETS, PrismProtocol, protocol_of
+from prb_tasks.data.prism.reader import check_layout
 from prb_tasks.data.prism.sources import load_copy, resolve_data_dir
 from prb_tasks.data.rawfiles import folder_stamp
 from prb_tasks.documents import people
@@ -73,4 +74,4 @@ load_dataset = partial(people.load_dataset, SOURCE)
 fewshot_source = partial(people.fewshot_source, SOURCE)
 audit_docs = partial(people.audit_docs, SOURCE)
 #: ``prb eval``'s check before a model loads: a named copy must be a folder.
-preflight = data_dir_preflight(resolve_data_dir)
+preflight = data_dir_preflight(resolve_data_dir, PrismOptions, lambda folder, _opts, _tasks: check_layout(folder))

@@ -108,7 +108,7 @@ def build_docs(subset: str, judge: bool = False, **kwargs: Any) -> list[dict[str
     return [doc for row in picked for doc in rating_docs(row)] if judge else [row_doc(row) for row in picked]
 
 
-preflight = data_dir_preflight(resolve_data_dir)
+preflight = data_dir_preflight(resolve_data_dir, RewardBench2Options)
 
 
 def load_dataset(**kwargs: Any) -> dict[str, DocList]:

@@ -77,12 +77,16 @@ def resolve(name: str, folder: str | None = None, override: str | None = None) -
     if override:
         path = Path(override).expanduser()
         if not path.is_file():
-            raise TemplateProblem(f"prb: template file '{path}' does not exist (given for {name})")
+            # Callers pass system_template for the system prompts (their names hold "system"), else user_template.
+            key = "system_template" if "system" in Path(name).name else "user_template"
+            raise TemplateProblem(f"prb: --metadata {key} '{path}' does not exist; give a Jinja file, which replaces "
+                                  f"{name}")
         candidates.append(path)
     if folder:
         root = Path(folder).expanduser()
         if not root.is_dir():
-            raise TemplateProblem(f"prb: templates folder '{root}' does not exist")
+            raise TemplateProblem(f"prb: --metadata templates '{root}' does not exist or is not a folder; give a "
+                                  "folder of replacement templates with the bundled names (judge/system.jinja, ...)")
         candidates.append(root / name)
     candidates.append(templates_dir() / name)
     for path in candidates:

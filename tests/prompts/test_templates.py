@@ -46,8 +46,18 @@ def test_broken_and_missing_templates_are_one_line_errors(tmp_path):
     typo.write_text("{{ questoin }}")
     with pytest.raises(TemplateProblem, match=r"typo.jinja.*questoin.*available variables"):
         build_docs("art", "both", data_dir="sample", user_template=str(typo))
-    with pytest.raises(TemplateProblem, match="does not exist"):
+    with pytest.raises(TemplateProblem) as info:
         build_docs("art", "both", data_dir="sample", user_template=str(tmp_path / "nope.jinja"))
+    # The key the user gave is named (it said "template file ... (given for judge/user.jinja)").
+    assert str(info.value) == (f"prb: --metadata user_template '{tmp_path / 'nope.jinja'}' does not exist; give a "
+                               "Jinja file, which replaces judge/user.jinja")
+    with pytest.raises(TemplateProblem) as info:
+        build_docs("art", "both", data_dir="sample", system_template=str(tmp_path / "nope.jinja"))
+    assert str(info.value).startswith(f"prb: --metadata system_template '{tmp_path / 'nope.jinja'}' does not exist")
+    with pytest.raises(TemplateProblem) as info:
+        build_docs("art", "both", data_dir="sample", templates=str(tmp_path / "nodir"))
+    assert str(info.value).startswith(f"prb: --metadata templates '{tmp_path / 'nodir'}' does not exist or is not a "
+                                      "folder; give a folder of replacement templates")
 
 
 def test_bm25_ranks_relevant_posts_first_and_truncates():

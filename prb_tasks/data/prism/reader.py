@@ -213,6 +213,18 @@ def _qualified(conv: ConversationRow) -> bool:
     return bool(users & chosen & other)
 
 
+def check_layout(folder: Path) -> None:
+    """Refuse (one line naming the download command) a folder without PRISM's files; reads no row.
+
+    Args:
+        folder: the copy's folder.
+    """
+    for name in REQUIRED:
+        # A named pipe or a device in a file's place is named as what it is (check_file), never "missing".
+        if not (folder / name).is_file() and not os.path.lexists(folder / name):
+            raise missing_copy(folder, REQUIRED, FAMILY)
+
+
 def read_prism(folder: Path, protocol: PrismProtocol = PRESETS["prb"]) -> PrismCopy:
     """Read and validate a PRISM copy.
 
@@ -224,10 +236,8 @@ def read_prism(folder: Path, protocol: PrismProtocol = PRESETS["prb"]) -> PrismC
     Raises:
         DataError: a file is missing or a row is bad (one line: file, line, field).
     """
+    check_layout(folder)
     for name in REQUIRED:
-        # A named pipe or a device in a file's place is named as what it is (check_file), never "missing".
-        if not (folder / name).is_file() and not os.path.lexists(folder / name):
-            raise missing_copy(folder, REQUIRED, FAMILY)
         check_file(folder / name)
     survey_path, conv_path = folder / SURVEY, folder / CONVERSATIONS
     surveys: dict[str, SurveyRow] = {}
