@@ -129,6 +129,11 @@ def prompt_text(key: str, what: str = "a prompt") -> str:
 
 
 def _served(text: str, key: str) -> str:
+    # Already in the table (lm-eval asks for a pair's prompt once per document and prb-rm once per
+    # answer, one after the other): nothing to add. A read without the lock: a dict lookup is atomic.
+    held = _SERVED.get(id(text))
+    if held is not None and held[0] is text and held[1] == key:
+        return text
     with _SERVED_LOCK:
         if len(_SERVED) >= _SERVED_MAX:
             del _SERVED[next(iter(_SERVED))]
