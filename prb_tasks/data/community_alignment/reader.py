@@ -106,6 +106,12 @@ def _response(row: dict[str, str | None], name: str, skipped: Counter[str]) -> s
     return text
 
 
+#: Per turn: its prompt, preferred-response, lettered response and feedback columns (named once, not per row).
+_TURN_COLUMNS = tuple((turn, (f"{turn}_turn_prompt", f"{turn}_turn_preferred_response",
+                              tuple((x, f"{turn}_turn_response_{x}") for x in LETTERS), f"{turn}_turn_feedback"))
+                      for turn in TURNS)
+
+
 class BadRow(Exception):
     """A row a published file holds but no pair can be read from: skipped and counted, never guessed."""
 
@@ -128,30 +134,29 @@ def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Cou
     lang = sys.intern(_cell(row, "assigned_lang"))
     out: list[Choice] = []
     earlier: list[tuple[str, str]] = []
-    for turn in TURNS:
-        message = _cell(row, f"{turn}_turn_prompt")
+    for turn, (prompt_column, preferred_column, response_columns, feedback_column) in _TURN_COLUMNS:
+        message = _cell(row, prompt_column)
         if not message:
             break
-        field = f"{turn}_turn_preferred_response"
-        preferred = _cell(row, field)
+        preferred = _cell(row, preferred_column)
         if not preferred:
             skipped["without a preferred response"] += 1
             break  # the conversation went on from an answer we cannot name
         letter = preferred.removeprefix("response_").lower()
         if letter not in LETTERS or not preferred.startswith("response_"):
-            raise BadRow(f"{where} (conversation {conv!r}), field '{field}': {preferred[:40]!r} is not one of "
-                         "response_a .. response_d", out)
-        responses = {x: _response(row, f"{turn}_turn_response_{x}", skipped) for x in LETTERS}
+            raise BadRow(f"{where} (conversation {conv!r}), field '{preferred_column}': {preferred[:40]!r} is not "
+                         "one of response_a .. response_d", out)
+        responses = {x: _response(row, column, skipped) for x, column in response_columns}
         best = responses[letter]
         if not best.strip():
             raise BadRow(f"{where} (conversation {conv!r}), field '{turn}_turn_response_{letter}': empty, but "
-                         f"{field} names it", out)
+                         f"{preferred_column} names it", out)
         prompt = transcript(earlier, message)
         kept = best.strip()
         others = [(x, text) for x, text in responses.items() if x != letter and (bare := text.strip()) and bare != kept]
         if not others:
             skipped["with one response"] += 1
-        reason = _cell(row, f"{turn}_turn_feedback")
+        reason = _cell(row, feedback_column)
         interaction = f"{conv}/{turn}"  # one string for the turn's pairs
         for x, text in others:
             out.append(Choice(key=f"{person}/{conv}/{turn}/{x}", group=conv, interaction=interaction,
@@ -240,7 +245,7 @@ def read_community(path: Path) -> CommunityCopy:
                 seen[conv] = number
                 count += 1
                 person = _cell(row, "annotator_id")
-                attributes = {name: _cell(row, column) for column, name in ATTRIBUTES if _cell(row, column)}
+                attributes = {name: value for column, name in ATTRIBUTES if (value := _cell(row, column))}
                 held = people.setdefault(person, (attributes, []))
                 try:
                     held[1].extend(row_choices(row, where, path, skipped))
