@@ -33,6 +33,13 @@ def _spaced(prompt: str) -> str:
     return " ".join(prompt.split())
 
 
+@lru_cache(maxsize=1024)
+def _prompt_hash(prompt: str) -> Any:
+    # sha256 over the spaced prompt and the separator, copied for each of the turn's pairs: a later turn's
+    # prompt carries the conversation so far, hashed once a turn, not once a pair (nor joined to the answers).
+    return hashlib.sha256((_spaced(prompt) + "\x1f").encode())
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """One labelled pair: the answer a person preferred and one they passed over.
@@ -84,8 +91,10 @@ class Choice:
         held = self._item
         if held is None:
             first, second = sorted((self.chosen.strip(), self.rejected.strip()))
-            text = "\x1f".join((_spaced(self.prompt), first, second))
-            held = hashlib.sha256(text.encode()).hexdigest()[:16]
+            # The sha256 of "\x1f".join((_spaced(self.prompt), first, second)), the prompt's part hashed once.
+            digest = _prompt_hash(self.prompt).copy()
+            digest.update(f"{first}\x1f{second}".encode())
+            held = digest.hexdigest()[:16]
             object.__setattr__(self, "_item", held)  # computed once, on first use
         return held
 
@@ -95,7 +104,10 @@ class Choice:
         if self.gap is None:
             return "no rating"
         size = abs(self.gap)
-        return [name for low, name in GAP_BUCKETS if size >= low][-1]
+        for low, name in reversed(GAP_BUCKETS):  # the last bucket whose floor the gap reaches
+            if size >= low:
+                return name
+        raise IndexError("list index out of range")  # a NaN gap, as the list of buckets reached gave
 
 
 @dataclass(frozen=True)
