@@ -111,3 +111,18 @@ def test_a_scalar_document_is_the_shared_builder_s_in_one_dict(tmp_path: Path) -
                     assert list(made.items()) == list(shared.items())
                     compared += 1
     assert compared > 20
+
+
+def test_the_item_s_spaced_prompt_is_the_prompt_s_words_joined_by_one_space() -> None:
+    # Choice.item hashes " ".join(prompt.split()); an ASCII prompt is spaced without a string per word.
+    import random
+
+    from prb_tasks.data.people import _spaced
+
+    rng = random.Random(1)
+    pieces = [chr(code) for code in range(128) if chr(code).isspace()] + ["a", "bc", "  ", "x y", "é", "\u2003",
+                                                                        "\u00a0", "Z"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert _spaced(text) == " ".join(text.split()).encode(), repr(text)
+    assert _spaced(" " * 1000 + "a" + "\t" * 777 + "b\x1c") == b"a b"
