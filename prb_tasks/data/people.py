@@ -27,10 +27,26 @@ from prb_tasks.data.rawfiles import check_file, describe_error
 GAP_BUCKETS = ((0, "gap 0"), (1e-9, "gap 1-9"), (10, "gap 10-29"), (30, "gap 30+"))
 
 
+#: Each ASCII byte, with those ``str.split()`` splits at (``str.isspace``: \x1c-\x1f too) made a space.
+_TO_SPACE = bytes(32 if chr(code).isspace() else code for code in range(128)) + bytes(range(128, 256))
+
+
+def _spaced(prompt: str) -> bytes:
+    """``" ".join(prompt.split())`` in UTF-8; an ASCII prompt without a string per word (a later turn's
+    prompt carries the conversation so far: at PRISM's release size splitting them was 0.4 s)."""
+    if not prompt.isascii():
+        return " ".join(prompt.split()).encode()
+    spaced = prompt.encode("ascii").translate(_TO_SPACE)
+    while b"  " in spaced:  # each pass halves every run of spaces
+        spaced = spaced.replace(b"  ", b" ")
+    return spaced.strip(b" ")
+
+
 @lru_cache(maxsize=1024)
-def _spaced(prompt: str) -> str:
-    # A turn's pairs share their prompt (one string): its words are joined once, not once per pair.
-    return " ".join(prompt.split())
+def _prompt_hash(prompt: str) -> Any:
+    # sha256 over the spaced prompt and the separator, copied for each of the turn's pairs: a later turn's
+    # prompt carries the conversation so far, hashed once a turn, not once a pair (nor joined to the answers).
+    return hashlib.sha256(_spaced(prompt) + b"\x1f")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +100,10 @@ class Choice:
         held = self._item
         if held is None:
             first, second = sorted((self.chosen.strip(), self.rejected.strip()))
-            text = "\x1f".join((_spaced(self.prompt), first, second))
-            held = hashlib.sha256(text.encode()).hexdigest()[:16]
+            # The sha256 of "\x1f".join((_spaced(self.prompt), first, second)), the prompt's part hashed once.
+            digest = _prompt_hash(self.prompt).copy()
+            digest.update(f"{first}\x1f{second}".encode())
+            held = digest.hexdigest()[:16]
             object.__setattr__(self, "_item", held)  # computed once, on first use
         return held
 
@@ -95,7 +113,10 @@ class Choice:
         if self.gap is None:
             return "no rating"
         size = abs(self.gap)
-        return [name for low, name in GAP_BUCKETS if size >= low][-1]
+        for low, name in reversed(GAP_BUCKETS):  # the last bucket whose floor the gap reaches
+            if size >= low:
+                return name
+        raise IndexError("list index out of range")  # a NaN gap, as the list of buckets reached gave
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,11 @@ def stash(docs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     # Documents often share one prompt object (the pairs of a turn): hashed once, one key string for
     # all of them. Keyed by id; the text is held beside its key, so no other text gets its id meanwhile.
     keys: dict[int, tuple[str, str]] = {}
-    layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
+    # The documents of a loader share one layout (its keys, in order): the last one's renamed keys and the
+    # prompt's place are kept, and a document's keys compared with it (the same key strings: by identity).
+    names: tuple[str, ...] = ()
+    renamed: tuple[str, ...] = ()
+    place = 0
     for doc in docs:
         if "prompt" not in doc:
             out.append(doc)
@@ -81,12 +85,13 @@ def stash(docs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if held is None or held[0] is not text:
             held = keys[id(text)] = (text, _key(text))
             _PROMPTS.setdefault(held[1], text)  # a recipe registered for this text stays instead
-        key = held[1]
-        names = tuple(doc)
-        renamed = layouts.get(names)
-        if renamed is None:
-            renamed = layouts[names] = tuple("prompt_key" if name == "prompt" else name for name in names)
-        out.append(compact_dict(renamed, [key if name == "prompt" else value for name, value in doc.items()]))
+        layout = tuple(doc)
+        if layout != names:
+            names, place = layout, layout.index("prompt")
+            renamed = tuple("prompt_key" if name == "prompt" else name for name in names)
+        values = list(doc.values())
+        values[place] = held[1]
+        out.append(compact_dict(renamed, values))
     return out
 
 
@@ -129,6 +134,11 @@ def prompt_text(key: str, what: str = "a prompt") -> str:
 
 
 def _served(text: str, key: str) -> str:
+    # Already in the table (lm-eval asks for a pair's prompt once per document and prb-rm once per
+    # answer, one after the other): nothing to add. A read without the lock: a dict lookup is atomic.
+    held = _SERVED.get(id(text))
+    if held is not None and held[0] is text and held[1] == key:
+        return text
     with _SERVED_LOCK:
         if len(_SERVED) >= _SERVED_MAX:
             del _SERVED[next(iter(_SERVED))]

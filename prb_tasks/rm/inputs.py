@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prb_tasks.prompts.prompt_store import doc_prompt
+
 
 @dataclass(frozen=True)
 class RMInput:
@@ -50,8 +52,6 @@ def from_request(doc: dict[str, Any] | None, context: str, continuation: str, id
         group: the request's task name.
     """
     if isinstance(doc, dict) and "choices" in doc and ("prompt" in doc or "prompt_key" in doc):
-        from prb_tasks.prompts.prompt_store import doc_prompt
-
         choices = doc["choices"]
         if 0 <= idx < len(choices):
             user = doc.get("user_id")

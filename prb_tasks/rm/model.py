@@ -126,10 +126,16 @@ class RewardModelLM(LM):
             for n, value in enumerate(self.cache.get_many(keys)):
                 results[n] = value
 
-        # ``targets[n]``: every position that receives the score computed for item n.
-        targets: dict[int, list[int]] = {}
+        # ``targets[n]``: every position that receives the score computed for item n; None: n alone, for every n
+        # (nothing cached and no key to find an input twice: a list per response would cost more than scoring).
+        targets: dict[int, list[int]] | None = {}
         chunks: list[list[int]] = []
-        if plan is not None:
+        if plan is None and keys is None:
+            targets = None
+            todo = [n for n, value in enumerate(results) if value is None]
+            chunks = [todo] if todo else []
+        elif plan is not None:
+            assert targets is not None
             # Scores depend on batch-mates: a batch is reused from the cache only whole,
             # otherwise scored again as it is.
             chunks = [batch for batch in plan if any(results[n] is None for n in batch)]
@@ -137,8 +143,9 @@ class RewardModelLM(LM):
                 results[n] = None
                 targets[n] = [n]
         else:
+            assert targets is not None
             # Identical inputs (the same pair in two tasks) are scored once.
-            todo: list[int] = []
+            todo = []
             first_of: dict[str, int] = {}
             for n, value in enumerate(results):
                 if value is not None:
@@ -164,6 +171,10 @@ class RewardModelLM(LM):
                 done = 0
                 for position, score in zip(positions, scores):
                     n = chunk[position]
+                    if targets is None:
+                        results[n] = float(score)
+                        done += 1
+                        continue
                     for target in targets[n]:
                         results[target] = float(score)
                     done += len(targets[n])
@@ -249,11 +260,7 @@ class RewardModelLM(LM):
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """One reward per request (the response's score), in the requests' order."""
-        items: list[RMInput] = [
-            from_request(getattr(r, "doc", None), r.args[0], r.args[1], getattr(r, "idx", 0),
-                         getattr(r, "task_name", None))
-            for r in requests
-        ]
+        items = _inputs(requests)
         documents = len({(getattr(r, "task_name", None), getattr(r, "doc_id", None)) for r in requests})
         return [(reward, False) for reward in self.rewards(items, disable_tqdm=disable_tqdm, documents=documents)]
 
@@ -271,3 +278,29 @@ class RewardModelLM(LM):
             "scalar tasks (personalized_rb_scalar*, personalized_rb_sample_scalar, rewardbench2, rmbench), "
             "or use --model prb-judge for the judge tasks (rewardbench2_judge and rmbench_judge among them)."
         )
+
+
+def _inputs(requests: list[Any]) -> list[RMInput]:
+    """``from_request`` of each request.
+
+    A document's later answers (lm-eval asks for a pair's two answers one after the other) reuse what
+    its first answer's input took from the document.
+    """
+    items: list[RMInput] = []
+    last_doc: Any = None
+    last: RMInput | None = None  # the input of last_doc's previous answer, when built from the document
+    for r in requests:
+        doc: Any = getattr(r, "doc", None)
+        idx = getattr(r, "idx", 0)
+        group = getattr(r, "task_name", None)
+        if last is not None and doc is last_doc and 0 <= idx < len(doc["choices"]):
+            items.append(RMInput(last.prompt, doc["choices"][idx], last.profile_key, last.question, group,
+                                 last.user_id))
+            continue
+        item = from_request(doc, r.args[0], r.args[1], idx, group)
+        items.append(item)
+        last_doc = doc
+        # from_request read the document (not the request's strings) exactly when it has these keys.
+        own = isinstance(doc, dict) and "choices" in doc and ("prompt" in doc or "prompt_key" in doc)
+        last = item if own and 0 <= idx < len(doc["choices"]) else None
+    return items

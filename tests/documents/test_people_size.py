@@ -91,3 +91,38 @@ def test_word_counts_are_those_of_str_split() -> None:
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
     words.cache_clear()
     assert [words(text) for text in texts] == [len(text.split()) for text in texts]
+
+
+def test_a_scalar_document_is_the_shared_builder_s_in_one_dict(tmp_path: Path) -> None:
+    # build_people_docs makes each scalar document in one dict: the same keys, order and values as
+    # scalar_pair_doc on the pair's identity, which the other families build with.
+    from prb_tasks.documents.pairs import scalar_pair_doc
+
+    compared = 0
+    for module, folder in _copies(tmp_path):
+        copy = module.SOURCE.read(module.SOURCE.options(data_dir=str(folder)))
+        for person in copy.people:
+            for choice in person.choices:
+                for variant in ("scalar", "scalar_profile"):
+                    made = people._scalar_doc("fam", person, choice, variant, "the prompt", "fam::k")
+                    shared = scalar_pair_doc(people._identity("fam", person, choice, variant), choice.prompt,
+                                             "the prompt", choice.chosen, choice.rejected, "fam::k",
+                                             chosen_first=choice.chosen_first)
+                    assert list(made.items()) == list(shared.items())
+                    compared += 1
+    assert compared > 20
+
+
+def test_the_item_s_spaced_prompt_is_the_prompt_s_words_joined_by_one_space() -> None:
+    # Choice.item hashes " ".join(prompt.split()); an ASCII prompt is spaced without a string per word.
+    import random
+
+    from prb_tasks.data.people import _spaced
+
+    rng = random.Random(1)
+    pieces = [chr(code) for code in range(128) if chr(code).isspace()] + ["a", "bc", "  ", "x y", "é", "\u2003",
+                                                                        "\u00a0", "Z"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert _spaced(text) == " ".join(text.split()).encode(), repr(text)
+    assert _spaced(" " * 1000 + "a" + "\t" * 777 + "b\x1c") == b"a b"

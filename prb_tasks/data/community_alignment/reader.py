@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prb_tasks.common.csv_records import records
 from prb_tasks.common.textfiles import bounded_lines
 from prb_tasks.data.community_alignment.constants import (
     ATTRIBUTES,
@@ -105,6 +106,12 @@ def _response(row: dict[str, str | None], name: str, skipped: Counter[str]) -> s
     return text
 
 
+#: Per turn: its prompt, preferred-response, lettered response and feedback columns (named once, not per row).
+_TURN_COLUMNS = tuple((turn, (f"{turn}_turn_prompt", f"{turn}_turn_preferred_response",
+                              tuple((x, f"{turn}_turn_response_{x}") for x in LETTERS), f"{turn}_turn_feedback"))
+                      for turn in TURNS)
+
+
 class BadRow(Exception):
     """A row a published file holds but no pair can be read from: skipped and counted, never guessed."""
 
@@ -127,30 +134,29 @@ def row_choices(row: dict[str, str | None], where: str, path: Path, skipped: Cou
     lang = sys.intern(_cell(row, "assigned_lang"))
     out: list[Choice] = []
     earlier: list[tuple[str, str]] = []
-    for turn in TURNS:
-        message = _cell(row, f"{turn}_turn_prompt")
+    for turn, (prompt_column, preferred_column, response_columns, feedback_column) in _TURN_COLUMNS:
+        message = _cell(row, prompt_column)
         if not message:
             break
-        field = f"{turn}_turn_preferred_response"
-        preferred = _cell(row, field)
+        preferred = _cell(row, preferred_column)
         if not preferred:
             skipped["without a preferred response"] += 1
             break  # the conversation went on from an answer we cannot name
         letter = preferred.removeprefix("response_").lower()
         if letter not in LETTERS or not preferred.startswith("response_"):
-            raise BadRow(f"{where} (conversation {conv!r}), field '{field}': {preferred[:40]!r} is not one of "
-                         "response_a .. response_d", out)
-        responses = {x: _response(row, f"{turn}_turn_response_{x}", skipped) for x in LETTERS}
+            raise BadRow(f"{where} (conversation {conv!r}), field '{preferred_column}': {preferred[:40]!r} is not "
+                         "one of response_a .. response_d", out)
+        responses = {x: _response(row, column, skipped) for x, column in response_columns}
         best = responses[letter]
         if not best.strip():
             raise BadRow(f"{where} (conversation {conv!r}), field '{turn}_turn_response_{letter}': empty, but "
-                         f"{field} names it", out)
+                         f"{preferred_column} names it", out)
         prompt = transcript(earlier, message)
         kept = best.strip()
         others = [(x, text) for x, text in responses.items() if x != letter and (bare := text.strip()) and bare != kept]
         if not others:
             skipped["with one response"] += 1
-        reason = _cell(row, f"{turn}_turn_feedback")
+        reason = _cell(row, feedback_column)
         interaction = f"{conv}/{turn}"  # one string for the turn's pairs
         for x, text in others:
             out.append(Choice(key=f"{person}/{conv}/{turn}/{x}", group=conv, interaction=interaction,
@@ -196,21 +202,36 @@ def read_community(path: Path) -> CommunityCopy:
     # this process (prb validity's --scores, a custom file) silently accepts cells it should refuse.
     limit = csv.field_size_limit(MAX_LINE_BYTES)
     try:
-        with path.open("rb") as handle:
-            # strict: a quoted cell still open at the end of the file (a file cut mid-cell) is an error.
-            reader = csv.DictReader(_lines(handle, path), strict=True)
-            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        # A large buffer: the rows are long lines (about 18 KB each at release size), which the default 8 KiB
+        # buffer reads in pieces and joins.
+        with path.open("rb", buffering=2**20) as handle:
+            # As csv.DictReader(lines, strict=True) reads it (strict: a quoted cell still open at the end of the
+            # file, a file cut mid-cell, is an error), the records read by csv_records (csv's cells, cheaper).
+            rows = records(_lines(handle, path))
+            fieldnames = next(rows, None) or []
+            missing = [c for c in REQUIRED if c not in fieldnames]
             if missing:
-                next(reader, None)  # bytes that are not UTF-8 say so first: the header may be mangled by them
+                # Bytes that are not UTF-8 say so first (the header may be mangled by them): read on to the next
+                # row that is not empty, as csv.DictReader would.
+                next((cells for cells in rows if cells), None)
                 raise DataError(f"prb: {path}: no column {', '.join(missing)} in its header; is this the Community "
                                 f"Alignment CSV (community_alignment.csv)?")
-            width = len(reader.fieldnames or [])
-            for number, row in enumerate(reader, start=1):
+            width = len(fieldnames)
+            number = 0
+            for cells in rows:
+                if not cells:
+                    continue  # an empty line: csv.DictReader skips it, uncounted
+                number += 1
                 where = f"row {number}"
-                extra = row.get(None) or []
-                short = sum(value is None for key, value in row.items() if key is not None)
-                if extra or short:
-                    # DictReader fills a short row with None and gathers a long row's extra cells under None.
+                row: dict[Any, Any] = dict(zip(fieldnames, cells))
+                if len(cells) != width:
+                    # As csv.DictReader: a short row is filled with None, a long row's extra cells go under None.
+                    extra = cells[width:]
+                    if extra:
+                        row[None] = extra
+                    for name in fieldnames[len(cells):]:
+                        row[name] = None
+                    short = sum(value is None for key, value in row.items() if key is not None)
                     raise DataError(f"prb: bad row in {path}, {where}: {width - short + len(extra)} cells where the "
                                     f"header has {width}; the file is cut short or broken: download it again")
                 for column in ("conversation_id", "annotator_id"):
@@ -224,7 +245,7 @@ def read_community(path: Path) -> CommunityCopy:
                 seen[conv] = number
                 count += 1
                 person = _cell(row, "annotator_id")
-                attributes = {name: _cell(row, column) for column, name in ATTRIBUTES if _cell(row, column)}
+                attributes = {name: value for column, name in ATTRIBUTES if (value := _cell(row, column))}
                 held = people.setdefault(person, (attributes, []))
                 try:
                     held[1].extend(row_choices(row, where, path, skipped))

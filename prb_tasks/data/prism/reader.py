@@ -79,9 +79,16 @@ def conversation_languages(path: Path) -> dict[str, str]:
     """
     flags: dict[str, Counter[str]] = {}
     for lineno, raw in rows(path):
-        row = validated(MetadataRow, raw, path, f"line {lineno}")
-        if row.column_id == "user_prompt" and row.conversation_id and row.language_flag:
-            flags.setdefault(row.conversation_id, Counter())[row.language_flag] += 1
+        column, conv, flag = raw.get("column_id"), raw.get("conversation_id"), raw.get("language_flag")
+        # The three fields read, as MetadataRow takes them when plainly valid (a row per text: 106,794 at
+        # release size, where the model cost more than the rest of reading the file); otherwise the model
+        # says what is wrong in one line, or takes what its own rules allow.
+        if not (type(column) is str and column and (conv is None or type(conv) is str)
+                and (flag is None or type(flag) is str)):
+            row = validated(MetadataRow, raw, path, f"line {lineno}")
+            column, conv, flag = row.column_id, row.conversation_id, row.language_flag
+        if column == "user_prompt" and conv and flag:
+            flags.setdefault(conv, Counter())[flag] += 1
     # most_common keeps first-seen order among equal counts: a tie goes to the language flagged first.
     return {conv: counts.most_common(1)[0][0] for conv, counts in flags.items()}
 
@@ -112,8 +119,10 @@ def _rank_pairs(rated: list[Turn], best: Turn, protocol: PrismProtocol,
     Two answers of one text are never a pair (nobody could tell them apart); an answer with the
     chosen one's text is the chosen answer.
     """
+    stripped = {id(response): response.content.strip() for response in (*rated, best)}
+
     def text(response: Turn) -> str:
-        return response.content.strip()
+        return stripped[id(response)]
 
     if protocol.pairs == "chosen":
         candidates = [(best, other, True) for other in rated if other is not best and text(other) != text(best)]
@@ -175,17 +184,18 @@ def turn_choices(conv: ConversationRow, skipped: Counter[str], language: str = "
             break  # what followed continued from an answer we cannot name
         best = chosen[0]
         prompt = transcript(earlier, messages[turn])
-        if not any(r.content.strip() != best.content.strip() for r in rated):
+        best_text = best.content.strip()
+        if not any(r.content.strip() != best_text for r in rated):
             skipped["whose responses are all one text"] += 1
         # The choice attributes were asked after the opening turn, about its choice only.
         reason = _what_mattered(conv.choice_attributes) if not earlier else ""
         # The chosen answer's pairs keep prb's keys (the rejected answer's id, else its place among the others).
-        others = [r for r in rated if r is not best and r.content.strip() != best.content.strip()]
+        others = [r for r in rated if r is not best and r.content.strip() != best_text]
         interaction = f"{conv.conversation_id}/{turn}"  # one string for the turn's pairs
         for win, lose in _rank_pairs(rated, best, protocol, skipped):
             assert win.score is not None and lose.score is not None  # the schema requires both
             # The answers' order in the data was random: the pair's two positions say which came first.
-            first = rated.index(win) < rated.index(lose)
+            first = _place(rated, win) < _place(rated, lose)
             if win is best:
                 pair_id = _position(lose, others)
             else:
@@ -202,7 +212,16 @@ def turn_choices(conv: ConversationRow, skipped: Counter[str], language: str = "
 
 
 def _position(response: Turn, among: list[Turn]) -> str:
-    return str(response.within_turn_id if response.within_turn_id is not None else among.index(response))
+    return str(response.within_turn_id if response.within_turn_id is not None else _place(among, response))
+
+
+def _place(among: list[Turn], response: Turn) -> int:
+    """``among.index(response)``: the first answer that is ``response`` or equal to it, without comparing
+    pydantic models field by field where their texts already differ (equal answers have equal texts)."""
+    for place, other in enumerate(among):
+        if other is response or (other.content == response.content and other == response):
+            return place
+    raise ValueError(f"{response!r} is not in the list")
 
 
 def _qualified(conv: ConversationRow) -> bool:
