@@ -191,3 +191,18 @@ def test_the_metadata_file_is_optional_and_a_bad_row_is_one_line(tmp_path: Path)
         read_prism(folder)
     message = str(caught.value)
     assert "metadata.jsonl, line 2: field 'conversation_id'" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("column", ["user_prompt\\ud800", "\\udfff"])
+def test_a_metadata_row_the_model_refuses_is_refused_however_plain_it_looks(tmp_path: Path, column: str) -> None:
+    # A JSON escape of half a surrogate pair is a str to Python, which MetadataRow's column_id (at least one
+    # character) cannot read: the row is refused in one line, as the model refuses it, never read past.
+    folder = write_prism(tmp_path / "copy")
+    (folder / "metadata.jsonl").write_text('{"column_id": "user_prompt", "conversation_id": "c0001", '
+                                           '"language_flag": "es"}\n'
+                                           f'{{"column_id": "{column}", "conversation_id": "c0002", '
+                                           '"language_flag": "en"}\n', encoding="utf-8")
+    with pytest.raises(DataError) as caught:
+        read_prism(folder)
+    message = str(caught.value)
+    assert "metadata.jsonl, line 2: field 'column_id'" in message and "\n" not in message

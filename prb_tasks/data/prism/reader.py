@@ -82,8 +82,9 @@ def conversation_languages(path: Path) -> dict[str, str]:
         column, conv, flag = raw.get("column_id"), raw.get("conversation_id"), raw.get("language_flag")
         # The three fields read, as MetadataRow takes them when plainly valid (a row per text: 106,794 at
         # release size, where the model cost more than the rest of reading the file); otherwise the model
-        # says what is wrong in one line, or takes what its own rules allow.
-        if not (type(column) is str and column and (conv is None or type(conv) is str)
+        # says what is wrong in one line, or takes what its own rules allow. An ASCII column_id: the model cannot
+        # measure a text holding half a surrogate pair (a JSON escape such as "\ud800"), which it refuses.
+        if not (type(column) is str and column and column.isascii() and (conv is None or type(conv) is str)
                 and (flag is None or type(flag) is str)):
             row = validated(MetadataRow, raw, path, f"line {lineno}")
             column, conv, flag = row.column_id, row.conversation_id, row.language_flag
