@@ -9,6 +9,7 @@ accepted and dropped.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,35 @@ from typing import Any
 from prb_tasks.common.errors import PRBError
 
 _BOM = b"\xef\xbb\xbf"
+
+#: A JSON escape of a UTF-16 surrogate: valid JSON, and in a pair one character (how an emoji is escaped), but
+#: alone it decodes to half a character that no UTF-8 text can hold (hashing or writing it later raises).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """A UTF-16 surrogate standing alone in a string of ``value`` (searched through lists and dicts, keys
+    included), written ``\\udXXX``; None when there is none.
+
+    Args:
+        value: a parsed JSON value.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"\\u{ord(item[exc.start]):04x}"
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
 # The C scanner json.loads calls and the whitespace pattern around it (CPython's json module; where either is
 # missing, json.loads itself).
 _SCAN: Any = getattr(json.JSONDecoder(), "scan_once", None)
@@ -205,4 +235,9 @@ def json_lines_at(path: Path, what: str, advice: str, error: type[Exception] = P
                 raise error(f"{prefix}{too_deep(f'{path} line {number}')}") from None
             except ValueError as exc:  # a number of thousands of digits: Python refuses to convert it
                 raise error(f"{prefix}{path} line {number}: {unreadable_number(exc)}; {advice}") from None
+            if "\\u" in line and _SURROGATE_ESCAPE.search(line):
+                half = lone_surrogate(value)
+                if half is not None:
+                    raise error(f"{prefix}{path} line {number}: a text holds {half}, half of a UTF-16 surrogate "
+                                f"pair standing alone (no character); {advice}")
             yield number, start, value

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
-from prb_tasks.common.textfiles import _json
+import pytest
+
+from prb_tasks.common.errors import PRBError
+from prb_tasks.common.textfiles import _json, json_lines_at
 
 
 def _outcome(parse, text: str) -> tuple:
@@ -31,3 +35,16 @@ def test_random_lines_parse_or_fail_as_json_loads() -> None:
 def test_edge_lines_parse_or_fail_as_json_loads() -> None:
     for text in ["[" * 100000, "1" * 5000, ' {"a": 1}  ', '{"a": 1} x', "", "   ", "\ufeff{}", '{"a": [1, 2.5, null]}']:
         assert _outcome(_json, text) == _outcome(json.loads, text), text[:20]
+
+
+def test_json_lines_refuse_a_lone_surrogate_and_keep_pairs_and_escaped_backslashes(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    # An escaped emoji (a pair), a literal backslash before "ud800" (text, no escape), then a lone low half in a key.
+    path.write_text('{"a": "\\ud83d\\ude00"}\n{"b": "\\\\ud800"}\n{"\\udc00": 1}\n', encoding="utf-8")
+    rows = json_lines_at(path, "data file", "fix the line", max_line=None)
+    assert next(rows)[2] == {"a": "\U0001f600"}
+    assert next(rows)[2] == {"b": "\\ud800"}
+    with pytest.raises(PRBError) as caught:
+        next(rows)
+    assert str(caught.value) == (f"prb: {path} line 3: a text holds \\udc00, half of a UTF-16 surrogate pair "
+                                 "standing alone (no character); fix the line")

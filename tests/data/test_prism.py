@@ -196,7 +196,8 @@ def test_the_metadata_file_is_optional_and_a_bad_row_is_one_line(tmp_path: Path)
 @pytest.mark.parametrize("column", ["user_prompt\\ud800", "\\udfff"])
 def test_a_metadata_row_the_model_refuses_is_refused_however_plain_it_looks(tmp_path: Path, column: str) -> None:
     # A JSON escape of half a surrogate pair is a str to Python, which MetadataRow's column_id (at least one
-    # character) cannot read: the row is refused in one line, as the model refuses it, never read past.
+    # character) cannot read: the row is refused in one line, never read past (since the JSON Lines reader
+    # refuses any text holding one, before the model sees the row).
     folder = write_prism(tmp_path / "copy")
     (folder / "metadata.jsonl").write_text('{"column_id": "user_prompt", "conversation_id": "c0001", '
                                            '"language_flag": "es"}\n'
@@ -205,4 +206,21 @@ def test_a_metadata_row_the_model_refuses_is_refused_however_plain_it_looks(tmp_
     with pytest.raises(DataError) as caught:
         read_prism(folder)
     message = str(caught.value)
-    assert "metadata.jsonl, line 2: field 'column_id'" in message and "\n" not in message
+    assert "metadata.jsonl line 2: a text holds \\ud" in message and "surrogate" in message and "\n" not in message
+
+
+def test_a_lone_surrogate_in_a_conversation_is_one_line_and_a_pair_is_a_character(tmp_path: Path) -> None:
+    # A lone surrogate escape decoded to half a character, which crashed hashing the pair's prompt (a
+    # UnicodeEncodeError traceback from prb eval, prb data validate and prb audit); a pair is an escaped emoji.
+    survey, conversations = prism_rows()
+    conversations[0]["conversation_history"][0]["content"] = "hola \U0001f600"
+    folder = tmp_path / "copy"
+    write_prism(folder, survey, conversations)
+    text = (folder / "conversations.jsonl").read_text(encoding="utf-8")
+    escaped = text.replace("\U0001f600", "\\ud83d\\ude00", 1)
+    (folder / "conversations.jsonl").write_text(escaped, encoding="utf-8")
+    assert "\\ud83d\\ude00" in escaped and read_prism(folder)
+    (folder / "conversations.jsonl").write_text(escaped.replace("\\ude00", "", 1), encoding="utf-8")
+    with pytest.raises(DataError) as caught:
+        read_prism(folder)
+    assert str(caught.value).startswith(f"prb: {folder / 'conversations.jsonl'} line 1: a text holds \\ud83d, half")
