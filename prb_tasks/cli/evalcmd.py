@@ -577,7 +577,7 @@ def preflight(args: HarnessArgs) -> None:
     """Check the ``--metadata`` keys and each family's data settings before lm-eval
     loads the model, which can take minutes for a large RM; the loaders check again."""
     from prb_tasks.common.taskindex import task_info
-    from prb_tasks.documents.metadata import MetadataSpec, check_options, family_modules
+    from prb_tasks.documents.metadata import MetadataError, MetadataSpec, check_options, family_modules
 
     known = task_info()
     by_family: dict[str, dict[str, Any]] = {}
@@ -593,14 +593,24 @@ def preflight(args: HarnessArgs) -> None:
                                "already carries the user's context; drop --num_fewshot")
     modules = family_modules()
     specs = {family: module.METADATA for family, module in modules.items()}
+
+    def families_checks() -> None:
+        for family, tasks in by_family.items():
+            check = getattr(modules.get(family), "preflight", None)
+            if check is not None:
+                check(tasks, args.metadata, args.settings)
+
     if by_family and set(args.tasks) <= set(known) and set(by_family) <= set(specs):
         # Every task is ours: a --metadata key none of their families takes is a mistake.
         keys = {k: v for family in by_family for k, v in specs[family].keys.items()}
-        check_options(MetadataSpec(" and ".join(sorted(by_family)), keys), args.metadata, whole_run=True)
-    for family, tasks in by_family.items():
-        check = getattr(modules.get(family), "preflight", None)
-        if check is not None:
-            check(tasks, args.metadata, args.settings)
+        try:
+            check_options(MetadataSpec(" and ".join(sorted(by_family)), keys), args.metadata, whole_run=True)
+        except MetadataError:
+            # A family's own check may know the slip better (data_dir given to a custom-data task, which
+            # reads data_path): its line first, else the unknown key's.
+            families_checks()
+            raise
+    families_checks()
 
 
 def _narrow_patterns(args: HarnessArgs, plain: bool = False) -> None:

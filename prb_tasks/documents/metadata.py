@@ -114,7 +114,10 @@ def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | No
     candidates, certain = user_keys({k: v for k, v in options.items() if k not in spec.fixed})
     where = f" for {task}" if task else f" for {spec.family} tasks"
     unknown = sorted(candidates - set(spec.keys))
-    owners = {k: other.family for other in all_specs() for k in other.keys} if unknown else {}
+    owners: dict[str, list[str]] = {}
+    for other in all_specs() if unknown else ():
+        for k in other.keys:
+            owners.setdefault(k, []).append(other.family)
     if unknown and not whole_run:
         # One --metadata serves every task of a run: a key another family takes (say
         # PersonalLLM's data_dir next to a custom-data task) is that family's. `prb eval`
@@ -123,7 +126,12 @@ def check_options(spec: MetadataSpec, options: Mapping[str, Any], task: str | No
     for key in unknown:
         if not certain and not close_matches(key, spec.keys) and key not in owners:
             continue  # lm-eval's Python API: probably a model argument
-        owner = f" (a key of the {owners[key]} tasks, none of which this run has)" if key in owners else ""
+        families = sorted(set(owners.get(key, ())))
+        if len(families) > 3:
+            named = f"tasks of {', '.join(families[:3])} and {len(families) - 3} more families"
+        else:
+            named = " and ".join(filter(None, [", ".join(families[:-1]), families[-1]])) + " tasks" if families else ""
+        owner = f" (a key of the {named}, none of which this run has)" if families else ""
         raise MetadataError(
             f"prb: unknown --metadata key '{key}'{where}{did_you_mean(key, spec.keys)}{owner}; "
             f"accepted: {spec.accepted()}"

@@ -134,3 +134,19 @@ def test_a_key_of_a_family_the_run_lacks_is_refused_before_the_model_loads(tmp_p
                                      "personal_reward_bench tasks, none of which this run has); accepted: ")
     prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks",
              "prism_scalar,personal_reward_bench_prism_scalar", "--metadata", metadata])
+
+
+def test_a_key_several_families_take_names_them_all(tmp_path):
+    """``data_path`` (the custom-data and few-shot tasks' key) given to a PRISM run: the line named only the last
+    family found that takes it."""
+    import json
+
+    from prb_tasks.documents.metadata import MetadataError
+    from tests.prism_fixture import write_prism
+
+    folder = write_prism(tmp_path / "prism")
+    with pytest.raises(MetadataError) as err:
+        prepare(["--model", "prb-rm", "--model_args", "scorer=length", "--tasks", "prism_scalar",
+                 "--metadata", json.dumps({"data_dir": str(folder), "data_path": "mine.jsonl"})])
+    assert str(err.value).startswith("prb: unknown --metadata key 'data_path' for prism tasks (a key of the "
+                                     "fewshot and personalized_custom tasks, none of which this run has); ")

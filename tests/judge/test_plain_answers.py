@@ -50,7 +50,8 @@ def test_data_dir_on_a_custom_data_task_names_data_path(tmp_path: Path) -> None:
     assert rc == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1] == (
         f"prb: personalized_custom tasks read your preference file from the metadata key data_path; data_dir "
-        f"({tmp_path}) is read by the Personalized RewardBench and PersonalLLM tasks, not this one; pass "
+        f"({tmp_path}) names the folder of a benchmark's copy (PRISM, Personalized RewardBench, PersonalLLM, ...), "
+        "not a file of yours; pass "
         "--metadata '{\"data_path\": \"FILE.jsonl\"}' (or \"example\" for the bundled example)")
 
 

@@ -25,7 +25,8 @@ def missing_path_line(data_dir: object = None) -> str:
         data_dir: the run's ``data_dir``, if one was given (another family's key, a
             common slip for this one).
     """
-    given = (f"data_dir ({data_dir}) is read by the Personalized RewardBench and PersonalLLM tasks, not this one; "
+    given = (f"data_dir ({data_dir}) names the folder of a benchmark's copy (PRISM, Personalized RewardBench, "
+             "PersonalLLM, ...), not a file of yours; "
              if data_dir not in (None, "") else "")
     return (f"prb: personalized_custom tasks read your preference file from the metadata key data_path; {given}"
             "pass --metadata '{\"data_path\": \"FILE.jsonl\"}' (or \"example\" for the bundled example)")
