@@ -190,3 +190,16 @@ def test_a_missing_shard_names_the_command_that_fetches_it(tmp_path: Path) -> No
         read_half(root, "arena")
     args = _parser().parse_args(_hint_argv(str(err.value))[1:])
     assert (Path(args.dir), args.family) == (root, "personal_reward_bench")
+
+
+def test_no_copy_names_prbs_own_download_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    # It told the user to run `hf download` once per half with the right --local-dir; PRISM and Community Alignment
+    # name `prb data download DIR --family ...`, which fetches the whole copy into its folders.
+    from prb_tasks.data.personal_reward_bench.constants import ENV_VAR
+    from prb_tasks.data.personal_reward_bench.sources import resolve_data_dir
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    with pytest.raises(DataError) as caught:
+        resolve_data_dir(None)
+    assert str(caught.value).startswith("prb: the PersonalRewardBench tasks read a local copy: run `prb data "
+                                        "download DIR --family personal_reward_bench` (both halves), then pass ")

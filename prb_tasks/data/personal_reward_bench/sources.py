@@ -8,8 +8,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from prb_tasks.data.errors import DataError
+from prb_tasks.data.families import download_command
 from prb_tasks.data.local import data_dir_usage, local_folder
-from prb_tasks.data.personal_reward_bench.constants import ENV_VAR, HALVES
+from prb_tasks.data.personal_reward_bench.constants import ENV_VAR, FAMILY_NAME
 from prb_tasks.data.personal_reward_bench.reader import HalfCopy, half_folder, read_half
 from prb_tasks.data.rawfiles import folder_stamp
 
@@ -25,9 +26,10 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path:
     """
     folder = local_folder(data_dir, ENV_VAR)
     if folder is None:
-        names = " and ".join(f"{name}/ ({repo})" for repo, name in HALVES.values())
-        raise DataError(f"prb: the PersonalRewardBench tasks read a local copy: download {names} into one folder "
-                        f"with `hf download REPO --repo-type dataset --local-dir DIR/NAME`, then pass "
+        # The same advice as PRISM's and Community Alignment's: prb's own command fetches both halves into
+        # their folders (a bare `hf download` needs one call per half and the right --local-dir).
+        raise DataError(f"prb: the PersonalRewardBench tasks read a local copy: run "
+                        f"`{download_command(FAMILY_NAME)}` (both halves), then pass "
                         f"{data_dir_usage()} or set {ENV_VAR}")
     return folder
 
