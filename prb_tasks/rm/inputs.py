@@ -51,10 +51,22 @@ def from_request(doc: dict[str, Any] | None, context: str, continuation: str, id
         idx: which choice this request scores.
         group: the request's task name.
     """
-    if isinstance(doc, dict) and "choices" in doc and ("prompt" in doc or "prompt_key" in doc):
-        choices = doc["choices"]
-        if 0 <= idx < len(choices):
-            user = doc.get("user_id")
-            return RMInput(doc_prompt(doc), choices[idx], doc.get("profile_key"), doc.get("question"), group,
-                           None if user is None else str(user))
+    if reads_document(doc, idx):
+        assert doc is not None
+        user = doc.get("user_id")
+        return RMInput(doc_prompt(doc), doc["choices"][idx], doc.get("profile_key"), doc.get("question"), group,
+                       None if user is None else str(user))
     return RMInput(context, continuation.strip(), None, group=group)
+
+
+def reads_document(doc: Any, idx: int) -> bool:
+    """Whether :func:`from_request` builds the input from ``doc``'s own fields, not the request's strings.
+
+    True for one of our documents when ``idx`` is one of its choices.
+
+    Args:
+        doc: the request's document.
+        idx: which choice the request scores.
+    """
+    return (isinstance(doc, dict) and "choices" in doc and ("prompt" in doc or "prompt_key" in doc)
+            and 0 <= idx < len(doc["choices"]))

@@ -22,7 +22,7 @@ from tqdm import tqdm
 from prb_tasks.rm.distributed import join, launched
 from prb_tasks.rm.errors import RMError, ServedRMError
 from prb_tasks.rm.factory import build_scorer
-from prb_tasks.rm.inputs import RMInput, from_request
+from prb_tasks.rm.inputs import RMInput, from_request, reads_document
 from prb_tasks.rm.options import HARNESS_KEYS, RMOptions, parse_options
 from prb_tasks.rm.score_cache import ScoreCache, score_key
 
@@ -300,7 +300,5 @@ def _inputs(requests: list[Any]) -> list[RMInput]:
         item = from_request(doc, r.args[0], r.args[1], idx, group)
         items.append(item)
         last_doc = doc
-        # from_request read the document (not the request's strings) exactly when it has these keys.
-        own = isinstance(doc, dict) and "choices" in doc and ("prompt" in doc or "prompt_key" in doc)
-        last = item if own and 0 <= idx < len(doc["choices"]) else None
+        last = item if reads_document(doc, idx) else None
     return items
